@@ -1,0 +1,21 @@
+// Command mathrl trains and evaluates LLMs with reinforcement learning on verifiable math.
+//
+// Every subcommand lives in its own file; this file only wires cancellation and exits.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRootCmd().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "mathrl:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,22 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// newRootCmd builds the whole command tree. Each subcommand is built by its own
+// newXxxCmd function in its own file; add new ones to the list below.
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "mathrl",
+		Short: "Reinforcement learning of LLMs on verifiable math",
+		Long: `mathrl trains Qwen3 models with GRPO on verifiable math (optionally with a
+Python code_interpreter tool), scores answers with slime's math scorers and
+analyses the results.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(
+		newDoctorCmd(),
+	// subcommands: one line each
+	)
+	return root
+}

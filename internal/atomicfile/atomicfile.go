@@ -1,0 +1,91 @@
+// Package atomicfile writes files so that readers see either the old content or
+// the whole new content, never a half-written file: data goes to a temporary
+// file in the same folder, which is synced and renamed over the target.
+package atomicfile
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// File is a pending write. Write to it, then Commit; Abort (or a failed Commit)
+// removes the temporary file and leaves the target untouched.
+type File struct {
+	*os.File
+	target string
+	done   bool
+}
+
+// Create starts an atomic write of path, creating its folder if needed.
+func Create(path string) (*File, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("atomicfile: %w", err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("atomicfile: %w", err)
+	}
+	return &File{File: f, target: path}, nil
+}
+
+// Commit syncs, closes and renames the temporary file onto the target.
+func (f *File) Commit() error {
+	if f.done {
+		return fmt.Errorf("atomicfile: %s: already committed or aborted", f.target)
+	}
+	f.done = true
+	tmp := f.Name()
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("atomicfile: sync %s: %w", f.target, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("atomicfile: close %s: %w", f.target, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("atomicfile: %w", err)
+	}
+	if err := os.Rename(tmp, f.target); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("atomicfile: %w", err)
+	}
+	return nil
+}
+
+// Abort discards the write. It is safe to call after Commit (it then does nothing),
+// so `defer f.Abort()` right after Create is the usual pattern.
+func (f *File) Abort() {
+	if f.done {
+		return
+	}
+	f.done = true
+	f.Close()
+	os.Remove(f.Name())
+}
+
+// WriteFile writes data to path atomically.
+func WriteFile(path string, data []byte) error {
+	return Write(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// Write creates path atomically with whatever fill writes; if fill fails, the target is untouched.
+func Write(path string, fill func(w io.Writer) error) error {
+	f, err := Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := fill(f); err != nil {
+		return err
+	}
+	return f.Commit()
+}
