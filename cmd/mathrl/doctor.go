@@ -5,6 +5,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 )
 
 // doctorCheck writes one section of `mathrl doctor`'s report. It returns an error
@@ -18,6 +20,7 @@ type doctorCheck struct {
 // doctorChecks lists the sections of the report, one line each.
 func doctorChecks() []doctorCheck {
 	return []doctorCheck{
+		{"GoMLX backend and PJRT plugin", backend.Report},
 		// sections: one line each
 	}
 }

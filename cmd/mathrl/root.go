@@ -16,6 +16,20 @@ analyses the results.`,
 	}
 	root.AddCommand(
 		newDoctorCmd(),
+		newDataCmd(),
+		newBudgetsCmd(nil),
+		newNotebooksCmd(nil),
+		newScoreCmd(nil),
+		newScorersCmd(),
+		newTrainCmd(nil),
+		newEvalCmd(nil),
+		newModelCmd(),
+		newForwardCmd(nil),
+		newGenerateCmd(nil),
+		newBenchCmd(nil),
+		newTokenizeCmd(nil),
+		newChatCmd(),
+		newTokenizerCmd(),
 	// subcommands: one line each
 	)
 	return root

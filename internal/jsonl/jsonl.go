@@ -90,7 +90,7 @@ func String(obj map[string]json.RawMessage, field string) (string, error) {
 		return "", &FieldError{Field: field, Err: errors.New("missing")}
 	}
 	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '"' || json.Unmarshal(t, &s) != nil {
 		return "", &FieldError{Field: field, Err: fmt.Errorf("want a string, got %s", kind(raw))}
 	}
 	return s, nil

@@ -1,6 +1,7 @@
 package jsonl
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -51,6 +52,10 @@ func TestReadErrorNamesFileLineField(t *testing.T) {
 	}
 	if want := `in.jsonl:2: field "text": want a string, got a number`; err.Error() != want {
 		t.Fatalf("err = %q, want %q", err.Error(), want)
+	}
+	_, err = String(map[string]json.RawMessage{"text": json.RawMessage("null")}, "text")
+	if err == nil || err.Error() != `field "text": want a string, got null` {
+		t.Fatalf("String(null) err = %v, want a type error", err)
 	}
 	err = Read(strings.NewReader("[1]\n"), "x", func(line int, raw []byte) error { _, err := Object(raw); return err })
 	if err == nil || !strings.HasPrefix(err.Error(), "x:1: not a JSON object") {

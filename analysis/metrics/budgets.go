@@ -1,0 +1,61 @@
+package metrics
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// AtBudget returns the samples as they would have been generated with a
+// response budget of b tokens: a sample longer than b is cut to b tokens, its
+// finish becomes "length" and its score 0 (its text is kept uncut: the file has
+// no token offsets, so only the metric fields of a cut sample are meaningful).
+// A sample of at most b tokens is unchanged apart from its Budget.
+//
+// b may exceed a sample's own budget only when that sample did not run out of
+// budget (finish stop or tool-limit): a sample cut at its budget says nothing
+// about what it would have done with more tokens, and that is an error.
+// See the package documentation for why this equals generating at b.
+func AtBudget(samples []Sample, b int) ([]Sample, error) {
+	if b < 1 {
+		return nil, fmt.Errorf("metrics: budget must be positive, got %d", b)
+	}
+	out := make([]Sample, len(samples))
+	for i, s := range samples {
+		if b > s.Budget && s.Finish == FinishLength {
+			return nil, fmt.Errorf("metrics: problem %q sample %d was cut at its budget %d: cannot derive budget %d",
+				s.ProblemID, s.SampleIndex, s.Budget, b)
+		}
+		if s.ResponseTokens > b {
+			s.ResponseTokens = b
+			s.Finish = FinishLength
+			s.Score = 0
+			s.Error = ""
+		}
+		s.Budget = b
+		out[i] = s
+	}
+	return out, nil
+}
+
+// BudgetTable re-derives the metrics of one run's samples at each budget
+// (see AtBudget), at k, with bootstrap intervals of resamples draws from rng.
+// It returns one Summary per budget, in the order given.
+func BudgetTable(samples []Sample, budgets []int, k, resamples int, rng *rand.Rand) ([]Summary, error) {
+	if len(budgets) == 0 {
+		return nil, fmt.Errorf("metrics: no budgets")
+	}
+	var rows []Summary
+	for _, b := range budgets {
+		cut, err := AtBudget(samples, b)
+		if err != nil {
+			return nil, err
+		}
+		sum, err := Summarize(cut, k)
+		if err != nil {
+			return nil, fmt.Errorf("metrics: budget %d: %w", b, err)
+		}
+		sum.Bootstrap(resamples, rng)
+		rows = append(rows, sum)
+	}
+	return rows, nil
+}

@@ -1,0 +1,149 @@
+package plots
+
+import (
+	"bytes"
+	"flag"
+	"image/png"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mathrl/mathrl/analysis/metrics"
+	"github.com/mathrl/mathrl/analysis/modelcard"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+)
+
+var figDir = flag.String("figdir", "", "also write the test figures to this folder, to look at them")
+
+const cardsDir = "../../results/model_cards"
+
+func loadCards(t *testing.T) []modelcard.Card {
+	t.Helper()
+	cards, err := modelcard.Load(cardsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cards
+}
+
+func simulatedBudgets(t *testing.T) []metrics.Summary {
+	t.Helper()
+	s, err := metrics.Simulate(metrics.DefaultSimConfig(), rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := metrics.BudgetTable(s, []int{4096, 8192, 16384}, 16, 500, rand.New(rand.NewPCG(2, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// checkFigure saves the grid, then checks the PNG's size and that the SVG
+// carries every wanted text (titles, axis labels, legend entries).
+func checkFigure(t *testing.T, name string, grid [][]*plot.Plot, w, h float64, want ...string) {
+	t.Helper()
+	dir := t.TempDir()
+	if *figDir != "" {
+		dir = *figDir
+	}
+	base := filepath.Join(dir, name)
+	if err := SaveGrid(grid, toLength(w), toLength(h), base); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(base + ".png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() != int(w*DPI) || b.Dy() != int(h*DPI) {
+		t.Errorf("%s.png is %dx%d, want %dx%d", name, b.Dx(), b.Dy(), int(w*DPI), int(h*DPI))
+	}
+	svg, err := os.ReadFile(base + ".svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := svgText(string(svg))
+	for _, s := range want {
+		if !strings.Contains(text, s) {
+			t.Errorf("%s.svg lacks %q", name, s)
+		}
+	}
+}
+
+func TestCardBenchmarks(t *testing.T) {
+	p, err := CardBenchmarks(loadCards(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFigure(t, "card_benchmarks", [][]*plot.Plot{{p}}, 8, 5,
+		"Published benchmark scores", "score (%)", "58.1", "49.8", "95.6", "34.3",
+		"Qwen3-4B-Instruct-2507", "Qwen3-8B", "AIME 2024", "MATH-500")
+}
+
+func TestBudgetFigures(t *testing.T) {
+	card, err := modelcard.Find(loadCards(t), "math-grpo-qwen3-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := []BudgetSeries{{Label: "simulated samples (not a model)", Rows: simulatedBudgets(t)}}
+	acc, err := BudgetAccuracy(card.Budgets, series)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFigure(t, "budget_accuracy", [][]*plot.Plot{{acc}}, 8, 5,
+		"AIME avg@16 vs response budget", "SIMULATED", "avg@16 (%)", "response budget",
+		"card math-grpo-qwen3-8b", "simulated samples", "4k (4096)", "16k (16384)")
+	tr, err := BudgetTruncation(card.Budgets, series)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFigure(t, "budget_truncation", [][]*plot.Plot{{tr}}, 8, 5,
+		"cut at the budget", "SIMULATED", "truncated responses (%)", "card math-grpo-qwen3-8b")
+}
+
+func TestPassAtKFigure(t *testing.T) {
+	rows := simulatedBudgets(t)
+	p, err := PassAtK([]PassAtKSeries{{"4k budget", rows[0]}, {"16k budget", rows[2]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFigure(t, "passk", [][]*plot.Plot{{p}}, 8, 5, "pass@k", "SIMULATED", "4k budget (30 problems)", "k (samples")
+}
+
+func TestTrainingCurves(t *testing.T) {
+	var steps []metrics.StepMetrics
+	for i := 1; i <= 40; i++ {
+		f := float64(i) / 40
+		steps = append(steps, metrics.StepMetrics{Version: 1, Step: i, Samples: 64, RewardMean: -0.6 + f, RewardStd: 0.8,
+			Accuracy: 0.2 + 0.5*f, ResponseLenMean: 900 - 300*f, ResponseLenMax: 2048, TruncationRate: 0.2 * (1 - f),
+			ToolCallsPerSample: 0.3 + f, ToolErrorRate: 0.1, Entropy: 0.6 - 0.2*f, ClipFraction: 0.01, LR: 1e-6})
+	}
+	grid, err := TrainingCurves("demo", steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFigure(t, "training", grid, 15, 8, "demo: Reward", "demo: Accuracy", "demo: Response length",
+		"demo: Truncation", "demo: Tool use", "tool calls per response", "optimizer step", "max")
+}
+
+// svgText returns the text drawn in an SVG written by gonum/plot (one <text> per string).
+func svgText(svg string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(svg, "<text")[1:] {
+		if i := strings.Index(part, ">"); i >= 0 {
+			if j := strings.Index(part[i:], "</text>"); j >= 0 {
+				b.WriteString(part[i+1:i+j] + "\n")
+			}
+		}
+	}
+	return strings.NewReplacer("&#34;", `"`, "&#39;", "'", "&amp;", "&", "&lt;", "<", "&gt;", ">").Replace(b.String())
+}
+
+func toLength(inches float64) vg.Length { return vg.Length(inches) * vg.Inch }

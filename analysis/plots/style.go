@@ -1,0 +1,170 @@
+package plots
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+
+	"github.com/mathrl/mathrl/internal/atomicfile"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Figure sizes and resolution.
+const (
+	Width  = 8 * vg.Inch // width of a single figure
+	Height = 5 * vg.Inch // height of a single figure
+	DPI    = 150         // PNG resolution
+)
+
+// sans is the typeface of every text: Liberation Sans, embedded in gonum/plot,
+// so figures look the same on every machine.
+var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// palette holds colours that stay distinct for colour-blind readers (Okabe-Ito).
+var palette = []color.Color{
+	color.RGBA{0, 114, 178, 255},   // blue
+	color.RGBA{230, 159, 0, 255},   // orange
+	color.RGBA{0, 158, 115, 255},   // green
+	color.RGBA{204, 121, 167, 255}, // purple
+	color.RGBA{86, 180, 233, 255},  // sky blue
+	color.RGBA{213, 94, 0, 255},    // vermillion
+	color.RGBA{100, 100, 100, 255}, // grey
+}
+
+// Color returns the i-th colour of the figures' palette.
+func Color(i int) color.Color { return palette[i%len(palette)] }
+
+// newPlot returns a plot with the house fonts, a light grid and the legend at
+// the top left.
+func newPlot(title, xlabel, ylabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font = font.From(sans, 15)
+	p.Title.Padding = vg.Points(8)
+	p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = font.From(sans, 13)
+		a.Tick.Label.Font = font.From(sans, 11)
+		a.Tick.Marker = niceTicks{}
+	}
+	p.Legend.TextStyle.Font = font.From(sans, 11)
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), vg.Points(-6)
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = color.Gray{220}
+	grid.Horizontal.Color = color.Gray{220}
+	p.Add(grid)
+	return p
+}
+
+// Save writes p as base.png and base.svg (base is a path without extension),
+// each atomically, at the package's figure size.
+func Save(p *plot.Plot, base string) error {
+	return SaveGrid([][]*plot.Plot{{p}}, Width, Height, base)
+}
+
+// SaveGrid writes a grid of plots (rows of equal length) as one figure of
+// size w×h, as base.png and base.svg.
+func SaveGrid(grid [][]*plot.Plot, w, h vg.Length, base string) error {
+	if len(grid) == 0 || len(grid[0]) == 0 {
+		return fmt.Errorf("plots: %s: empty grid", base)
+	}
+	for _, ext := range []string{"png", "svg"} {
+		path := base + "." + ext
+		err := atomicfile.Write(path, func(out io.Writer) error {
+			return WriteGrid(out, grid, w, h, ext)
+		})
+		if err != nil {
+			return fmt.Errorf("plots: %s: %w", filepath.Base(path), err)
+		}
+	}
+	return nil
+}
+
+// WriteGrid draws a grid of plots into out as "png" or "svg".
+func WriteGrid(out io.Writer, grid [][]*plot.Plot, w, h vg.Length, format string) error {
+	var c draw.Canvas
+	var wt io.WriterTo
+	switch format {
+	case "png":
+		img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(DPI))
+		c, wt = draw.New(img), vgimg.PngCanvas{Canvas: img}
+	case "svg":
+		svg := vgsvg.New(w, h)
+		c, wt = draw.New(svg), svg
+	default:
+		return fmt.Errorf("plots: unknown format %q", format)
+	}
+	if len(grid) == 1 && len(grid[0]) == 1 {
+		grid[0][0].Draw(c)
+	} else {
+		tiles := draw.Tiles{Rows: len(grid), Cols: len(grid[0]),
+			PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(12),
+			PadX: vg.Points(18), PadY: vg.Points(18)}
+		canvases := plot.Align(grid, tiles, c)
+		for i, row := range grid {
+			for j, p := range row {
+				if p != nil {
+					p.Draw(canvases[i][j])
+				}
+			}
+		}
+	}
+	_, err := wt.WriteTo(out)
+	return err
+}
+
+// niceTicks labels an axis every 1, 2 or 5 × 10^n, aiming at about six labels,
+// with an unlabelled minor tick halfway.
+type niceTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (niceTicks) Ticks(min, max float64) []plot.Tick {
+	if !(max > min) {
+		return []plot.Tick{{Value: min, Label: strconv.FormatFloat(min, 'g', 4, 64)}}
+	}
+	raw := (max - min) / 6
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	var ticks []plot.Tick
+	for v := math.Ceil(min/step*2) * step / 2; v <= max+step*1e-9; v += step / 2 {
+		v = math.Round(v/step*2) * step / 2
+		if math.Abs(math.Remainder(v, step)) < step*1e-6 {
+			ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+		} else {
+			ticks = append(ticks, plot.Tick{Value: v})
+		}
+	}
+	return ticks
+}
+
+// PNG returns p drawn at the package's figure size as PNG bytes, e.g. for a
+// notebook's gonbui.DisplayPng.
+func PNG(p *plot.Plot) ([]byte, error) {
+	return GridPNG([][]*plot.Plot{{p}}, Width, Height)
+}
+
+// GridPNG returns a grid of plots drawn at size w×h as PNG bytes.
+func GridPNG(grid [][]*plot.Plot, w, h vg.Length) ([]byte, error) {
+	var b bytes.Buffer
+	if err := WriteGrid(&b, grid, w, h, "png"); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

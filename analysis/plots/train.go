@@ -1,0 +1,79 @@
+package plots
+
+import (
+	"fmt"
+
+	"github.com/mathrl/mathrl/analysis/metrics"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// trainPanel is one panel of the training figure: named series of one unit.
+type trainPanel struct {
+	title, ylabel string
+	series        []trainSeries
+}
+
+type trainSeries struct {
+	label string
+	value func(metrics.StepMetrics) float64
+}
+
+var trainPanels = []trainPanel{
+	{"Reward", "reward", []trainSeries{{"mean", func(m metrics.StepMetrics) float64 { return m.RewardMean }}}},
+	{"Accuracy", "accepted by the scorer (%)", []trainSeries{{"accuracy", func(m metrics.StepMetrics) float64 { return 100 * m.Accuracy }}}},
+	{"Response length", "tokens", []trainSeries{
+		{"mean", func(m metrics.StepMetrics) float64 { return m.ResponseLenMean }},
+		{"max", func(m metrics.StepMetrics) float64 { return float64(m.ResponseLenMax) }}}},
+	{"Truncation", "cut at the budget (%)", []trainSeries{{"truncated", func(m metrics.StepMetrics) float64 { return 100 * m.TruncationRate }}}},
+	{"Tool use", "per response / rate", []trainSeries{
+		{"tool calls per response", func(m metrics.StepMetrics) float64 { return m.ToolCallsPerSample }},
+		{"tool error rate", func(m metrics.StepMetrics) float64 { return m.ToolErrorRate }}}},
+	{"Policy", "value", []trainSeries{
+		{"entropy", func(m metrics.StepMetrics) float64 { return m.Entropy }},
+		{"clip fraction x10", func(m metrics.StepMetrics) float64 { return 10 * m.ClipFraction }}}},
+}
+
+// TrainingCurves draws a run's metrics log as a 2×3 grid: reward, accuracy,
+// response length, truncation, tool use, and policy entropy and clipping,
+// each against the optimizer step. name goes into every panel's title.
+func TrainingCurves(name string, steps []metrics.StepMetrics) ([][]*plot.Plot, error) {
+	if len(steps) == 0 {
+		return nil, fmt.Errorf("plots: training curves: no steps")
+	}
+	var flat []*plot.Plot
+	for _, panel := range trainPanels {
+		p := newPlot(fmt.Sprintf("%s: %s", name, panel.title), "optimizer step", panel.ylabel)
+		p.Title.TextStyle.Font.Size = vg.Points(13)
+		for i, s := range panel.series {
+			xys := make(plotter.XYs, len(steps))
+			for j, m := range steps {
+				xys[j].X, xys[j].Y = float64(m.Step), s.value(m)
+			}
+			line, err := plotter.NewLine(xys)
+			if err != nil {
+				return nil, fmt.Errorf("plots: %s: %w", s.label, err)
+			}
+			line.Color = Color(i)
+			line.Width = vg.Points(1.8)
+			p.Add(line)
+			p.Legend.Add(s.label, line)
+		}
+		if p.Y.Min > 0 {
+			p.Y.Min = 0
+		}
+		p.Y.Max += 0.2 * (p.Y.Max - p.Y.Min) // room for the legend
+		if p.Y.Max == p.Y.Min {
+			p.Y.Max = p.Y.Min + 1
+		}
+		flat = append(flat, p)
+	}
+	return [][]*plot.Plot{flat[:3], flat[3:]}, nil
+}
+
+// TrainingWidth and TrainingHeight size the training figure.
+const (
+	TrainingWidth  = 15 * vg.Inch
+	TrainingHeight = 8 * vg.Inch
+)

@@ -1,0 +1,136 @@
+package scorer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestScoreStream(t *testing.T) {
+	in := strings.Join([]string{
+		`{"id":"a","response":"<think>x</think>\\boxed{42}","label":"42","extra":[1,{"k":2}]}`,
+		``,
+		`{"label":"\\frac12","response":"Answer: 1/2","score":7}`,
+		`{"response":"\\boxed{0}","label":0,"error":"old"}`,
+		`{"response":"Answer: 42","label":42.0,"z":null}`,
+	}, "\n")
+	for _, tc := range []struct {
+		scorer string
+		want   []string
+	}{
+		{Math, []string{
+			`{"id":"a","response":"<think>x</think>\\boxed{42}","label":"42","extra":[1,{"k":2}],"score":1}`,
+			`{"label":"\\frac12","response":"Answer: 1/2","score":0}`,
+			`{"response":"\\boxed{0}","label":0,"score":0}`,
+			`{"response":"Answer: 42","label":42.0,"z":null,"score":0}`,
+		}},
+		{DeepScaler, []string{
+			`{"id":"a","response":"<think>x</think>\\boxed{42}","label":"42","extra":[1,{"k":2}],"score":1}`,
+			`{"label":"\\frac12","response":"Answer: 1/2","score":0}`,
+			`{"response":"\\boxed{0}","label":0,"score":0}`,
+			`{"response":"Answer: 42","label":42.0,"z":null,"score":0}`,
+		}},
+		{Dapo, []string{
+			`{"id":"a","response":"<think>x</think>\\boxed{42}","label":"42","extra":[1,{"k":2}],"score":-1}`,
+			`{"label":"\\frac12","response":"Answer: 1/2","error":"scorer: dapo: label \"\\\\frac12\" normalises to \"\\\\frac{1}{2}\", which float() rejects: non-numeric label"}`,
+			`{"response":"\\boxed{0}","label":0,"score":-1}`,
+			`{"response":"Answer: 42","label":42.0,"z":null,"score":1}`,
+		}},
+	} {
+		for _, workers := range []int{1, 3} {
+			var out bytes.Buffer
+			stats, err := ScoreStream(context.Background(), strings.NewReader(in), &out, StreamOptions{Scorer: tc.scorer, Workers: workers})
+			if err != nil {
+				t.Fatalf("%s: %v", tc.scorer, err)
+			}
+			if got, want := out.String(), strings.Join(tc.want, "\n")+"\n"; got != want {
+				t.Errorf("%s, %d workers:\ngot\n%s\nwant\n%s", tc.scorer, workers, got, want)
+			}
+			if stats.Lines != 4 {
+				t.Errorf("%s: stats %+v", tc.scorer, stats)
+			}
+		}
+	}
+}
+
+// Output order is input order whatever the number of workers.
+func TestScoreStreamOrder(t *testing.T) {
+	var in strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&in, "{\"i\":%d,\"response\":\"Answer: %d\",\"label\":\"%d\"}\n", i, i%7, i%5)
+	}
+	var out bytes.Buffer
+	stats, err := ScoreStream(context.Background(), strings.NewReader(in.String()), &out, StreamOptions{Scorer: Dapo, Workers: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 3000 || stats.Lines != 3000 {
+		t.Fatalf("%d lines, stats %+v", len(lines), stats)
+	}
+	pos := 0
+	for i, l := range lines {
+		score := "-1"
+		if i%7 == i%5 {
+			score, pos = "1", pos+1
+		}
+		want := fmt.Sprintf("{\"i\":%d,\"response\":\"Answer: %d\",\"label\":\"%d\",\"score\":%s}", i, i%7, i%5, score)
+		if l != want {
+			t.Fatalf("line %d = %s, want %s", i+1, l, want)
+		}
+	}
+	if stats.Positive != pos {
+		t.Errorf("positive = %d, want %d", stats.Positive, pos)
+	}
+}
+
+func TestScoreStreamBadInput(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"{\"response\":\"x\",\"label\":\"1\"}\n{\"response\":3,\"label\":\"1\"}\n", `in.jsonl:2: field "response": want a string`},
+		{"{\"response\":\"x\"}\n", `in.jsonl:1: field "label": missing`},
+		{"\n\n{\"label\":\"1\"}\n", `in.jsonl:3: field "response": missing`},
+		{"{\"response\":\"x\",\"label\":[1]}\n", `in.jsonl:1: field "label": want a string or a number`},
+		{"{\"response\":\"x\",\"label\":null}\n", `in.jsonl:1: field "label": want a string or a number`},
+		{"[1,2]\n", `in.jsonl:1: not a JSON object`},
+		{"{\"response\":\"x\",\"label\":\"1\"} {}\n", `in.jsonl:1: extra data`},
+		{"{\"response\":\"x\",\n", `in.jsonl:1: not a JSON object`},
+	} {
+		var out bytes.Buffer
+		_, err := ScoreStream(context.Background(), strings.NewReader(tc.in), &out, StreamOptions{Scorer: Math, Name: "in.jsonl"})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("input %q: err = %v, want it to contain %q", tc.in, err, tc.want)
+		}
+	}
+	if _, err := ScoreStream(context.Background(), strings.NewReader(""), &bytes.Buffer{}, StreamOptions{Scorer: "nope"}); err == nil {
+		t.Error("unknown scorer accepted")
+	}
+}
+
+// A failing run leaves an existing output file untouched.
+func TestScoreFilesAtomic(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "out.jsonl")
+	os.WriteFile(out, []byte("old\n"), 0o644)
+	os.WriteFile(in, []byte("{\"response\":\"\\\\boxed{1}\",\"label\":\"1\"}\n{\"response\":1}\n"), 0o644)
+	if _, err := ScoreFiles(context.Background(), in, out, StreamOptions{Scorer: Math}); err == nil || !strings.Contains(err.Error(), in+":2") {
+		t.Fatalf("err = %v, want one naming %s:2", err, in)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "old\n" {
+		t.Errorf("output changed to %q", b)
+	}
+	os.WriteFile(in, []byte("{\"response\":\"\\\\boxed{1}\",\"label\":\"1\"}\n"), 0o644)
+	if _, err := ScoreFiles(context.Background(), in, out, StreamOptions{Scorer: Math}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "{\"response\":\"\\\\boxed{1}\",\"label\":\"1\",\"score\":1}\n" {
+		t.Errorf("output %q", b)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("leftover files: %v", entries)
+	}
+}

@@ -1,0 +1,200 @@
+package validation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+
+	"github.com/mathrl/mathrl/analysis/scorer"
+	"github.com/mathrl/mathrl/data"
+)
+
+// Count is one cell group of the validation table: how one scorer judged the
+// constructions of one template on one set.
+type Count struct {
+	Set     string `json:"set"`     // data set name (data.Sets)
+	Scorer  string `json:"scorer"`  // math, dapo or deepscaler
+	Variant string `json:"variant"` // response template (Variants)
+	Labels  int    `json:"labels"`  // labels in the set (rows with a non-null answer)
+	TP      int    `json:"tp"`      // labels whose own-label response scored positive
+	FP      int    `json:"fp"`      // labels whose partner-label response scored positive
+	Errors  int    `json:"errors"`  // labels the scorer could not score (dapo: non-numeric label)
+}
+
+// verdict is one label's outcome for one scorer and template.
+type verdict struct{ tp, fp, err bool }
+
+// Labels scores the constructions of every label with every scorer and
+// template, using workers goroutines (0: GOMAXPROCS). Counts come in the
+// order template, then scorer (scorer.Names). A scorer error other than
+// scorer.ErrNonNumericLabel stops the run.
+func Labels(ctx context.Context, set string, labels []string, workers int) ([]Count, error) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	partners := Partners(labels)
+	names := scorer.Names()
+	// results[i][v*len(names)+s] is label i's verdict for template v and scorer s.
+	results := make([][]verdict, len(labels))
+	next := make(chan int)
+	errc := make(chan error, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				r, err := labelVerdicts(labels, partners, i, names)
+				if err != nil {
+					errc <- err
+					return
+				}
+				results[i] = r
+			}
+		}()
+	}
+	var err error
+feed:
+	for i := range labels {
+		select {
+		case next <- i:
+		case err = <-errc:
+			break feed
+		case <-ctx.Done():
+			err = ctx.Err()
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err == nil {
+		select {
+		case err = <-errc:
+		default:
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("validation: %s: %w", set, err)
+	}
+	var counts []Count
+	for v, variant := range Variants {
+		for s, name := range names {
+			c := Count{Set: set, Scorer: name, Variant: variant, Labels: len(labels)}
+			for _, r := range results {
+				x := r[v*len(names)+s]
+				c.TP += b2i(x.tp)
+				c.FP += b2i(x.fp)
+				c.Errors += b2i(x.err)
+			}
+			counts = append(counts, c)
+		}
+	}
+	return counts, nil
+}
+
+// labelVerdicts scores label i's true- and false-positive constructions.
+func labelVerdicts(labels []string, partners []int, i int, names []string) ([]verdict, error) {
+	out := make([]verdict, 0, len(Variants)*len(names))
+	label := scorer.TextLabel(labels[i])
+	for _, variant := range Variants {
+		tpResp := Response(variant, labels[i])
+		fpResp := ""
+		if partners[i] >= 0 {
+			fpResp = Response(variant, labels[partners[i]])
+		}
+		for _, name := range names {
+			var v verdict
+			r, err := scorer.ScoreLabel(name, tpResp, label)
+			switch {
+			case errors.Is(err, scorer.ErrNonNumericLabel):
+				v.err = true
+			case err != nil:
+				return nil, err
+			default:
+				v.tp = r.Reward > 0
+			}
+			if partners[i] >= 0 {
+				r, err := scorer.ScoreLabel(name, fpResp, label)
+				switch {
+				case errors.Is(err, scorer.ErrNonNumericLabel):
+					v.err = true
+				case err != nil:
+					return nil, err
+				default:
+					v.fp = r.Reward > 0
+				}
+			}
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Options says what Run validates.
+type Options struct {
+	Dir     string    // data folder
+	Pull    bool      // fetch missing sets with data.Pull before validating
+	Workers int       // 0: GOMAXPROCS
+	Log     io.Writer // progress lines; nil: none
+}
+
+// Run validates every set of data.Sets whose file is in opts.Dir (after
+// pulling the missing ones when opts.Pull is set), in data.Sets order. It is
+// an error when no set is found.
+func Run(ctx context.Context, opts Options) ([]Count, error) {
+	log := opts.Log
+	if log == nil {
+		log = io.Discard
+	}
+	if opts.Pull {
+		var missing []string
+		for _, s := range data.Sets {
+			if _, err := os.Stat(s.Path(opts.Dir)); err != nil {
+				missing = append(missing, s.Name)
+			}
+		}
+		if len(missing) > 0 {
+			fmt.Fprintf(log, "pulling %d missing set(s) into %s\n", len(missing), opts.Dir)
+			if err := data.Pull(ctx, data.PullOptions{Dir: opts.Dir, Sets: missing, Progress: log}); err != nil {
+				return nil, fmt.Errorf("validation: %w", err)
+			}
+		}
+	}
+	var counts []Count
+	for _, s := range data.Sets {
+		if _, err := os.Stat(s.Path(opts.Dir)); err != nil {
+			continue
+		}
+		rows, err := data.ReadFile(s.Path(opts.Dir))
+		if err != nil {
+			return nil, fmt.Errorf("validation: %w", err)
+		}
+		var labels []string
+		for _, r := range rows {
+			if r.Answer != nil {
+				labels = append(labels, *r.Answer)
+			}
+		}
+		fmt.Fprintf(log, "%s: %d labels\n", s.Name, len(labels))
+		c, err := Labels(ctx, s.Name, labels, opts.Workers)
+		if err != nil {
+			return nil, err
+		}
+		counts = append(counts, c...)
+	}
+	if len(counts) == 0 {
+		return nil, fmt.Errorf("validation: no data set found in %s (run `mathrl data pull`)", opts.Dir)
+	}
+	return counts, nil
+}

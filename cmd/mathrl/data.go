@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"io"
+
+	"github.com/mathrl/mathrl/data"
+	"github.com/spf13/cobra"
+)
+
+// newDataCmd groups the dataset commands: pull and list.
+func newDataCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "data",
+		Short: "Fetch and inspect the datasets (MATH, MATH-500, AIME 2024/2025)",
+		Example: `  mathrl data pull
+  mathrl data list`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newDataPullCmd(nil), newDataListCmd(nil))
+	return cmd
+}
+
+// dataPullOptions are the flags of `mathrl data pull`.
+type dataPullOptions struct {
+	From string
+	Dir  string
+	Sets []string
+	Out  io.Writer
+}
+
+func newDataPullCmd(runF func(context.Context, *dataPullOptions) error) *cobra.Command {
+	var opts dataPullOptions
+	cmd := &cobra.Command{
+		Use:   "pull",
+		Short: "Copy or download the dataset files into the data folder, checking every sha256",
+		Long: `Pull brings the dataset files into the data folder (--dir, else $MATHRL_DATA_DIR, else
+mathrl/data under the user cache folder). Each file is checked against the sha256 committed in
+mathrl and written only when it matches; files already present with the right checksum are skipped.
+
+The source is --from: a folder holding the files, or an http(s) URL base to which the file
+names are appended. Without --from, $MATHRL_DATA_MIRROR is used, else
+` + data.DefaultBaseURL + `.`,
+		Example: `  mathrl data pull
+  mathrl data pull --from /mnt/mirror/mathrl-data --dir ./data-cache
+  MATHRL_DATA_MIRROR=/mnt/mirror/mathrl-data mathrl data pull --set math500 --set aime24`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Out = cmd.OutOrStdout()
+			if runF == nil {
+				runF = runDataPull
+			}
+			return runF(cmd.Context(), &opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.From, "from", "", "source folder or http(s) URL base (default $MATHRL_DATA_MIRROR, else the release URL)")
+	cmd.Flags().StringVar(&opts.Dir, "dir", "", "destination folder (default $MATHRL_DATA_DIR, else the user cache folder)")
+	cmd.Flags().StringArrayVar(&opts.Sets, "set", nil, "set to pull, repeatable: sample300, math_train, math_test, math500, aime24, aime25 (default all)")
+	return cmd
+}
+
+func runDataPull(ctx context.Context, opts *dataPullOptions) error {
+	return data.Pull(ctx, data.PullOptions{From: opts.From, Dir: opts.Dir, Sets: opts.Sets, Progress: opts.Out})
+}
+
+// dataListOptions are the flags of `mathrl data list`.
+type dataListOptions struct {
+	Dir string
+	Out io.Writer
+}
+
+func newDataListCmd(runF func(*dataListOptions) error) *cobra.Command {
+	var opts dataListOptions
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the known datasets, their sizes, and whether the data folder holds them intact",
+		Example: `  mathrl data list
+  mathrl data list --dir ./data-cache`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Out = cmd.OutOrStdout()
+			if runF == nil {
+				runF = runDataList
+			}
+			return runF(&opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Dir, "dir", "", "data folder (default $MATHRL_DATA_DIR, else the user cache folder)")
+	return cmd
+}
+
+func runDataList(opts *dataListOptions) error {
+	dir := opts.Dir
+	if dir == "" {
+		dir = data.DefaultDir()
+	}
+	return data.List(opts.Out, dir)
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/backend"
+	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
+)
+
+// evalOptions are the parsed flags of `mathrl eval`.
+type evalOptions struct {
+	Request    grpo.EvalRequest
+	Backend    string
+	PJRTPlugin string
+	Out        io.Writer
+}
+
+func newEvalCmd(runF func(context.Context, *evalOptions) error) *cobra.Command {
+	opts := evalOptions{Request: grpo.EvalRequest{K: 4, Budget: 1024, Scorer: "math", MaxTurns: 16, Temperature: 1, TopP: 1, Seed: 1, DType: "float32"}}
+	cmd := &cobra.Command{
+		Use:   "eval",
+		Short: "Sample K answers per problem from a model, score them, write eval samples",
+		Long: `eval samples --samples answers per problem with the same sampler, tool loop and scorer
+the trainer uses, writes one eval-samples JSONL line per answer (--out) and prints
+avg@k, pass@k and the truncation rate. --model is a Hugging Face folder; a run's
+checkpoint (results/runs/NAME/ckpt/step-NNNNNN) is one.`,
+		Example: `  mathrl eval --model results/runs/demo/ckpt/step-000040 --data arith --samples 4 --max-tokens 160 --scorer math --tools --tokenizer bytes
+  mathrl eval --model ~/models/Qwen3-4B-Instruct-2507 --data aime24 --samples 16 --max-tokens 16384 --scorer dapo --tools --backend cuda --dtype bfloat16`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r := &opts.Request
+			switch {
+			case r.Model == "":
+				return fmt.Errorf("eval: --model is required")
+			case r.Data == "":
+				return fmt.Errorf("eval: --data is required")
+			case r.K < 1:
+				return fmt.Errorf("eval: --samples %d, want at least 1", r.K)
+			case r.Budget < 1:
+				return fmt.Errorf("eval: --max-tokens %d, want at least 1", r.Budget)
+			}
+			if r.Out == "" {
+				r.Out = "eval-samples.jsonl"
+			}
+			opts.Out = cmd.OutOrStdout()
+			if runF == nil {
+				runF = runEval
+			}
+			return runF(cmd.Context(), &opts)
+		},
+	}
+	f := cmd.Flags()
+	r := &opts.Request
+	f.StringVar(&r.Model, "model", "", "Hugging Face model folder (config.json, model.safetensors, tokenizer.json)")
+	f.StringVar(&r.Data, "data", "", "dataset name (math500, aime24, ...), a JSONL file, or arith")
+	f.IntVar(&r.MaxPrompts, "max-prompts", 0, "use the first N problems (0: all; arith: 64)")
+	f.IntVar(&r.K, "samples", r.K, "answers per problem (k)")
+	f.IntVar(&r.Budget, "max-tokens", r.Budget, "response budget in tokens, tool responses included")
+	f.StringVar(&r.Scorer, "scorer", r.Scorer, "math, dapo, deepscaler or retool")
+	f.BoolVar(&r.UseTools, "tools", false, "run code_interpreter calls in the sandbox")
+	f.IntVar(&r.MaxTurns, "max-turns", r.MaxTurns, "tool calls per answer")
+	f.Float64Var(&r.Temperature, "temperature", r.Temperature, "sampling temperature (0: greedy)")
+	f.Float64Var(&r.TopP, "top-p", r.TopP, "nucleus sampling threshold")
+	f.Uint64Var(&r.Seed, "seed", r.Seed, "sampling seed")
+	f.StringVar(&r.DType, "dtype", r.DType, "float32 or bfloat16")
+	f.StringVar(&r.Tokenizer, "tokenizer", "", `tokenizer.json path, or "bytes" (default: the model folder's)`)
+	f.StringVar(&r.Out, "out", "", "eval-samples JSONL to write (default eval-samples.jsonl)")
+	f.IntVar(&r.BatchSize, "batch", 64, "sequences generated at once")
+	f.StringVar(&opts.Backend, "backend", "auto", "cpu, cuda or auto")
+	f.StringVar(&opts.PJRTPlugin, "pjrt-plugin", "", "path to a PJRT CUDA plugin (--backend cuda)")
+	return cmd
+}
+
+func runEval(ctx context.Context, opts *evalOptions) error {
+	b, _, err := backend.New(backend.Options{Kind: opts.Backend, PJRTPlugin: opts.PJRTPlugin})
+	if err != nil {
+		return err
+	}
+	sum, err := grpo.RunEval(ctx, b, opts.Request)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Out, "%s on %s: %d problems x %d samples, budget %d, scorer %s\n",
+		opts.Request.Model, opts.Request.Data, len(sum.Problems), sum.K, sum.Budget, sum.Scorer)
+	fmt.Fprintf(opts.Out, "avg@%d %.4f  pass@%d %.4f  truncation %.4f  tool calls %.2f  scorer errors %d\n",
+		sum.K, sum.AvgAtK, sum.K, sum.PassAtK, sum.TruncationRate, sum.ToolCallsMean, sum.Errors)
+	fmt.Fprintf(opts.Out, "samples: %s\n", opts.Request.Out)
+	return nil
+}

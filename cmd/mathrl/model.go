@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/spf13/cobra"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/backend"
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+	"github.com/mathrl/mathrl/internal/atomicfile"
+)
+
+// newModelCmd groups the checkpoint commands.
+func newModelCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "model",
+		Short: "Make and inspect Qwen3 checkpoints in Hugging Face format",
+		Example: `  mathrl model init --config tiny --out ./models/tiny
+  mathrl model init --config qwen3-0.6b --out ./models/rand-0.6b --seed 3`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newModelInitCmd(nil))
+	return cmd
+}
+
+// modelInitOptions are the flags of `mathrl model init`.
+type modelInitOptions struct {
+	Config    string
+	Out       string
+	Seed      uint64
+	DType     string // stored dtype: bf16, f16, f32; "" is the config's own
+	VocabSize int    // 0 keeps the config's
+	Log       io.Writer
+}
+
+func newModelInitCmd(runF func(context.Context, *modelInitOptions) error) *cobra.Command {
+	var opts modelInitOptions
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Write a randomly initialised checkpoint (config.json + model.safetensors)",
+		Long: `Init writes a Qwen3 checkpoint with random weights (normal, std 0.02; norms at 1, as
+transformers initialises Qwen3) in Hugging Face format, loadable by mathrl and by transformers.
+Configs: ` + strings.Join(qwen3.ConfigNames(), ", ") + `. The tiny ones have a 300-id vocabulary
+for the byte-level tokenizer; the qwen3-* ones have the shapes of the released models.`,
+		Example: `  mathrl model init --config tiny --out ./models/tiny
+  mathrl model init --config qwen3-0.6b --out ./models/rand-0.6b --dtype bf16 --seed 3`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Log = cmd.ErrOrStderr()
+			if runF == nil {
+				runF = runModelInit
+			}
+			return runF(cmd.Context(), &opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Config, "config", "", "config name: "+strings.Join(qwen3.ConfigNames(), ", "))
+	cmd.Flags().StringVar(&opts.Out, "out", "", "output folder")
+	cmd.Flags().Uint64Var(&opts.Seed, "seed", 0, "random seed")
+	cmd.Flags().StringVar(&opts.DType, "dtype", "", "stored dtype: bf16, f16 or f32 (default: the config's)")
+	cmd.Flags().IntVar(&opts.VocabSize, "vocab-size", 0, "override the vocabulary size (e.g. to match a tokenizer)")
+	cmd.MarkFlagRequired("config")
+	cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+func runModelInit(_ context.Context, opts *modelInitOptions) error {
+	cfg, err := qwen3.NamedConfig(opts.Config)
+	if err != nil {
+		return err
+	}
+	if opts.VocabSize != 0 {
+		cfg.VocabSize = opts.VocabSize
+	}
+	stored := map[string]string{"": "", "bf16": "BF16", "bfloat16": "BF16", "f16": "F16", "float16": "F16",
+		"f32": "F32", "float32": "F32"}[opts.DType]
+	if stored == "" && opts.DType != "" {
+		return fmt.Errorf("model init: --dtype %q (bf16, f16 or f32)", opts.DType)
+	}
+	if stored == "" {
+		stored = map[string]string{"bfloat16": "BF16", "float16": "F16"}[cfg.DType]
+		if stored == "" {
+			stored = "F32"
+		}
+	}
+	fmt.Fprintf(opts.Log, "model init: %s, %.3g parameters, %s, seed %d\n", opts.Config, float64(cfg.Params()), stored, opts.Seed)
+	return qwen3.WriteRandom(cfg, opts.Out, stored, opts.Seed)
+}
+
+// modelFlags are the flags of every command that runs a model.
+type modelFlags struct {
+	Model      string // checkpoint folder
+	DType      string // compute dtype
+	Backend    string // cpu, cuda, auto
+	PJRTPlugin string
+}
+
+func addModelFlags(cmd *cobra.Command, f *modelFlags) {
+	cmd.Flags().StringVar(&f.Model, "model", "", "checkpoint folder (config.json + safetensors)")
+	cmd.Flags().StringVar(&f.DType, "dtype", "f32", "compute dtype: f32 or bf16")
+	addBackendFlags(cmd, f)
+}
+
+func addBackendFlags(cmd *cobra.Command, f *modelFlags) {
+	cmd.Flags().StringVar(&f.Backend, "backend", "auto", "cpu, cuda or auto (cuda when a PJRT plugin and an NVIDIA driver are found)")
+	cmd.Flags().StringVar(&f.PJRTPlugin, "pjrt-plugin", "", "PJRT CUDA plugin (default $MATHRL_PJRT_PLUGIN, else found in python3's site-packages)")
+}
+
+// openBackend chooses and opens the backend (it may re-execute the program once
+// to set LD_LIBRARY_PATH for the CUDA plugin).
+func (f *modelFlags) openBackend(log io.Writer) (backends.Backend, backend.Plan, error) {
+	b, plan, err := backend.New(backend.Options{Kind: f.Backend, PJRTPlugin: f.PJRTPlugin})
+	if err != nil {
+		return nil, plan, err
+	}
+	fmt.Fprintf(log, "backend: %s (%s)\n", plan.Kind, plan.Config)
+	return b, plan, nil
+}
+
+// open opens the backend and loads the model.
+func (f *modelFlags) open(log io.Writer) (backends.Backend, *qwen3.Model, error) {
+	dtype, err := qwen3.ParseDType(f.DType)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, _, err := f.openBackend(log)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := qwen3.Load(f.Model, dtype)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, m, nil
+}
+
+// withFiles runs fn on --in (a file, or "-" for stdin) and --out (a file, written
+// atomically, or "-" for stdout).
+func withFiles(in, out string, stdin io.Reader, stdout io.Writer, fn func(r io.Reader, name string, w io.Writer) error) error {
+	r, name := stdin, "-"
+	if in != "-" {
+		f, err := os.Open(in)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r, name = f, in
+	}
+	if out == "-" {
+		return fn(r, name, stdout)
+	}
+	return atomicfile.Write(out, func(w io.Writer) error { return fn(r, name, w) })
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
+	"github.com/mathrl/mathrl/internal/testenv"
+)
+
+func TestNewModelCmdsParse(t *testing.T) {
+	var gotInit *modelInitOptions
+	cmd := newModelInitCmd(func(_ context.Context, o *modelInitOptions) error { gotInit = o; return nil })
+	cmd.SetArgs([]string{"--config", "tiny", "--out", "d", "--seed", "4", "--dtype", "bf16"})
+	cmd.SetErr(&bytes.Buffer{})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	gotInit.Log = nil
+	if want := (modelInitOptions{Config: "tiny", Out: "d", Seed: 4, DType: "bf16"}); !reflect.DeepEqual(*gotInit, want) {
+		t.Errorf("model init options %+v, want %+v", *gotInit, want)
+	}
+
+	var gotGen *generateOptions
+	gen := newGenerateCmd(func(_ context.Context, o *generateOptions) error { gotGen = o; return nil })
+	gen.SetArgs([]string{"--model", "m", "--max-new-tokens", "9", "--temperature", "0.7", "--top-p", "0.9",
+		"--top-k", "5", "--seed", "2", "--stop", "3,4", "--backend", "cpu"})
+	gen.SetErr(&bytes.Buffer{})
+	if err := gen.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	wantS := sampler.Options{MaxNewTokens: 9, Temperature: 0.7, TopP: 0.9, TopK: 5, Seed: 2, StopIDs: []int{3, 4}}
+	if !reflect.DeepEqual(gotGen.Sampling, wantS) || gotGen.Model != "m" || gotGen.Backend != "cpu" || gotGen.In != "-" {
+		t.Errorf("generate options %+v", *gotGen)
+	}
+	gen = newGenerateCmd(func(_ context.Context, o *generateOptions) error { gotGen = o; return nil })
+	gen.SetArgs([]string{"--model", "m"})
+	if err := gen.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if gotGen.Sampling.StopIDs != nil {
+		t.Errorf("no --stop: stop ids %v, want nil (the model's eos)", gotGen.Sampling.StopIDs)
+	}
+	for _, args := range [][]string{{"--out", "d"}, {"--config", "tiny"}} {
+		c := newModelInitCmd(func(context.Context, *modelInitOptions) error { return nil })
+		c.SetArgs(args)
+		c.SetErr(&bytes.Buffer{})
+		c.SetOut(&bytes.Buffer{})
+		if err := c.Execute(); err == nil {
+			t.Errorf("model init %v: no error for a missing required flag", args)
+		}
+	}
+}
+
+func run(t *testing.T, args ...string) string {
+	t.Helper()
+	root := newRootCmd()
+	var out, errOut bytes.Buffer
+	root.SetArgs(args)
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetIn(strings.NewReader(""))
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("mathrl %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+	}
+	return out.String()
+}
+
+func TestModelInitForwardGenerate(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "tiny")
+	run(t, "model", "init", "--config", "tiny", "--out", model, "--seed", "1")
+	in := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(in, []byte("{\"input_ids\": [1, 2, 3], \"id\": \"a\"}\n{\"input_ids\": [4]}\n"), 0o644)
+	out := filepath.Join(dir, "out.jsonl")
+	run(t, "forward", "--model", model, "--in", in, "--out", out, "--backend", "cpu")
+	lines := readLines(t, out)
+	if len(lines) != 2 || lines[0]["id"] != "a" || len(lines[0]["logits_last"].([]any)) != 300 {
+		t.Fatalf("forward output %v", lines)
+	}
+	run(t, "generate", "--model", model, "--in", in, "--out", out, "--backend", "cpu", "--max-new-tokens", "5",
+		"--temperature", "1", "--seed", "3", "--stop=")
+	lines = readLines(t, out)
+	for _, l := range lines {
+		if len(l["output_ids"].([]any)) != 5 || l["finish_reason"] != "length" || len(l["output_logprobs"].([]any)) != 5 {
+			t.Errorf("generate output %v", l)
+		}
+	}
+	// A bad line names the file, the line and the field.
+	os.WriteFile(in, []byte("{\"input_ids\": [1]}\n{\"input_ids\": [1, 999]}\n"), 0o644)
+	root := newRootCmd()
+	root.SetArgs([]string{"forward", "--model", model, "--in", in, "--backend", "cpu"})
+	root.SetOut(&bytes.Buffer{})
+	root.SetErr(&bytes.Buffer{})
+	err := root.Execute()
+	if err == nil || !strings.Contains(err.Error(), in+":2") || !strings.Contains(err.Error(), "input_ids") {
+		t.Errorf("bad id: %v", err)
+	}
+}
+
+// TestForwardCommandMatchesTransformers runs `mathrl forward` on the tiny
+// Hugging Face checkpoint and compares with transformers' logits.
+func TestForwardCommandMatchesTransformers(t *testing.T) {
+	dir := testenv.Model(t, "tiny-qwen3-hf")
+	data, err := os.ReadFile(filepath.Join(dir, "reference.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		InputIDs   [][]int     `json:"input_ids"`
+		LogitsLast [][]float64 `json:"logits_last"`
+	}
+	json.Unmarshal(data, &ref)
+	line, _ := json.Marshal(map[string]any{"input_ids": ref.InputIDs[0]})
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	os.WriteFile(in, append(line, '\n'), 0o644)
+	out := run(t, "forward", "--model", dir, "--in", in, "--backend", "cpu")
+	var got struct {
+		LogitsLast []float64 `json:"logits_last"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	scale := 0.0
+	for _, v := range ref.LogitsLast[0] {
+		scale = math.Max(scale, math.Abs(v))
+	}
+	for i, want := range ref.LogitsLast[0] {
+		if math.Abs(got.LogitsLast[i]-want) > 1e-4*scale {
+			t.Fatalf("logit %d: %g, transformers %g", i, got.LogitsLast[i], want)
+		}
+	}
+}
+
+func readLines(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
+}

@@ -1,0 +1,228 @@
+package data
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/mathrl/mathrl/internal/atomicfile"
+)
+
+// DefaultBaseURL is where Pull downloads the dataset files from when neither
+// PullOptions.From nor $MATHRL_DATA_MIRROR is set: the files of the project's
+// "data-v1" release, fetched as DefaultBaseURL + Set.File.
+const DefaultBaseURL = "https://github.com/mathrl/mathrl/releases/download/data-v1/"
+
+// MirrorEnv names the environment variable holding the default source for Pull:
+// a folder or an http(s) URL base with the dataset files.
+const MirrorEnv = "MATHRL_DATA_MIRROR"
+
+// ErrMissing is returned (wrapped) by Set.Check when the file is not there.
+var ErrMissing = errors.New("not present")
+
+// PullOptions says where Pull takes the files from and where it puts them.
+type PullOptions struct {
+	From     string       // folder or http(s) URL base; empty: $MATHRL_DATA_MIRROR, else DefaultBaseURL
+	Dir      string       // destination folder; empty: DefaultDir()
+	Sets     []string     // set names (see Sets); empty: all of them
+	Client   *http.Client // for URL sources; nil: http.DefaultClient
+	Progress io.Writer    // one line per file when not nil
+}
+
+// Pull brings the chosen sets into opts.Dir. A file already there with the right
+// sha256 is left alone. Otherwise the file is copied (folder source) or
+// downloaded (URL source) into a temporary file while its sha256 is computed,
+// and renamed into place only when size and checksum match; on a mismatch
+// nothing is left behind and the error names the file and both checksums. Every
+// set is tried; the errors of all failed sets are returned together.
+func Pull(ctx context.Context, opts PullOptions) error {
+	from := opts.From
+	if from == "" {
+		from = os.Getenv(MirrorEnv)
+	}
+	if from == "" {
+		from = DefaultBaseURL
+	}
+	dir := opts.Dir
+	if dir == "" {
+		dir = DefaultDir()
+	}
+	sets, err := chooseSets(opts.Sets)
+	if err != nil {
+		return err
+	}
+	return pullSets(ctx, opts, from, dir, sets)
+}
+
+// pullSets is Pull once the source, the folder and the sets are resolved.
+func pullSets(ctx context.Context, opts PullOptions, from, dir string, sets []Set) error {
+	client := opts.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+
+	var errs []error
+	for _, s := range sets {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("data: pull: %w", err)
+		}
+		if s.Check(dir) == nil {
+			fmt.Fprintf(progress, "%s: already present, sha256 ok\n", s.File)
+			continue
+		}
+		src, err := pullOne(ctx, client, from, dir, s)
+		if err != nil {
+			fmt.Fprintf(progress, "%s: FAILED\n", s.File)
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(progress, "%s: %d bytes from %s, sha256 ok\n", s.File, s.Bytes, src)
+	}
+	return errors.Join(errs...)
+}
+
+// chooseSets resolves set names, keeping the order given; no names means all sets.
+func chooseSets(names []string) ([]Set, error) {
+	if len(names) == 0 {
+		return Sets, nil
+	}
+	sets := make([]Set, 0, len(names))
+	for _, n := range names {
+		s, err := SetByName(n)
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, s)
+	}
+	return sets, nil
+}
+
+// isURL reports whether from is an http(s) URL rather than a folder.
+func isURL(from string) bool {
+	return strings.HasPrefix(from, "http://") || strings.HasPrefix(from, "https://")
+}
+
+// pullOne fetches one set from from into dir and returns the source it used.
+func pullOne(ctx context.Context, client *http.Client, from, dir string, s Set) (string, error) {
+	var src string
+	var body io.ReadCloser
+	if isURL(from) {
+		u, err := url.JoinPath(from, s.File)
+		if err != nil {
+			return "", fmt.Errorf("data: %s: bad URL base %q: %w", s.File, from, err)
+		}
+		src = u
+		if body, err = httpGet(ctx, client, u); err != nil {
+			return "", fmt.Errorf("data: %s: %w", s.File, err)
+		}
+	} else {
+		src = filepath.Join(from, s.File)
+		f, err := os.Open(src)
+		if err != nil {
+			return "", fmt.Errorf("data: %s: %w", s.File, err)
+		}
+		body = f
+	}
+	defer body.Close()
+
+	out, err := atomicfile.Create(s.Path(dir))
+	if err != nil {
+		return "", fmt.Errorf("data: %s: %w", s.File, err)
+	}
+	defer out.Abort()
+	h := sha256.New()
+	// Read at most one byte more than expected: enough to tell a longer file.
+	n, err := io.Copy(io.MultiWriter(out, h), io.LimitReader(body, s.Bytes+1))
+	if err != nil {
+		return "", fmt.Errorf("data: %s: reading %s: %w", s.File, src, err)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	switch {
+	case n > s.Bytes:
+		return "", fmt.Errorf("data: %s from %s: longer than %d bytes (sha256 of the first %d bytes %s, want %s)", s.File, src, s.Bytes, n, sum, s.SHA256)
+	case n < s.Bytes:
+		return "", fmt.Errorf("data: %s from %s: %d bytes, want %d (sha256 %s, want %s)", s.File, src, n, s.Bytes, sum, s.SHA256)
+	case sum != s.SHA256:
+		return "", fmt.Errorf("data: %s from %s: sha256 %s, want %s", s.File, src, sum, s.SHA256)
+	}
+	if err := out.Commit(); err != nil {
+		return "", fmt.Errorf("data: %s: %w", s.File, err)
+	}
+	return src, nil
+}
+
+// httpGet starts a GET of u and returns its body, or an error for any status but 200.
+func httpGet(ctx context.Context, client *http.Client, u string) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	return resp.Body, nil
+}
+
+// Check reports whether the set's file is in dir with the right size and sha256:
+// nil when it is, an error wrapping ErrMissing when there is no file, another
+// error naming both checksums when the content differs.
+func (s Set) Check(dir string) error {
+	path := s.Path(dir)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("data: %s: %w", path, ErrMissing)
+	}
+	if err != nil {
+		return fmt.Errorf("data: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return fmt.Errorf("data: %s: %w", path, err)
+	}
+	if sum := hex.EncodeToString(h.Sum(nil)); n != s.Bytes || sum != s.SHA256 {
+		return fmt.Errorf("data: %s: %d bytes, sha256 %s; want %d bytes, sha256 %s", path, n, sum, s.Bytes, s.SHA256)
+	}
+	return nil
+}
+
+// List writes a table of the known sets to w: name, file, rows, bytes, and
+// whether the file in dir is present and matches its checksum.
+func List(w io.Writer, dir string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SET\tFILE\tROWS\tBYTES\tSTATUS")
+	for _, s := range Sets {
+		status := "ok"
+		if err := s.Check(dir); errors.Is(err, ErrMissing) {
+			status = "missing"
+		} else if err != nil {
+			status = "BAD: size or sha256 differs (pull again)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", s.Name, s.File, s.Rows, s.Bytes, status)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "folder: %s\n", dir)
+	return err
+}

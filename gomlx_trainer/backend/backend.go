@@ -1,0 +1,298 @@
+package backend
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/gomlx/gomlx/backends"
+	_ "github.com/gomlx/gomlx/backends/simplego" // the pure Go backend
+	_ "github.com/gomlx/gomlx/backends/xla"      // XLA through a PJRT plugin (dlopen'ed; nothing is linked)
+)
+
+// The backend kinds accepted by --backend.
+const (
+	CPU  = "cpu"  // GoMLX's pure Go backend, sequential ops
+	CUDA = "cuda" // XLA through a PJRT CUDA plugin
+	Auto = "auto" // CUDA when a plugin and an NVIDIA driver are found, else CPU
+)
+
+// CPUConfig is the GOMLX_BACKEND value for the CPU: the pure Go backend with
+// sequential ops (its parallel mode was seen to hang on small machines).
+const CPUConfig = "go:ops_sequential"
+
+// reexecMarker is set in the environment of the process re-executed with a new
+// LD_LIBRARY_PATH, so that it never re-executes again.
+const reexecMarker = "MATHRL_BACKEND_REEXEC"
+
+// Options chooses a backend.
+type Options struct {
+	Kind       string // CPU, CUDA or Auto ("" is Auto)
+	PJRTPlugin string // --pjrt-plugin: path to xla_cuda_plugin.so (overrides MATHRL_PJRT_PLUGIN and discovery)
+}
+
+// Plan is a resolved choice: the GoMLX backend configuration and the
+// environment it needs, with the reasons, for `mathrl doctor`.
+type Plan struct {
+	Kind   string            // CPU or CUDA
+	Config string            // the GOMLX_BACKEND value: CPUConfig or "xla:/abs/path/xla_cuda_plugin.so"
+	Found  Found             // what discovery found (CUDA)
+	Env    map[string]string // variables to set before the plugin loads
+	Why    []string          // how the choice was made, one line each
+}
+
+// Host is what Resolve reads from the machine; tests replace it.
+type Host struct {
+	Getenv       func(string) string
+	SitePackages func() []string // python3's site-packages folders, in search order
+	HasNVIDIA    func() bool     // an NVIDIA driver is loaded
+}
+
+// RealHost reads the running machine.
+func RealHost() Host {
+	return Host{Getenv: os.Getenv, SitePackages: SitePackages, HasNVIDIA: hasNVIDIA}
+}
+
+// Resolve turns options into a plan without changing anything.
+func Resolve(opts Options, h Host) (Plan, error) {
+	kind := opts.Kind
+	if kind == "" {
+		kind = Auto
+	}
+	if kind != CPU && kind != CUDA && kind != Auto {
+		return Plan{}, fmt.Errorf("backend: unknown backend %q (cpu, cuda or auto)", kind)
+	}
+	if kind == CPU {
+		return Plan{Kind: CPU, Config: CPUConfig, Why: []string{"--backend cpu: GoMLX pure Go backend"},
+			Env: map[string]string{"GOMLX_NO_AUTO_INSTALL": "1"}}, nil
+	}
+	var why []string
+	plugin, source := opts.PJRTPlugin, "--pjrt-plugin"
+	if plugin == "" {
+		plugin, source = h.Getenv("MATHRL_PJRT_PLUGIN"), "MATHRL_PJRT_PLUGIN"
+	}
+	var found Found
+	if plugin != "" {
+		abs, err := filepath.Abs(plugin)
+		if err == nil {
+			plugin = abs
+		}
+		if st, err := os.Stat(plugin); err != nil || st.IsDir() {
+			return Plan{}, fmt.Errorf("backend: %s %s: not a file", source, plugin)
+		}
+		why = append(why, fmt.Sprintf("plugin from %s: %s", source, plugin))
+		// The libraries still come from site-packages when the plugin lives there.
+		found = Discover(h.SitePackages())
+		found.Plugin = plugin
+	} else {
+		sites := h.SitePackages()
+		found = Discover(sites)
+		if found.Plugin == "" {
+			why = append(why, fmt.Sprintf("no jax_plugins/xla_cuda*/xla_cuda_plugin.so under python3 site-packages %v", sites))
+		} else {
+			why = append(why, "plugin found in site-packages: "+found.Plugin)
+		}
+	}
+	nvidia := h.HasNVIDIA()
+	if kind == Auto {
+		if found.Plugin == "" || !nvidia {
+			if !nvidia {
+				why = append(why, "no NVIDIA driver (/proc/driver/nvidia/version)")
+			}
+			why = append(why, "--backend auto: using the CPU")
+			return Plan{Kind: CPU, Config: CPUConfig, Found: found, Why: why,
+				Env: map[string]string{"GOMLX_NO_AUTO_INSTALL": "1"}}, nil
+		}
+		why = append(why, "--backend auto: using CUDA")
+	}
+	if found.Plugin == "" {
+		return Plan{Found: found, Why: why}, errors.New("backend: --backend cuda: no PJRT CUDA plugin: pass --pjrt-plugin, " +
+			"set MATHRL_PJRT_PLUGIN, or install JAX's CUDA plugin (jax-cuda13-pjrt) for python3; nothing is downloaded")
+	}
+	if !nvidia {
+		why = append(why, "warning: no NVIDIA driver seen; the plugin will fail to find a device")
+	}
+	env := cudaEnv(found, h.Getenv)
+	return Plan{Kind: CUDA, Config: "xla:" + found.Plugin, Found: found, Env: env, Why: why}, nil
+}
+
+// cudaEnv is the environment the CUDA plugin needs (see Found).
+func cudaEnv(f Found, getenv func(string) string) map[string]string {
+	env := map[string]string{"GOPJRT_CUDA_CHECKS": "0", "GOMLX_NO_AUTO_INSTALL": "1"}
+	if len(f.LibDirs) > 0 {
+		env["LD_LIBRARY_PATH"] = prependPaths(getenv("LD_LIBRARY_PATH"), f.LibDirs)
+	}
+	if f.PtxasDir != "" {
+		env["PATH"] = prependPaths(getenv("PATH"), []string{f.PtxasDir})
+	}
+	if f.CUDADataDir != "" {
+		flags := getenv("XLA_FLAGS")
+		if !strings.Contains(flags, "--xla_gpu_cuda_data_dir") {
+			flags = strings.TrimSpace(flags + " --xla_gpu_cuda_data_dir=" + f.CUDADataDir)
+		}
+		env["XLA_FLAGS"] = flags
+	}
+	return env
+}
+
+// prependPaths puts dirs (those not already there) in front of a colon-separated list.
+func prependPaths(list string, dirs []string) string {
+	have := strings.Split(list, ":")
+	var add []string
+	for _, d := range dirs {
+		if !slices.Contains(have, d) && !slices.Contains(add, d) {
+			add = append(add, d)
+		}
+	}
+	if list == "" {
+		return strings.Join(add, ":")
+	}
+	if len(add) == 0 {
+		return list
+	}
+	return strings.Join(add, ":") + ":" + list
+}
+
+// Found is what discovery found under site-packages.
+type Found struct {
+	Plugin      string   // jax_plugins/xla_cuda*/xla_cuda_plugin.so
+	LibDirs     []string // every nvidia/*/lib folder (CUDA runtime, cuDNN, cuBLAS, NCCL...)
+	PtxasDir    string   // the folder holding ptxas (nvidia/cu13/bin or nvidia/cuda_nvcc/bin)
+	CUDADataDir string   // the folder holding nvvm/libdevice/libdevice.10.bc
+}
+
+// Discover looks for JAX's CUDA PJRT plugin and the NVIDIA wheels' folders under
+// each site-packages folder, in order; the first folder with a plugin wins, and
+// the library folders come from every site-packages folder.
+func Discover(sitePackages []string) Found {
+	var f Found
+	for _, sp := range sitePackages {
+		if f.Plugin == "" {
+			plugins, _ := filepath.Glob(filepath.Join(sp, "jax_plugins", "xla_cuda*", "xla_cuda_plugin.so"))
+			sort.Sort(sort.Reverse(sort.StringSlice(plugins))) // xla_cuda13 before xla_cuda12
+			if len(plugins) > 0 {
+				f.Plugin = plugins[0]
+			}
+		}
+		libs, _ := filepath.Glob(filepath.Join(sp, "nvidia", "*", "lib"))
+		sort.Strings(libs)
+		for _, l := range libs {
+			if st, err := os.Stat(l); err == nil && st.IsDir() && !slices.Contains(f.LibDirs, l) {
+				f.LibDirs = append(f.LibDirs, l)
+			}
+		}
+		if f.PtxasDir == "" {
+			for _, sub := range []string{"cu13", "cuda_nvcc", "cu12"} {
+				if isFile(filepath.Join(sp, "nvidia", sub, "bin", "ptxas")) {
+					f.PtxasDir = filepath.Join(sp, "nvidia", sub, "bin")
+					break
+				}
+			}
+		}
+		if f.CUDADataDir == "" {
+			cands, _ := filepath.Glob(filepath.Join(sp, "nvidia", "*", "nvvm", "libdevice", "libdevice.10.bc"))
+			sort.Strings(cands)
+			for _, c := range cands {
+				f.CUDADataDir = filepath.Dir(filepath.Dir(filepath.Dir(c)))
+				if strings.HasSuffix(f.CUDADataDir, "cu13") || strings.HasSuffix(f.CUDADataDir, "cuda_nvcc") {
+					break
+				}
+			}
+		}
+	}
+	return f
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// SitePackages asks python3 for its site-packages folders (global then user).
+// It returns nil when python3 is missing; it never installs anything.
+func SitePackages() []string {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		return nil
+	}
+	out, err := exec.Command(py, "-c",
+		"import site,sys\nfor p in site.getsitepackages()+[site.getusersitepackages()]: print(p)").Output()
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			if st, err := os.Stat(line); err == nil && st.IsDir() {
+				dirs = append(dirs, line)
+			}
+		}
+	}
+	return dirs
+}
+
+func hasNVIDIA() bool {
+	_, err := os.Stat("/proc/driver/nvidia/version")
+	return err == nil
+}
+
+// Apply sets the plan's environment in this process. LD_LIBRARY_PATH is read
+// by the dynamic loader only at process start, so when it must change Apply
+// re-executes the program once with the new environment (it does not return
+// then); the re-executed process finds the variables set and goes on.
+func Apply(p Plan) error {
+	needReexec := false
+	for k, v := range p.Env {
+		if k == "LD_LIBRARY_PATH" && os.Getenv(k) != v {
+			needReexec = true
+		}
+		if err := os.Setenv(k, v); err != nil {
+			return fmt.Errorf("backend: %w", err)
+		}
+	}
+	if err := os.Setenv(backends.ConfigEnvVar, p.Config); err != nil {
+		return fmt.Errorf("backend: %w", err)
+	}
+	if needReexec && os.Getenv(reexecMarker) == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("backend: re-exec for LD_LIBRARY_PATH: %w", err)
+		}
+		os.Setenv(reexecMarker, "1")
+		err = syscall.Exec(self, os.Args, os.Environ())
+		return fmt.Errorf("backend: re-exec %s for LD_LIBRARY_PATH: %w", self, err)
+	}
+	return nil
+}
+
+// New resolves the options, applies the plan and opens the backend.
+func New(opts Options) (backends.Backend, Plan, error) {
+	p, err := Resolve(opts, RealHost())
+	if err != nil {
+		return nil, p, err
+	}
+	if err := Apply(p); err != nil {
+		return nil, p, err
+	}
+	b, err := newWithConfig(p.Config)
+	if err != nil {
+		return nil, p, fmt.Errorf("backend: %s: %w", p.Config, err)
+	}
+	return b, p, nil
+}
+
+// newWithConfig opens a GoMLX backend, turning its panics into errors.
+func newWithConfig(config string) (b backends.Backend, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return backends.NewWithConfig(config)
+}

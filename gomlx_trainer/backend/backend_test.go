@@ -1,0 +1,151 @@
+package backend
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeSite builds a site-packages folder laid out as JAX's jax-cuda13-pjrt and
+// the NVIDIA CUDA 13 wheels lay it out.
+func fakeSite(t *testing.T) string {
+	t.Helper()
+	sp := filepath.Join(t.TempDir(), "lib", "python3.12", "site-packages")
+	for _, f := range []string{
+		"jax_plugins/xla_cuda13/xla_cuda_plugin.so",
+		"jax_plugins/xla_cuda13/__init__.py",
+		"nvidia/cu13/lib/libcudart.so.13",
+		"nvidia/cu13/bin/ptxas",
+		"nvidia/cu13/nvvm/libdevice/libdevice.10.bc",
+		"nvidia/cudnn/lib/libcudnn.so.9",
+		"nvidia/nccl/lib/libnccl.so.2",
+		"nvidia/__init__.py",
+	} {
+		p := filepath.Join(sp, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sp
+}
+
+func fakeHost(env map[string]string, sites []string, nvidia bool) Host {
+	return Host{
+		Getenv:       func(k string) string { return env[k] },
+		SitePackages: func() []string { return sites },
+		HasNVIDIA:    func() bool { return nvidia },
+	}
+}
+
+func TestDiscover(t *testing.T) {
+	sp := fakeSite(t)
+	f := Discover([]string{filepath.Join(t.TempDir(), "empty"), sp})
+	if f.Plugin != filepath.Join(sp, "jax_plugins/xla_cuda13/xla_cuda_plugin.so") {
+		t.Errorf("plugin %q", f.Plugin)
+	}
+	want := []string{filepath.Join(sp, "nvidia/cu13/lib"), filepath.Join(sp, "nvidia/cudnn/lib"), filepath.Join(sp, "nvidia/nccl/lib")}
+	if strings.Join(f.LibDirs, ":") != strings.Join(want, ":") {
+		t.Errorf("lib dirs %v, want %v", f.LibDirs, want)
+	}
+	if f.PtxasDir != filepath.Join(sp, "nvidia/cu13/bin") || f.CUDADataDir != filepath.Join(sp, "nvidia/cu13") {
+		t.Errorf("ptxas %q, cuda data dir %q", f.PtxasDir, f.CUDADataDir)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	sp := fakeSite(t)
+	plugin := filepath.Join(sp, "jax_plugins/xla_cuda13/xla_cuda_plugin.so")
+	env := map[string]string{"LD_LIBRARY_PATH": "/usr/local/lib", "PATH": "/usr/bin", "XLA_FLAGS": "--xla_dump_to=/tmp/x"}
+
+	p, err := Resolve(Options{Kind: Auto}, fakeHost(env, []string{sp}, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Kind != CUDA || p.Config != "xla:"+plugin {
+		t.Fatalf("auto with plugin and driver: %+v", p)
+	}
+	if !strings.HasPrefix(p.Env["LD_LIBRARY_PATH"], filepath.Join(sp, "nvidia/cu13/lib")+":") ||
+		!strings.HasSuffix(p.Env["LD_LIBRARY_PATH"], ":/usr/local/lib") {
+		t.Errorf("LD_LIBRARY_PATH %q", p.Env["LD_LIBRARY_PATH"])
+	}
+	if p.Env["PATH"] != filepath.Join(sp, "nvidia/cu13/bin")+":/usr/bin" {
+		t.Errorf("PATH %q", p.Env["PATH"])
+	}
+	if p.Env["XLA_FLAGS"] != "--xla_dump_to=/tmp/x --xla_gpu_cuda_data_dir="+filepath.Join(sp, "nvidia/cu13") {
+		t.Errorf("XLA_FLAGS %q", p.Env["XLA_FLAGS"])
+	}
+	if p.Env["GOPJRT_CUDA_CHECKS"] != "0" || p.Env["GOMLX_NO_AUTO_INSTALL"] != "1" {
+		t.Errorf("env %v", p.Env)
+	}
+
+	// Auto without a driver, or without a plugin, is the CPU.
+	for _, h := range []Host{fakeHost(env, []string{sp}, false), fakeHost(env, nil, true)} {
+		p, err := Resolve(Options{}, h)
+		if err != nil || p.Kind != CPU || p.Config != CPUConfig {
+			t.Errorf("auto: %+v, %v", p, err)
+		}
+	}
+	// cuda without a plugin is an error that says what to do.
+	if _, err := Resolve(Options{Kind: CUDA}, fakeHost(env, nil, true)); err == nil || !strings.Contains(err.Error(), "--pjrt-plugin") {
+		t.Errorf("cuda without plugin: %v", err)
+	}
+	// The flag beats the variable, which beats discovery.
+	other := filepath.Join(t.TempDir(), "my_plugin.so")
+	os.WriteFile(other, nil, 0o644)
+	envWith := map[string]string{"MATHRL_PJRT_PLUGIN": plugin}
+	p, err = Resolve(Options{Kind: CUDA, PJRTPlugin: other}, fakeHost(envWith, []string{sp}, true))
+	if err != nil || p.Config != "xla:"+other {
+		t.Errorf("flag: %+v, %v", p, err)
+	}
+	p, err = Resolve(Options{Kind: CUDA}, fakeHost(map[string]string{"MATHRL_PJRT_PLUGIN": other}, []string{sp}, true))
+	if err != nil || p.Config != "xla:"+other {
+		t.Errorf("variable: %+v, %v", p, err)
+	}
+	if _, err := Resolve(Options{Kind: CUDA, PJRTPlugin: "/no/such/plugin.so"}, fakeHost(nil, nil, true)); err == nil {
+		t.Error("missing plugin file: no error")
+	}
+	if _, err := Resolve(Options{Kind: "tpu"}, fakeHost(nil, nil, true)); err == nil {
+		t.Error("unknown kind: no error")
+	}
+	// cpu never looks for plugins.
+	p, err = Resolve(Options{Kind: CPU}, fakeHost(env, []string{sp}, true))
+	if err != nil || p.Config != CPUConfig {
+		t.Errorf("cpu: %+v, %v", p, err)
+	}
+}
+
+func TestPrependPaths(t *testing.T) {
+	for _, tc := range []struct {
+		list string
+		dirs []string
+		want string
+	}{
+		{"", []string{"/a", "/b"}, "/a:/b"},
+		{"/x", []string{"/a"}, "/a:/x"},
+		{"/a:/x", []string{"/a", "/b"}, "/b:/a:/x"},
+		{"/a", []string{"/a"}, "/a"},
+	} {
+		if got := prependPaths(tc.list, tc.dirs); got != tc.want {
+			t.Errorf("prependPaths(%q, %v) = %q, want %q", tc.list, tc.dirs, got, tc.want)
+		}
+	}
+}
+
+func TestReport(t *testing.T) {
+	sp := fakeSite(t)
+	var buf bytes.Buffer
+	if err := report(&buf, fakeHost(nil, []string{sp}, false)); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"--backend auto: cpu", "no NVIDIA driver", "xla_cuda_plugin.so", "NVIDIA library folders: 3", "CPU backend go:ops_sequential: ok"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,206 @@
+// Package bench measures how fast a Qwen3 model trains and generates on a
+// GoMLX backend: the time of one training step (forward, backward and an SGD
+// update of every weight, on a batch of full sequences) and of one decoding step
+// of the sampler (a batch of sequences, one token each, with the KV cache). It
+// reports tokens per second and, given the device's peak, model FLOPs
+// utilisation. The first call of each shape compiles; that time is reported
+// apart and never mixed into the rates.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"github.com/gomlx/gomlx/backends"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
+	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
+)
+
+// Options says what to measure.
+type Options struct {
+	Batch      int     // sequences per step
+	SeqLen     int     // training: tokens per sequence; decoding: prompt tokens
+	NewTokens  int     // decoding: tokens generated per sequence
+	TrainSteps int     // timed training steps (after one that compiles)
+	PeakTFLOPS float64 // the device's dense peak for the dtype, for MFU; 0: no MFU
+	Train      bool    // measure the training step
+	Decode     bool    // measure decoding
+	Seed       uint64  // token ids are drawn from this seed
+}
+
+// Result holds the measurements; rates exclude compilation.
+type Result struct {
+	Params           int64   `json:"params"`
+	Batch            int     `json:"batch"`
+	SeqLen           int     `json:"seq_len"`
+	NewTokens        int     `json:"new_tokens"`
+	TrainCompileS    float64 `json:"train_compile_s,omitempty"`    // first step, compilation included
+	TrainStepMS      float64 `json:"train_step_ms,omitempty"`      // mean of the timed steps
+	TrainTokensPerS  float64 `json:"train_tokens_per_s,omitempty"` // batch*seq_len / step time
+	TrainMFU         float64 `json:"train_mfu,omitempty"`          // model FLOPs / step time / peak
+	DecodeCompileS   float64 `json:"decode_compile_s,omitempty"`   // warm-up session, compilation included
+	PrefillMS        float64 `json:"prefill_ms,omitempty"`         // reading the prompts and sampling the first tokens
+	DecodeStepMS     float64 `json:"decode_step_ms,omitempty"`     // one token for every sequence
+	DecodeTokensPerS float64 `json:"decode_tokens_per_s,omitempty"`
+}
+
+// TrainFLOPs is the model FLOPs of one training step: 6 per parameter per token
+// (forward and backward matmuls; the embedding lookup excluded unless tied, when
+// it is the head) plus attention's 12 * layers * heads * headDim * seqLen per
+// token, as in PaLM's MFU.
+func TrainFLOPs(cfg qwen3.Config, batch, seqLen int) float64 {
+	n := float64(cfg.Params())
+	if !cfg.TieEmbeddings {
+		n -= float64(cfg.VocabSize * cfg.Hidden)
+	}
+	perToken := 6*n + 12*float64(cfg.Layers*cfg.Heads*cfg.HeadDim*seqLen)
+	return perToken * float64(batch*seqLen)
+}
+
+// Run measures m on b, writing progress lines to log.
+func Run(b backends.Backend, m *qwen3.Model, opts Options, log io.Writer) (Result, error) {
+	if opts.Batch < 1 || opts.SeqLen < 2 {
+		return Result{}, fmt.Errorf("bench: batch %d and length %d, want >= 1 and >= 2", opts.Batch, opts.SeqLen)
+	}
+	res := Result{Params: m.Config.Params(), Batch: opts.Batch, SeqLen: opts.SeqLen, NewTokens: opts.NewTokens}
+	rng := rand.New(rand.NewPCG(opts.Seed, 1))
+	ids := make([][]int32, opts.Batch)
+	prompts := make([][]int, opts.Batch)
+	for i := range ids {
+		ids[i] = make([]int32, opts.SeqLen)
+		prompts[i] = make([]int, opts.SeqLen)
+		for j := range ids[i] {
+			id := rng.IntN(m.Config.VocabSize)
+			ids[i][j], prompts[i][j] = int32(id), id
+		}
+	}
+	if opts.Train {
+		if err := trainBench(b, m, opts, ids, &res, log); err != nil {
+			return res, err
+		}
+	}
+	if opts.Decode {
+		if err := decodeBench(b, m, opts, prompts, &res, log); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// trainBench times a step that computes the mean token log-probability, its
+// gradient for every weight, and an SGD update (a real optimizer adds only
+// elementwise work).
+func trainBench(b backends.Backend, m *qwen3.Model, opts Options, ids [][]int32, res *Result, log io.Writer) error {
+	const lr = 1e-6
+	exec, err := mlctx.NewExec(b, m.Ctx, func(ctx *mlctx.Context, ids *Node) *Node {
+		loss := Neg(ReduceAllMean(qwen3.TokenLogProbs(ctx, m.Config, ids, 1)))
+		var vars []*mlctx.Variable
+		var nodes []*Node
+		for _, spec := range m.Config.Tensors() {
+			v := m.Weight(spec.Name)
+			vars = append(vars, v)
+			nodes = append(nodes, v.ValueGraph(ids.Graph()))
+		}
+		grads := Gradient(loss, nodes...)
+		for i, v := range vars {
+			v.SetValueGraph(Sub(nodes[i], MulScalar(grads[i], lr)))
+		}
+		return loss
+	})
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	step := func() error {
+		out, err := exec.Exec(ids)
+		if err != nil {
+			return fmt.Errorf("bench: train step: %w", err)
+		}
+		out[0].MustConstFlatData(func(any) {}) // wait for the result
+		return nil
+	}
+	t0 := time.Now()
+	if err := step(); err != nil {
+		return err
+	}
+	res.TrainCompileS = time.Since(t0).Seconds()
+	fmt.Fprintf(log, "train: first step (with compilation) %.1f s\n", res.TrainCompileS)
+	steps := max(opts.TrainSteps, 1)
+	t0 = time.Now()
+	for range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	sec := time.Since(t0).Seconds() / float64(steps)
+	res.TrainStepMS = sec * 1000
+	res.TrainTokensPerS = float64(opts.Batch*opts.SeqLen) / sec
+	if opts.PeakTFLOPS > 0 {
+		res.TrainMFU = TrainFLOPs(m.Config, opts.Batch, opts.SeqLen) / sec / (opts.PeakTFLOPS * 1e12)
+	}
+	fmt.Fprintf(log, "train: %.1f ms/step, %.0f tokens/s\n", res.TrainStepMS, res.TrainTokensPerS)
+	return nil
+}
+
+// decodeBench runs a warm-up session (compiling the prefill and decode graphs),
+// then times the prefill step and the decode steps of a second session.
+func decodeBench(b backends.Backend, m *qwen3.Model, opts Options, prompts [][]int, res *Result, log io.Writer) error {
+	if opts.NewTokens < 2 {
+		return fmt.Errorf("bench: new tokens %d, want >= 2", opts.NewTokens)
+	}
+	s := sampler.New(b, m)
+	so := sampler.Options{MaxNewTokens: opts.NewTokens, Temperature: 1, StopIDs: []int{}, Seed: opts.Seed,
+		MaxChunk: max(512, opts.SeqLen)}
+	// The warm-up session has the same cache capacity, so the same graphs.
+	warm := so
+	warm.MaxNewTokens = 2
+	warm.Capacity = capacityFor(opts.SeqLen + opts.NewTokens)
+	so.Capacity = warm.Capacity
+	t0 := time.Now()
+	if _, err := s.Generate(context.Background(), prompts, warm); err != nil {
+		return err
+	}
+	res.DecodeCompileS = time.Since(t0).Seconds()
+	fmt.Fprintf(log, "decode: warm-up (with compilation) %.1f s\n", res.DecodeCompileS)
+	ss, err := s.Start(prompts, so)
+	if err != nil {
+		return err
+	}
+	defer ss.Close()
+	t0 = time.Now()
+	if _, err := ss.Step(); err != nil {
+		return err
+	}
+	res.PrefillMS = time.Since(t0).Seconds() * 1000
+	t0 = time.Now()
+	steps := 0
+	for {
+		more, err := ss.Step()
+		if err != nil {
+			return err
+		}
+		steps++
+		if !more {
+			break
+		}
+	}
+	sec := time.Since(t0).Seconds() / float64(steps)
+	res.DecodeStepMS = sec * 1000
+	res.DecodeTokensPerS = float64(opts.Batch) / sec
+	fmt.Fprintf(log, "decode: prefill %.1f ms, %.2f ms/step, %.0f tokens/s\n", res.PrefillMS, res.DecodeStepMS, res.DecodeTokensPerS)
+	return nil
+}
+
+// capacityFor is the sampler's default cache length for n tokens.
+func capacityFor(n int) int {
+	c := 64
+	for c < n {
+		c *= 2
+	}
+	return c
+}

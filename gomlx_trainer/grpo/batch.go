@@ -1,0 +1,87 @@
+package grpo
+
+import "fmt"
+
+// Sequence is one training example before padding: the prompt ids, the
+// response ids that followed, and per response token its loss mask (1 where
+// the policy sampled it), sampling log-prob and loss weight.
+type Sequence struct {
+	Prompt      []int
+	Response    []int
+	Mask        []float32 // 1 on sampled tokens; 0 on tool responses and glue
+	LogProbs    []float32 // log-prob recorded at sampling time (0 where Mask is 0)
+	RefLogProbs []float32 // log-prob under the reference policy, when the KL penalty is on
+	Weights     []float32 // loss weight per response token, from TokenWeights
+	Advantage   float64
+}
+
+// PadLength returns the padded sequence length used for n tokens: a multiple of
+// 32 up to 256, then of 128, so that the graphs compile for few shapes.
+func PadLength(n int) int {
+	step := 32
+	if n > 256 {
+		step = 128
+	}
+	return (n + step - 1) / step * step
+}
+
+// PackBatch lays sequences out as a padded Batch (see Batch for the alignment:
+// response token k, at index len(Prompt)+k of the row, is scored at the
+// position before it). All rows get length PadLength of the longest.
+func PackBatch(seqs []Sequence) (Batch, error) {
+	longest := 0
+	for i, s := range seqs {
+		if len(s.Prompt) == 0 {
+			return Batch{}, fmt.Errorf("grpo: sequence %d has an empty prompt", i)
+		}
+		if len(s.Mask) != len(s.Response) || len(s.LogProbs) != len(s.Response) || len(s.Weights) != len(s.Response) {
+			return Batch{}, fmt.Errorf("grpo: sequence %d: %d response ids, %d mask, %d log-probs, %d weights",
+				i, len(s.Response), len(s.Mask), len(s.LogProbs), len(s.Weights))
+		}
+		longest = max(longest, len(s.Prompt)+len(s.Response))
+	}
+	t := PadLength(longest)
+	b := Batch{
+		IDs: make([][]int32, len(seqs)), Targets: make([][]int32, len(seqs)),
+		OldLogProbs: make([][]float32, len(seqs)), Weights: make([][]float32, len(seqs)),
+		Advantages: make([]float32, len(seqs)),
+	}
+	withRef := len(seqs) > 0 && seqs[0].RefLogProbs != nil
+	if withRef {
+		b.RefLogProbs = make([][]float32, len(seqs))
+	}
+	for i, s := range seqs {
+		ids := make([]int32, t)
+		for j, id := range s.Prompt {
+			ids[j] = int32(id)
+		}
+		p := len(s.Prompt)
+		for k, id := range s.Response {
+			ids[p+k] = int32(id)
+		}
+		targets := make([]int32, t)
+		copy(targets, ids[1:])
+		old, w := make([]float32, t), make([]float32, t)
+		var ref []float32
+		if withRef {
+			ref = make([]float32, t)
+		}
+		for k := range s.Response {
+			pos := p + k - 1
+			w[pos] = s.Weights[k]
+			if s.Mask[k] == 0 {
+				w[pos] = 0
+			}
+			old[pos] = s.LogProbs[k]
+			if withRef {
+				ref[pos] = s.RefLogProbs[k]
+			}
+		}
+		b.IDs[i], b.Targets[i], b.OldLogProbs[i], b.Weights[i] = ids, targets, old, w
+		if withRef {
+			b.RefLogProbs[i] = ref
+		}
+		b.Advantages[i] = float32(s.Advantage)
+	}
+	return b, nil
+}

@@ -1,0 +1,248 @@
+package grpo
+
+import (
+	"encoding/gob"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+	"github.com/mathrl/mathrl/internal/atomicfile"
+)
+
+// TrainState is everything besides the weights that a run needs to continue
+// exactly where it stopped.
+type TrainState struct {
+	Version      int    `json:"version"`       // CheckpointVersion
+	Rollout      int    `json:"rollout"`       // rollouts completed
+	Step         int    `json:"step"`          // optimizer steps completed (warm start excluded)
+	SFTStep      int    `json:"sft_step"`      // warm-start steps completed
+	DataEpoch    int    `json:"data_epoch"`    // passes over the training prompts started
+	DataPosition int    `json:"data_position"` // next prompt within the epoch's order
+	RNG          []byte `json:"rng"`           // the trainer's PCG state (data order, sampling seeds)
+	Config       Config `json:"config"`        // the run's resolved config
+}
+
+// CheckpointVersion is the version of the checkpoint layout written by SaveCheckpoint.
+const CheckpointVersion = 1
+
+// The files of a checkpoint folder besides the Hugging Face ones (config.json,
+// model.safetensors, tokenizer.json).
+const (
+	stateFile     = "trainer_state.json"
+	optimizerFile = "optimizer.gob"
+)
+
+// CheckpointName returns the folder name of the checkpoint after step.
+func CheckpointName(step int) string { return fmt.Sprintf("step-%06d", step) }
+
+// SaveCheckpoint writes dir atomically: it fills a temporary sibling folder and
+// renames it over dir, so a crash leaves either the old checkpoint or the new
+// one. The folder is a Hugging Face model folder (config.json,
+// model.safetensors, and tokenizer.json when tokenizerJSON is set) plus the
+// optimizer moments and the trainer state.
+func SaveCheckpoint(dir string, model *qwen3.Model, tokenizerJSON []byte, st TrainState) error {
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("grpo: checkpoint: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return fmt.Errorf("grpo: checkpoint: %w", err)
+	}
+	defer os.RemoveAll(tmp) // gone after the rename; cleans up after a failure
+	dtype := "F32"
+	if model.DType == dtypes.BFloat16 {
+		dtype = "BF16"
+	}
+	if err := model.Save(tmp, dtype); err != nil {
+		return fmt.Errorf("grpo: checkpoint: %w", err)
+	}
+	if tokenizerJSON != nil {
+		if err := atomicfile.WriteFile(filepath.Join(tmp, "tokenizer.json"), tokenizerJSON); err != nil {
+			return fmt.Errorf("grpo: checkpoint: %w", err)
+		}
+	}
+	if err := atomicfile.Write(filepath.Join(tmp, optimizerFile), func(w io.Writer) error {
+		return writeOptimizer(w, model.Ctx)
+	}); err != nil {
+		return fmt.Errorf("grpo: checkpoint: optimizer state: %w", err)
+	}
+	st.Version = CheckpointVersion
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("grpo: checkpoint: %w", err)
+	}
+	if err := atomicfile.WriteFile(filepath.Join(tmp, stateFile), append(data, '\n')); err != nil {
+		return fmt.Errorf("grpo: checkpoint: %w", err)
+	}
+	old := dir + ".old"
+	os.RemoveAll(old)
+	if _, err := os.Stat(dir); err == nil {
+		if err := os.Rename(dir, old); err != nil {
+			return fmt.Errorf("grpo: checkpoint: %w", err)
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("grpo: checkpoint: %w", err)
+	}
+	os.RemoveAll(old)
+	return nil
+}
+
+// LoadCheckpoint reads a checkpoint folder: the model in dtype, with the
+// optimizer moments restored into its context, and the trainer state.
+func LoadCheckpoint(dir string, dtype dtypes.DType) (*qwen3.Model, TrainState, error) {
+	var st TrainState
+	data, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if err != nil {
+		return nil, st, fmt.Errorf("grpo: checkpoint: %w", err)
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, st, fmt.Errorf("grpo: checkpoint %s: %w", filepath.Join(dir, stateFile), err)
+	}
+	if st.Version != CheckpointVersion {
+		return nil, st, fmt.Errorf("grpo: checkpoint %s: version %d, this build reads %d", dir, st.Version, CheckpointVersion)
+	}
+	model, err := qwen3.Load(dir, dtype)
+	if err != nil {
+		return nil, st, fmt.Errorf("grpo: checkpoint: %w", err)
+	}
+	f, err := os.Open(filepath.Join(dir, optimizerFile))
+	if err != nil {
+		return nil, st, fmt.Errorf("grpo: checkpoint: %w", err)
+	}
+	defer f.Close()
+	if err := readOptimizer(f, model.Ctx); err != nil {
+		return nil, st, fmt.Errorf("grpo: checkpoint %s: %w", filepath.Join(dir, optimizerFile), err)
+	}
+	return model, st, nil
+}
+
+// LatestCheckpoint returns the folder of the highest step-NNNNNN checkpoint
+// under ckptDir, or "" when there is none.
+func LatestCheckpoint(ckptDir string) (string, error) {
+	entries, err := os.ReadDir(ckptDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("grpo: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), "step-") && !strings.Contains(e.Name(), ".") {
+			if _, err := os.Stat(filepath.Join(ckptDir, e.Name(), stateFile)); err == nil {
+				names = append(names, e.Name())
+			}
+		}
+	}
+	if len(names) == 0 {
+		return "", nil
+	}
+	sort.Strings(names)
+	return filepath.Join(ckptDir, names[len(names)-1]), nil
+}
+
+// PruneCheckpoints removes all but the newest keep checkpoints (keep 0 keeps all).
+func PruneCheckpoints(ckptDir string, keep int) error {
+	if keep <= 0 {
+		return nil
+	}
+	entries, err := os.ReadDir(ckptDir)
+	if err != nil {
+		return fmt.Errorf("grpo: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), "step-") && !strings.Contains(e.Name(), ".") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	for len(names) > keep {
+		if err := os.RemoveAll(filepath.Join(ckptDir, names[0])); err != nil {
+			return fmt.Errorf("grpo: %w", err)
+		}
+		names = names[1:]
+	}
+	return nil
+}
+
+// savedVar is one optimizer variable in optimizer.gob.
+type savedVar struct {
+	Scope, Name string
+}
+
+// writeOptimizer writes every variable under AdamScope and GradAccumScope:
+// a count, then (scope, name, tensor) triples.
+func writeOptimizer(w io.Writer, ctx *context.Context) error {
+	var vars []*context.Variable
+	for v := range ctx.IterVariables() {
+		if strings.HasPrefix(v.Scope(), AdamScope) || strings.HasPrefix(v.Scope(), GradAccumScope) {
+			vars = append(vars, v)
+		}
+	}
+	enc := gob.NewEncoder(w)
+	if err := enc.Encode(len(vars)); err != nil {
+		return err
+	}
+	for _, v := range vars {
+		t, err := v.Value()
+		if err != nil {
+			return err
+		}
+		if err := enc.Encode(savedVar{Scope: v.Scope(), Name: v.Name()}); err != nil {
+			return err
+		}
+		if err := t.GobSerialize(enc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readOptimizer restores the variables written by writeOptimizer into ctx.
+func readOptimizer(r io.Reader, ctx *context.Context) error {
+	dec := gob.NewDecoder(r)
+	var n int
+	if err := dec.Decode(&n); err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		var sv savedVar
+		if err := dec.Decode(&sv); err != nil {
+			return fmt.Errorf("variable %d: %w", i, err)
+		}
+		if !strings.HasPrefix(sv.Scope, AdamScope) && !strings.HasPrefix(sv.Scope, GradAccumScope) {
+			return fmt.Errorf("variable %d: scope %q is not an optimizer scope", i, sv.Scope)
+		}
+		t, err := tensors.GobDeserialize(dec)
+		if err != nil {
+			return fmt.Errorf("variable %s/%s: %w", sv.Scope, sv.Name, err)
+		}
+		sub := ctx.InAbsPath(sv.Scope).Checked(false)
+		if v := sub.GetVariable(sv.Name); v != nil {
+			v.MustSetValue(t)
+		} else {
+			sub.VariableWithValue(sv.Name, t).SetTrainable(false)
+		}
+	}
+	return nil
+}
+
+// MarshalRNG returns the state of a PCG source.
+func MarshalRNG(src *rand.PCG) []byte {
+	b, _ := src.MarshalBinary() // PCG's MarshalBinary cannot fail
+	return b
+}

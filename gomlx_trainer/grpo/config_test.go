@@ -1,0 +1,101 @@
+package grpo
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDecodeConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml, want string
+	}{
+		{"unknown key", "lr: 1e-6\nlearning_rate: 1e-6\n", `x.yaml:2: unknown key "learning_rate"`},
+		{"ill-typed int", "n_samples_per_prompt: many\n", `x.yaml:1: key "n_samples_per_prompt": want an integer, got "many"`},
+		{"ill-typed float", "lr: fast\n", `key "lr": want a number`},
+		{"ill-typed bool", "use_tools: maybe\n", `key "use_tools": want true or false`},
+		{"number for a string", "rm_type: 3\n", `key "rm_type": want a string`},
+		{"list value", "lr: [1, 2]\n", `key "lr": want a single value`},
+		{"empty value", "lr:\n", `key "lr": no value`},
+		{"repeated key", "lr: 1\nlr: 2\n", `key "lr" repeats line 1`},
+		{"not a mapping", "- 1\n", "want a mapping"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeConfig(strings.NewReader(tc.yaml), "x.yaml", Default())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecodeConfigOverBase(t *testing.T) {
+	c, err := DecodeConfig(strings.NewReader("lr: 2.5e-6\nuse_tools: true\nrm_type: dapo\n"), "x.yaml", Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LR != 2.5e-6 || !c.UseTools || c.RMType != "dapo" {
+		t.Errorf("decoded %+v", c)
+	}
+	if c.EpsClipHigh != Default().EpsClipHigh {
+		t.Errorf("absent key changed: eps_clip_high %v", c.EpsClipHigh)
+	}
+}
+
+func TestValidateNamesKey(t *testing.T) {
+	c := Default()
+	c.PromptData = "arith"
+	c.TinyModel = "tiny"
+	if err := c.Validate(); err != nil {
+		t.Fatalf("default with data and model: %v", err)
+	}
+	c.GlobalBatchSize = 48 // 64 samples
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "global_batch_size") {
+		t.Errorf("Validate = %v, want a global_batch_size error", err)
+	}
+}
+
+// TestRecipes loads every file of configs/ and checks the two seed recipes
+// carry their cards' numbers.
+func TestRecipes(t *testing.T) {
+	dir := filepath.Join("..", "..", "configs")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if len(files) < 3 {
+		t.Fatalf("found %d recipes in %s, want at least 3", len(files), dir)
+	}
+	got := map[string]Config{}
+	for _, f := range files {
+		c, err := LoadConfigFile(f, Default())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+		got[filepath.Base(f)] = c
+	}
+	a := got["retool-grpo-qwen3-4b.yaml"]
+	if a.RolloutBatchSize != 64 || a.NSamplesPerPrompt != 16 || a.GlobalBatchSize != 256 || a.StepsPerRollout() != 4 ||
+		a.LR != 1e-6 || a.UseKLLoss || a.EpsClip != 0.2 || a.EpsClipHigh != 0.28 || a.RolloutMaxResponseLen != 8192 ||
+		a.EvalMaxResponseLen != 16384 || !a.UseTools || a.RMType != RetoolReward {
+		t.Errorf("retool recipe: %+v", a)
+	}
+	b := got["math-grpo-qwen3-8b.yaml"]
+	if b.RolloutBatchSize != 16 || b.NSamplesPerPrompt != 8 || b.NumRollout*b.StepsPerRollout() != 120 ||
+		b.LR != 1e-6 || b.RolloutMaxResponseLen != 4096 || b.RMType != "math" || b.UseTools {
+		t.Errorf("math recipe: %+v", b)
+	}
+}
+
+func TestConfigKeysDocumented(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "configs", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range ConfigKeys() {
+		if !strings.Contains(string(data), "`"+k+"`") {
+			t.Errorf("configs/README.md does not document key %q", k)
+		}
+	}
+}

@@ -1,0 +1,204 @@
+package grpo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+
+	"github.com/mathrl/mathrl/analysis/metrics"
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
+	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
+	"github.com/mathrl/mathrl/internal/atomicfile"
+)
+
+// EvalOptions say how to evaluate: k samples per problem at a token budget,
+// scored by one scorer. The trainer's periodic evaluation and `mathrl eval`
+// fill them from the same places, so their numbers agree.
+type EvalOptions struct {
+	ModelName   string    // recorded in every sample (model folder or run/step)
+	Problems    []Problem // what to solve
+	K           int       // samples per problem
+	Budget      int       // response tokens per sample, tool responses included
+	Temperature float64   // 0: greedy
+	TopP        float64   // 1: off
+	Scorer      string    // rm_type
+	UseTools    bool      // run code_interpreter calls
+	MaxTurns    int       // tool calls per sample
+	Seed        uint64    // sampling seed; batch b uses Seed + b
+	BatchSize   int       // sequences generated at once (0: 64)
+}
+
+// Evaluate samples K responses per problem with the policy behind smp and
+// scores them. Tool calls go through tools (nil when UseTools is off).
+func Evaluate(ctx context.Context, smp *sampler.Sampler, chat *Chat, tools rollout.ToolRunner, opt EvalOptions) ([]metrics.Sample, error) {
+	bs := opt.BatchSize
+	if bs <= 0 {
+		bs = 64
+	}
+	type job struct {
+		p     Problem
+		index int
+	}
+	var jobs []job
+	for _, p := range opt.Problems {
+		for k := 0; k < opt.K; k++ {
+			jobs = append(jobs, job{p, k})
+		}
+	}
+	out := make([]metrics.Sample, 0, len(jobs))
+	for start, b := 0, 0; start < len(jobs); start, b = start+bs, b+1 {
+		part := jobs[start:min(start+bs, len(jobs))]
+		prompts := make([][]int, len(part))
+		for i, j := range part {
+			ids, err := chat.PromptIDs(j.p.Text)
+			if err != nil {
+				return nil, err
+			}
+			prompts[i] = ids
+		}
+		seed := opt.Seed + uint64(b)
+		samples, _, err := generate(ctx, smp, chat, tools, prompts, genOptions{
+			budget: opt.Budget, temperature: opt.Temperature, topP: opt.TopP,
+			useTools: opt.UseTools, maxTurns: opt.MaxTurns, seed: seed,
+		})
+		if err != nil {
+			return nil, err
+		}
+		for i, s := range samples {
+			j := part[i]
+			r := ScoreResponse(opt.Scorer, s.Text, j.p.Answer, s.ToolCalls)
+			ms := metrics.Sample{
+				Version: metrics.SamplesVersion, ProblemID: j.p.ID, SampleIndex: j.index,
+				Response: s.Text, ResponseTokens: len(s.IDs), Finish: s.Finish, ToolCalls: s.ToolCalls,
+				Score: r.Value, Scorer: opt.Scorer, Budget: opt.Budget, Model: opt.ModelName,
+				Seed: int64(seed), Label: j.p.Answer,
+			}
+			if r.Err != nil {
+				ms.Score, ms.Error = 0, r.Err.Error()
+			}
+			out = append(out, ms)
+		}
+	}
+	return out, nil
+}
+
+// genOptions are the sampling knobs of one batch of rollouts.
+type genOptions struct {
+	budget        int
+	temperature   float64
+	topP          float64
+	topK          int
+	useTools      bool
+	maxTurns      int
+	concurrency   int
+	seed          uint64
+	toolDeadlineS float64
+}
+
+// generate runs the multi-turn tool loop on a batch of prompts.
+func generate(ctx context.Context, smp *sampler.Sampler, chat *Chat, tools rollout.ToolRunner, prompts [][]int, o genOptions) ([]rollout.Sample, rollout.Stats, error) {
+	sp := chat.Tok.Special()
+	stops := []int{sp.IMEnd}
+	ends := []int{sp.IMEnd}
+	if sp.EndOfText >= 0 {
+		stops, ends = append(stops, sp.EndOfText), append(ends, sp.EndOfText)
+	}
+	if o.useTools {
+		stops = append(stops, sp.ToolCallEnd)
+	}
+	ss, err := smp.Start(prompts, sampler.Options{
+		MaxNewTokens: o.budget, Temperature: o.temperature, TopP: o.topP, TopK: o.topK,
+		StopIDs: stops, Seed: o.seed,
+	})
+	if err != nil {
+		return nil, rollout.Stats{}, fmt.Errorf("grpo: %w", err)
+	}
+	defer ss.Close()
+	sess := &samplerSession{ss: ss, seen: make([]int, len(prompts))}
+	return rollout.Run(ctx, sess, len(prompts), chat, tools, rollout.Options{
+		Budget: o.budget, MaxTurns: o.maxTurns, UseTools: o.useTools, EndIDs: ends, ToolCallEnd: sp.ToolCallEnd,
+		Concurrency: max(o.concurrency, 1), ToolDeadline: time.Duration(o.toolDeadlineS * float64(time.Second)),
+	})
+}
+
+// WriteSamples writes eval samples as JSONL to path, atomically.
+func WriteSamples(path string, samples []metrics.Sample) error {
+	return atomicfile.Write(path, func(w io.Writer) error { return metrics.WriteSamples(w, samples...) })
+}
+
+// EvalRequest is what `mathrl eval` asks for.
+type EvalRequest struct {
+	Model       string // Hugging Face model folder (a checkpoint of a run is one)
+	Data        string // dataset name, JSONL file or "arith"
+	MaxPrompts  int    // first N problems (0: all)
+	K           int
+	Budget      int
+	Scorer      string
+	UseTools    bool
+	MaxTurns    int
+	Temperature float64
+	TopP        float64
+	Seed        uint64
+	DType       string // float32 or bfloat16
+	Tokenizer   string // "" : the model folder's tokenizer.json; "bytes"
+	Out         string // eval-samples JSONL file
+	BatchSize   int
+}
+
+// RunEval loads a model, evaluates it and writes the samples; it returns the
+// summary at k (avg@k, pass@k, truncation).
+func RunEval(ctx context.Context, backend backends.Backend, req EvalRequest) (metrics.Summary, error) {
+	dtype := dtypes.Float32
+	if req.DType == "bfloat16" {
+		dtype = dtypes.BFloat16
+	}
+	model, err := qwen3.Load(req.Model, dtype)
+	if err != nil {
+		return metrics.Summary{}, err
+	}
+	cfg := Default()
+	cfg.HFCheckpoint, cfg.Tokenizer, cfg.UseTools = req.Model, req.Tokenizer, req.UseTools
+	chat, err := NewChat(cfg, model.Config.VocabSize)
+	if err != nil {
+		return metrics.Summary{}, err
+	}
+	n := req.MaxPrompts
+	if n == 0 {
+		n = 64 // generated tasks: 64 unless asked
+	}
+	problems, err := LoadProblems(req.Data, n, evalSeed(req.Seed), 4)
+	if err != nil {
+		return metrics.Summary{}, err
+	}
+	if req.MaxPrompts > 0 && len(problems) > req.MaxPrompts {
+		problems = problems[:req.MaxPrompts]
+	}
+	var tools rollout.ToolRunner
+	if req.UseTools {
+		tcfg := Default()
+		if tools, _, err = NewToolRunner(tcfg); err != nil {
+			return metrics.Summary{}, err
+		}
+	}
+	samples, err := Evaluate(ctx, sampler.New(backend, model), chat, tools, EvalOptions{
+		ModelName: req.Model, Problems: problems, K: req.K, Budget: req.Budget, Temperature: req.Temperature,
+		TopP: req.TopP, Scorer: req.Scorer, UseTools: req.UseTools, MaxTurns: req.MaxTurns, Seed: req.Seed,
+		BatchSize: req.BatchSize,
+	})
+	if err != nil {
+		return metrics.Summary{}, err
+	}
+	if err := WriteSamples(req.Out, samples); err != nil {
+		return metrics.Summary{}, err
+	}
+	return metrics.Summarize(samples, req.K)
+}
+
+// evalSeed is the seed of the generated evaluation tasks: far from the
+// training tasks' seeds, so the two sets differ.
+func evalSeed(seed uint64) uint64 { return seed + 1_000_003 }

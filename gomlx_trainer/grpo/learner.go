@@ -1,0 +1,147 @@
+package grpo
+
+import (
+	"fmt"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:staticcheck // graph-building code reads better unqualified
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+)
+
+// Batch is a padded training batch, [rows][seq] each. Position t holds what is
+// needed to score the token at t+1: Targets[t] = IDs[t+1], OldLogProbs[t] its
+// sampling log-prob, Weights[t] its loss weight (0 on prompt, tool responses,
+// template glue and padding). Advantages has one entry per row.
+type Batch struct {
+	IDs, Targets [][]int32
+	OldLogProbs  [][]float32
+	RefLogProbs  [][]float32 // nil unless the KL penalty is on
+	Weights      [][]float32
+	Advantages   []float32
+}
+
+// StepStats are the sums one micro-batch's loss graph returns; the trainer adds
+// them up over the micro-batches of an optimizer step.
+type StepStats struct {
+	Loss, PGLoss, Tokens, ClipTokens, KLSum, EntropySum, RatioSum float64
+}
+
+// Add accumulates o into s.
+func (s *StepStats) Add(o StepStats) {
+	s.Loss += o.Loss
+	s.PGLoss += o.PGLoss
+	s.Tokens += o.Tokens
+	s.ClipTokens += o.ClipTokens
+	s.KLSum += o.KLSum
+	s.EntropySum += o.EntropySum
+	s.RatioSum += o.RatioSum
+}
+
+// Learner owns the policy's training graphs: one that adds a micro-batch's
+// gradients into accumulators, one that clips and applies them with AdamW, and
+// one that computes per-token log-probs (for the frozen reference).
+type Learner struct {
+	Model   *qwen3.Model
+	backend backends.Backend
+	vars    []*context.Variable
+	grpo    *context.Exec // (ids, targets, old, ref, adv, w) -> stats
+	sft     *context.Exec // (ids, targets, w) -> stats
+	apply   *context.Exec // (lr) -> grad norm
+	logp    *context.Exec // (ids, targets) -> log-probs
+}
+
+// NewLearner builds the graphs for model (compiled lazily, once per shape).
+// temperature is the sampling temperature the log-probs are computed under.
+func NewLearner(backend backends.Backend, model *qwen3.Model, loss LossConfig, adam AdamWConfig, temperature float64) *Learner {
+	gomlxfix.Install()
+	l := &Learner{Model: model, backend: backend, vars: TrainableVariables(model.Ctx)}
+	cfg := model.Config
+	useRef := loss.KLCoef != 0
+	statsOf := func(out LossOutputs, entropy, w *Node) []*Node {
+		active := ConvertDType(GreaterThan(w, ZerosLike(w)), dtypes.Float32)
+		return []*Node{out.Loss, out.PGLoss, out.Tokens, out.ClipTokens, out.KLSum, ReduceAllSum(Mul(entropy, active)), out.RatioSum}
+	}
+	l.grpo = context.MustNewExec(backend, model.Ctx, func(ctx *context.Context, in []*Node) []*Node {
+		ids, targets, old, ref, adv, w := in[0], in[1], in[2], in[3], in[4], in[5]
+		logp, entropy := TokenLogProbs(qwen3.Logits(ctx, cfg, ids), targets, temperature)
+		if !useRef {
+			ref = nil
+		}
+		out := PolicyLoss(LossInputs{LogProbs: logp, OldLogProbs: old, RefLogProbs: ref, Entropy: entropy, Advantages: adv, Weights: w}, loss)
+		AccumulateGradients(ctx, l.vars, out.Loss)
+		return statsOf(out, entropy, w)
+	})
+	l.sft = context.MustNewExec(backend, model.Ctx, func(ctx *context.Context, ids, targets, w *Node) []*Node {
+		logp, entropy := TokenLogProbs(qwen3.Logits(ctx, cfg, ids), targets, 1)
+		nll := Neg(ReduceAllSum(Mul(w, logp)))
+		AccumulateGradients(ctx, l.vars, nll)
+		zero := ScalarZero(ids.Graph(), dtypes.Float32)
+		active := ConvertDType(GreaterThan(w, ZerosLike(w)), dtypes.Float32)
+		return []*Node{nll, nll, ReduceAllSum(active), zero, zero, ReduceAllSum(Mul(entropy, active)), ReduceAllSum(active)}
+	})
+	l.apply = context.MustNewExec(backend, model.Ctx, func(ctx *context.Context, lr *Node) *Node {
+		return ApplyAdamW(ctx, l.vars, AccumulatedGradients(ctx, l.vars, lr.Graph()), lr, adam)
+	})
+	l.logp = context.MustNewExec(backend, model.Ctx, func(ctx *context.Context, ids, targets *Node) *Node {
+		logp, _ := TokenLogProbs(qwen3.Logits(ctx, cfg, ids), targets, temperature)
+		return logp
+	})
+	return l
+}
+
+// Accumulate runs forward and backward on one micro-batch of GRPO data and adds
+// its gradients to the accumulators.
+func (l *Learner) Accumulate(b Batch) (StepStats, error) {
+	ref := b.RefLogProbs
+	if ref == nil {
+		ref = b.OldLogProbs // unused by the graph
+	}
+	out, err := l.grpo.Exec([]any{b.IDs, b.Targets, b.OldLogProbs, ref, b.Advantages, b.Weights}...)
+	if err != nil {
+		return StepStats{}, fmt.Errorf("grpo: train step: %w", err)
+	}
+	return statsFrom(out)
+}
+
+// AccumulateSFT adds the gradients of the weighted negative log-likelihood of
+// the targets (supervised warm start) to the accumulators.
+func (l *Learner) AccumulateSFT(b Batch) (StepStats, error) {
+	out, err := l.sft.Exec(b.IDs, b.Targets, b.Weights)
+	if err != nil {
+		return StepStats{}, fmt.Errorf("grpo: warm-start step: %w", err)
+	}
+	return statsFrom(out)
+}
+
+// Apply clips the accumulated gradients, takes one AdamW step with learning rate
+// lr, zeroes the accumulators and returns the gradient norm before clipping.
+func (l *Learner) Apply(lr float64) (float64, error) {
+	out, err := l.apply.Exec(float32(lr))
+	if err != nil {
+		return 0, fmt.Errorf("grpo: optimizer step: %w", err)
+	}
+	return float64(out[0].Value().(float32)), nil
+}
+
+// LogProbs returns the per-position log-probs of the targets under the current
+// weights.
+func (l *Learner) LogProbs(ids, targets [][]int32) ([][]float32, error) {
+	out, err := l.logp.Exec(ids, targets)
+	if err != nil {
+		return nil, fmt.Errorf("grpo: log-probs: %w", err)
+	}
+	return out[0].Value().([][]float32), nil
+}
+
+func statsFrom(out []*tensors.Tensor) (StepStats, error) {
+	v := make([]float64, len(out))
+	for i, t := range out {
+		v[i] = float64(t.Value().(float32))
+	}
+	return StepStats{Loss: v[0], PGLoss: v[1], Tokens: v[2], ClipTokens: v[3], KLSum: v[4], EntropySum: v[5], RatioSum: v[6]}, nil
+}

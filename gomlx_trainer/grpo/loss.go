@@ -1,0 +1,138 @@
+package grpo
+
+import (
+	"fmt"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:staticcheck // graph-building code reads better unqualified, as in GoMLX's own examples
+)
+
+// LossConfig holds the knobs of PolicyLoss.
+type LossConfig struct {
+	EpsLow      float64 // ratio clipped below at 1 - EpsLow
+	EpsHigh     float64 // ratio clipped above at 1 + EpsHigh
+	KLCoef      float64 // weight of the KL penalty; 0 turns it off (RefLogProbs may then be nil)
+	KLType      string  // "k1", "k3" or "low_var_kl" (k3 clamped to [-10, 10])
+	EntropyCoef float64 // weight of the entropy bonus; 0 turns it off
+}
+
+// LossInputs are the per-token tensors of one (micro-)batch, all [batch, seq]
+// except Advantages, which is [batch]. Position t of LogProbs is the log-prob of
+// the token at t+1 given the tokens up to t; Weights is zero wherever that token
+// was not sampled by the policy (prompt, tool responses, template glue, padding).
+type LossInputs struct {
+	LogProbs    *Node // current policy, differentiable
+	OldLogProbs *Node // the policy that sampled, recorded at sampling time
+	RefLogProbs *Node // frozen reference policy; only read when KLCoef > 0
+	Entropy     *Node // per-token entropy of the current policy; only read when EntropyCoef > 0, may be nil otherwise
+	Advantages  *Node // one per sequence
+	Weights     *Node // per-token weight of the loss: see TokenWeights
+}
+
+// LossOutputs are scalars. Loss is what the optimizer minimises. The sums are
+// over the tokens with a non-zero weight, so that statistics of several
+// micro-batches add up: divide by Tokens to get a mean.
+type LossOutputs struct {
+	Loss       *Node // Σ w·(pg + KLCoef·kl − EntropyCoef·entropy)
+	PGLoss     *Node // Σ w·pg
+	Tokens     *Node // number of tokens with w > 0
+	ClipTokens *Node // tokens whose clipped term was the larger one (the gradient is cut there)
+	KLSum      *Node // Σ kl over the tokens (0 when KLCoef is 0)
+	RatioSum   *Node // Σ π/π_old over the tokens
+}
+
+// PolicyLoss builds the PPO-clip policy-gradient loss of GRPO/DAPO:
+//
+//	ratio = exp(logp − logp_old)
+//	pg    = max(−A·ratio, −A·clip(ratio, 1−ε_low, 1+ε_high))
+//	loss  = Σ_t w_t · (pg_t + β·kl_t − c·entropy_t)
+//
+// where kl is k1 = logp − logp_ref or k3 = exp(logp_ref − logp) − (logp_ref − logp) − 1.
+// With TokenWeights' token-mean weights the loss is the mean over all response
+// tokens of the global batch; with sequence-mean weights it is the mean of the
+// per-sequence means.
+func PolicyLoss(in LossInputs, cfg LossConfig) LossOutputs {
+	logp := in.LogProbs
+	dtype := logp.DType()
+	g := logp.Graph()
+	b, t := logp.Shape().Dim(0), logp.Shape().Dim(1)
+	in.OldLogProbs.AssertDims(b, t)
+	in.Weights.AssertDims(b, t)
+	in.Advantages.AssertDims(b)
+
+	w := ConvertDType(in.Weights, dtype)
+	adv := ExpandAxes(ConvertDType(in.Advantages, dtype), -1) // [b, 1]
+	oldLogp := StopGradient(ConvertDType(in.OldLogProbs, dtype))
+	active := ConvertDType(GreaterThan(w, ZerosLike(w)), dtype)
+
+	ratio := Exp(Sub(logp, oldLogp))
+	pg1 := Neg(Mul(adv, ratio))
+	pg2 := Neg(Mul(adv, ClipScalar(ratio, 1-cfg.EpsLow, 1+cfg.EpsHigh)))
+	pg := Max(pg1, pg2)
+	clipped := Mul(ConvertDType(GreaterThan(pg2, pg1), dtype), active)
+
+	perToken := pg
+	klSum := ScalarZero(g, dtype)
+	if cfg.KLCoef != 0 {
+		if in.RefLogProbs == nil {
+			panic("grpo: PolicyLoss: KLCoef > 0 needs RefLogProbs")
+		}
+		kl := KL(logp, StopGradient(ConvertDType(in.RefLogProbs, dtype)), cfg.KLType)
+		perToken = Add(perToken, MulScalar(kl, cfg.KLCoef))
+		klSum = ReduceAllSum(Mul(kl, active))
+	}
+	if cfg.EntropyCoef != 0 {
+		if in.Entropy == nil {
+			panic("grpo: PolicyLoss: EntropyCoef > 0 needs Entropy")
+		}
+		perToken = Sub(perToken, MulScalar(ConvertDType(in.Entropy, dtype), cfg.EntropyCoef))
+	}
+	return LossOutputs{
+		Loss:       ReduceAllSum(Mul(w, perToken)),
+		PGLoss:     ReduceAllSum(Mul(w, pg)),
+		Tokens:     ReduceAllSum(active),
+		ClipTokens: ReduceAllSum(clipped),
+		KLSum:      klSum,
+		RatioSum:   ReduceAllSum(Mul(StopGradient(ratio), active)),
+	}
+}
+
+// KL returns the per-token estimate of KL(π‖π_ref) from log-probs of the sampled
+// tokens: "k1" is logp − ref, "k3" is exp(ref − logp) − (ref − logp) − 1 (always
+// ≥ 0, lower variance), "low_var_kl" is k3 clamped to [-10, 10] as in slime.
+func KL(logp, ref *Node, kind string) *Node {
+	switch kind {
+	case "k1":
+		return Sub(logp, ref)
+	case "k3", "low_var_kl":
+		d := Sub(ref, logp)
+		k3 := Sub(Sub(Exp(d), d), OnesLike(d))
+		if kind == "low_var_kl" {
+			k3 = ClipScalar(k3, -10, 10)
+		}
+		return k3
+	}
+	panic(fmt.Sprintf("grpo: KL: unknown kind %q", kind))
+}
+
+// TokenLogProbs returns, for logits [batch, seq, vocab] and targets [batch, seq]
+// (the id that follows each position), the log-probability of each target and
+// the entropy of each position's distribution, both [batch, seq]. Logits are
+// divided by temperature first (as the sampler did), unless it is 0 or 1.
+// The target is picked with a one-hot product, not a slice or gather, so the
+// gradient works on every backend.
+func TokenLogProbs(logits, targets *Node, temperature float64) (logp, entropy *Node) {
+	b, t, v := logits.Shape().Dim(0), logits.Shape().Dim(1), logits.Shape().Dim(2)
+	targets.AssertDims(b, t)
+	if logits.DType() != dtypes.Float32 && logits.DType() != dtypes.Float64 {
+		logits = ConvertDType(logits, dtypes.Float32)
+	}
+	if temperature != 0 && temperature != 1 {
+		logits = DivScalar(logits, temperature)
+	}
+	logSoftmax := LogSoftmax(logits, -1)
+	oneHot := OneHot(targets, v, logits.DType())
+	logp = ReduceSum(Mul(oneHot, logSoftmax), -1)
+	entropy = Neg(ReduceSum(Mul(Exp(logSoftmax), logSoftmax), -1))
+	return logp, entropy
+}

@@ -1,0 +1,113 @@
+package grpo
+
+import (
+	"math"
+	"testing"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:staticcheck
+	"github.com/gomlx/gomlx/pkg/ml/context"
+)
+
+// refAdamW is PyTorch's AdamW step written out one number at a time, after
+// clipping the gradients to a global norm (torch.nn.utils.clip_grad_norm_).
+type refAdamW struct {
+	cfg  AdamWConfig
+	m, v []float64
+	t    int
+}
+
+func (o *refAdamW) step(p, g []float64, lr float64) (norm float64) {
+	if o.m == nil {
+		o.m, o.v = make([]float64, len(p)), make([]float64, len(p))
+	}
+	for _, x := range g {
+		norm += x * x
+	}
+	norm = math.Sqrt(norm)
+	scale := 1.0
+	if o.cfg.ClipNorm > 0 && norm > o.cfg.ClipNorm {
+		scale = o.cfg.ClipNorm / norm
+	}
+	o.t++
+	for i := range p {
+		gi := g[i] * scale
+		p[i] *= 1 - lr*o.cfg.WeightDecay
+		o.m[i] = o.cfg.Beta1*o.m[i] + (1-o.cfg.Beta1)*gi
+		o.v[i] = o.cfg.Beta2*o.v[i] + (1-o.cfg.Beta2)*gi*gi
+		mhat := o.m[i] / (1 - math.Pow(o.cfg.Beta1, float64(o.t)))
+		vhat := o.v[i] / (1 - math.Pow(o.cfg.Beta2, float64(o.t)))
+		p[i] -= lr * mhat / (math.Sqrt(vhat) + o.cfg.Eps)
+	}
+	return norm
+}
+
+// TestAdamWWithAccumulation runs three optimizer steps, each summing the
+// gradients of two micro-batches, and compares every parameter with refAdamW.
+// The loss of a micro-batch is Σ c·p + ½ Σ p², so its gradient is c + p.
+func TestAdamWWithAccumulation(t *testing.T) {
+	backend := testBackend(t)
+	for _, clip := range []float64{0, 0.5} {
+		cfg := AdamWConfig{Beta1: 0.9, Beta2: 0.98, Eps: 1e-8, WeightDecay: 0.1, ClipNorm: clip}
+		ctx := context.New()
+		ctx.In("layer").VariableWithValue("w", []float32{0.5, -1, 2})
+		ctx.In("other").VariableWithValue("b", [][]float32{{0.1, 0.2}, {-0.3, 0.4}})
+		vars := TrainableVariables(ctx)
+		if len(vars) != 2 {
+			t.Fatalf("TrainableVariables = %d, want 2", len(vars))
+		}
+		accumulate := context.MustNewExec(backend, ctx, func(ctx *context.Context, c1, c2 *Node) *Node {
+			g := c1.Graph()
+			loss := Add(
+				Add(ReduceAllSum(Mul(c1, vars[0].ValueGraph(g))), ReduceAllSum(Mul(c2, vars[1].ValueGraph(g)))),
+				MulScalar(Add(ReduceAllSum(Square(vars[0].ValueGraph(g))), ReduceAllSum(Square(vars[1].ValueGraph(g)))), 0.5))
+			AccumulateGradients(ctx, vars, loss)
+			return loss
+		})
+		apply := context.MustNewExec(backend, ctx, func(ctx *context.Context, lr *Node) *Node {
+			return ApplyAdamW(ctx, vars, AccumulatedGradients(ctx, vars, lr.Graph()), lr, cfg)
+		})
+
+		p := []float64{0.5, -1, 2, 0.1, 0.2, -0.3, 0.4}
+		ref := refAdamW{cfg: cfg}
+		micro := [][2][]float32{
+			{{1, 2, -1}, {0.5, 0.5, 0.5, 0.5}},
+			{{-3, 0, 1}, {1, -1, 2, 0}},
+		}
+		for step := 0; step < 3; step++ {
+			lr := LearningRate(step, 2, 0.01)
+			// reference: gradient of the two micro-batches summed, at the current p
+			g := make([]float64, len(p))
+			for _, mb := range micro {
+				c := append(append([]float32{}, mb[0]...), mb[1]...)
+				for i := range p {
+					g[i] += float64(c[i]) + p[i]
+				}
+				accumulate.MustExec(mb[0], [][]float32{mb[1][:2], mb[1][2:]})
+			}
+			wantNorm := ref.step(p, g, lr)
+			gotNorm := float64(apply.MustExec(float32(lr))[0].Value().(float32))
+			if !near(gotNorm, wantNorm, 1e-5) {
+				t.Errorf("clip %v step %d: grad norm %v, want %v", clip, step, gotNorm, wantNorm)
+			}
+			w := vars[0].MustValue().Value().([]float32)
+			b := vars[1].MustValue().Value().([][]float32)
+			got := []float32{w[0], w[1], w[2], b[0][0], b[0][1], b[1][0], b[1][1]}
+			for i := range p {
+				if !near(float64(got[i]), p[i], 1e-5) {
+					t.Errorf("clip %v step %d: param %d = %v, want %v", clip, step, i, got[i], p[i])
+				}
+			}
+		}
+	}
+}
+
+func TestLearningRate(t *testing.T) {
+	for _, tc := range []struct {
+		step, warmup int
+		want         float64
+	}{{0, 0, 1e-6}, {0, 4, 0.25e-6}, {3, 4, 1e-6}, {10, 4, 1e-6}} {
+		if got := LearningRate(tc.step, tc.warmup, 1e-6); math.Abs(got-tc.want) > 1e-18 {
+			t.Errorf("LearningRate(%d, %d) = %g, want %g", tc.step, tc.warmup, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package grpo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
+)
+
+// warmStart runs the supervised warm start: sft_steps steps of sft_batch_size
+// generated traces, whose tool calls are run for real so the tool responses the
+// model learns from are real Python output.
+func warmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, chat *Chat, tools rollout.ToolRunner, train []Problem, log *progress) error {
+	var traces []Problem
+	for _, p := range train {
+		if p.Trace != nil {
+			traces = append(traces, p)
+		}
+	}
+	if len(traces) == 0 {
+		return errors.New("grpo: sft_steps needs generated tasks with traces (prompt_data: arith)")
+	}
+	log.Printf("warm start: %d steps of %d traces, lr %g", cfg.SFTSteps, cfg.SFTBatchSize, cfg.SFTLR)
+	for st.SFTStep < cfg.SFTSteps {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("grpo: warm start interrupted: %w", err)
+		}
+		batch := make([]Problem, cfg.SFTBatchSize)
+		for i := range batch {
+			// traces are taken from the end of the list, training prompts from its start
+			batch[i] = traces[len(traces)-1-(st.SFTStep*cfg.SFTBatchSize+i)%len(traces)]
+		}
+		seqs, err := traceSequences(ctx, chat, tools, batch, cfg.ToolConcurrency)
+		if err != nil {
+			return err
+		}
+		masks := make([][]float32, len(seqs))
+		for i := range seqs {
+			masks[i] = seqs[i].Mask
+		}
+		for i, w := range TokenWeights(masks, true) {
+			seqs[i].Weights = w
+		}
+		micro := cfg.MicroBatchSize
+		if micro <= 0 {
+			micro = len(seqs)
+		}
+		var ss StepStats
+		for m := 0; m < len(seqs); m += micro {
+			b, err := PackBatch(seqs[m:min(m+micro, len(seqs))])
+			if err != nil {
+				return err
+			}
+			s, err := l.AccumulateSFT(b)
+			if err != nil {
+				return err
+			}
+			ss.Add(s)
+		}
+		if _, err := l.Apply(cfg.SFTLR); err != nil {
+			return err
+		}
+		st.SFTStep++
+		if st.SFTStep%10 == 0 || st.SFTStep == cfg.SFTSteps {
+			log.Printf("warm start step %d/%d: loss per token %.4f", st.SFTStep, cfg.SFTSteps, ss.Loss)
+		}
+	}
+	return nil
+}
+
+// traceSequences renders the traces of problems, running their code through
+// tools (concurrently) to get the real tool output.
+func traceSequences(ctx context.Context, chat *Chat, tools rollout.ToolRunner, problems []Problem, concurrency int) ([]Sequence, error) {
+	outputs := make([]string, len(problems))
+	errs := make([]error, len(problems))
+	sem := make(chan struct{}, max(concurrency, 1))
+	var wg sync.WaitGroup
+	for i, p := range problems {
+		if p.Trace.Code == "" {
+			continue
+		}
+		if tools == nil {
+			return nil, errors.New("grpo: warm-start traces call the tool, but no tool runner is set")
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			out, err := tools.Run(ctx, p.Trace.Code)
+			if err == nil && out.Failed {
+				err = fmt.Errorf("trace code %q failed: %s", p.Trace.Code, out.Text)
+			}
+			outputs[i], errs[i] = out.Text, err
+		}()
+	}
+	wg.Wait()
+	seqs := make([]Sequence, len(problems))
+	for i, p := range problems {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("grpo: warm start: %w", errs[i])
+		}
+		s, err := chat.TraceSequence(*p.Trace, outputs[i])
+		if err != nil {
+			return nil, err
+		}
+		seqs[i] = s
+	}
+	return seqs, nil
+}
+
+// ResetOptimizer sets the AdamW moments and step counter to zero (between the
+// warm start and GRPO, whose learning rates and loss scales differ).
+func ResetOptimizer(ctx *mlctx.Context) error {
+	for v := range ctx.IterVariables() {
+		if strings.HasPrefix(v.Scope(), AdamScope) {
+			if err := v.SetValue(tensors.FromShape(v.Shape())); err != nil {
+				return fmt.Errorf("grpo: reset optimizer: %w", err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package qwen3
+
+import (
+	"strings"
+	"testing"
+)
+
+const tinyConfig = `{"architectures":["Qwen3ForCausalLM"],"model_type":"qwen3","vocab_size":1024,"hidden_size":64,
+"intermediate_size":160,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"head_dim":16,
+"rms_norm_eps":1e-06,"rope_parameters":{"rope_theta":1000000.0,"rope_type":"default"},"sliding_window":null,
+"use_sliding_window":false,"tie_word_embeddings":true,"eos_token_id":2,"bos_token_id":1,"dtype":"bfloat16",
+"layer_types":["full_attention","full_attention"],"hidden_act":"silu","attention_bias":false}`
+
+func TestParseConfig(t *testing.T) {
+	cfg, err := ParseConfig([]byte(tinyConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.RopeTheta != 1e6 || cfg.HeadDim != 16 || cfg.KVHeads != 2 || !cfg.TieEmbeddings || !cfg.RopeBF16 ||
+		len(cfg.EOSTokenIDs) != 1 || cfg.EOSTokenIDs[0] != 2 {
+		t.Errorf("parsed %+v", cfg)
+	}
+	// The older layout: top-level rope_theta, no head_dim, eos list, float32.
+	old := `{"model_type":"qwen3","vocab_size":100,"hidden_size":32,"intermediate_size":64,"num_hidden_layers":1,
+	"num_attention_heads":4,"rope_theta":10000,"rope_scaling":null,"eos_token_id":[5,6],"torch_dtype":"float32",
+	"tie_word_embeddings":false}`
+	cfg, err = ParseConfig([]byte(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.RopeTheta != 10000 || cfg.HeadDim != 8 || cfg.KVHeads != 4 || cfg.TieEmbeddings || cfg.RopeBF16 ||
+		len(cfg.EOSTokenIDs) != 2 {
+		t.Errorf("parsed %+v", cfg)
+	}
+	// MarshalHF then ParseConfig gives the same config back.
+	data, err := cfg.MarshalHF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseConfig(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Hidden != cfg.Hidden || back.RopeTheta != cfg.RopeTheta || back.TieEmbeddings != cfg.TieEmbeddings ||
+		back.HeadDim != cfg.HeadDim || len(back.EOSTokenIDs) != 2 {
+		t.Errorf("round trip: %+v, want %+v", back, cfg)
+	}
+}
+
+func TestParseConfigRejects(t *testing.T) {
+	for _, tc := range []struct{ name, edit, wantField string }{
+		{"moe", `"model_type":"qwen3_moe"`, "model_type"},
+		{"sliding window", `"use_sliding_window":true`, "use_sliding_window"},
+		{"sliding layer", `"layer_types":["full_attention","sliding_attention"]`, "layer_types"},
+		{"yarn in rope_parameters", `"rope_parameters":{"rope_theta":1e6,"rope_type":"yarn","factor":4}`, "rope_parameters"},
+		{"attention bias", `"attention_bias":true`, "attention_bias"},
+		{"gelu", `"hidden_act":"gelu"`, "hidden_act"},
+		{"heads not divisible", `"num_key_value_heads":3`, "num_key_value_heads"},
+		{"eos outside vocab", `"eos_token_id":5000`, "eos_token_id"},
+		{"linear rope_scaling", `"rope_scaling":{"type":"linear","factor":2}`, "rope_scaling"},
+		{"missing hidden", `"hidden_size":null`, "hidden_size"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := tc.edit[:strings.Index(tc.edit, ":")]
+			// Replace the key's value in tinyConfig, or add it.
+			cfgText := tinyConfig
+			if i := strings.Index(cfgText, key+":"); i >= 0 {
+				j := i + len(key) + 1
+				depth := 0
+				for ; j < len(cfgText); j++ {
+					c := cfgText[j]
+					if c == '{' || c == '[' {
+						depth++
+					} else if c == '}' || c == ']' {
+						if depth == 0 {
+							break
+						}
+						depth--
+					} else if c == ',' && depth == 0 {
+						break
+					}
+				}
+				cfgText = cfgText[:i] + tc.edit + cfgText[j:]
+			} else {
+				cfgText = "{" + tc.edit + "," + cfgText[1:]
+			}
+			_, err := ParseConfig([]byte(cfgText))
+			if err == nil {
+				t.Fatalf("no error for %s", cfgText)
+			}
+			if !strings.Contains(err.Error(), tc.wantField) || !strings.HasPrefix(err.Error(), "qwen3: ") {
+				t.Errorf("error %q does not name %q", err, tc.wantField)
+			}
+		})
+	}
+}
+
+func TestNamedConfigs(t *testing.T) {
+	for _, name := range ConfigNames() {
+		cfg, err := NamedConfig(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// Parameter counts of the released models (from their model cards; embeddings included).
+	for name, want := range map[string]float64{"qwen3-0.6b": 0.6e9, "qwen3-4b": 4.0e9, "qwen3-8b": 8.2e9} {
+		cfg, _ := NamedConfig(name)
+		if got := float64(cfg.Params()); got < 0.9*want || got > 1.1*want {
+			t.Errorf("%s: %.3g parameters, want about %.3g", name, got, want)
+		}
+	}
+	if _, err := NamedConfig("qwen3-70b"); err == nil {
+		t.Error("unknown config: no error")
+	}
+}
+
+func TestVariableNames(t *testing.T) {
+	for _, tc := range []struct{ tensor, scope, name string }{
+		{"model.layers.3.self_attn.q_proj.weight", "/model/layers/3/self_attn/q_proj", "weight"},
+		{"model.embed_tokens.weight", "/model/embed_tokens", "weight"},
+		{"lm_head.weight", "/lm_head", "weight"},
+	} {
+		scope, name := VariableName(tc.tensor)
+		if scope != tc.scope || name != tc.name {
+			t.Errorf("VariableName(%q) = %q, %q, want %q, %q", tc.tensor, scope, name, tc.scope, tc.name)
+		}
+		if back := TensorName(scope, name); back != tc.tensor {
+			t.Errorf("TensorName(%q, %q) = %q, want %q", scope, name, back, tc.tensor)
+		}
+	}
+}

@@ -1,0 +1,25 @@
+// Package qwen3 is the Qwen3 language model in GoMLX: its config.json, its
+// safetensors checkpoints (read lazily, tensor by tensor, and written back in the
+// Hugging Face layout), and the model graph (RMSNorm, rotary position embeddings,
+// grouped-query attention with q/k norms, SwiGLU, tied or untied head), in float32
+// or bfloat16.
+//
+// # Weights
+//
+// Each Hugging Face tensor name maps to one GoMLX context variable: the dotted name
+// becomes the scope and its last element the variable name, so
+// "model.layers.3.self_attn.q_proj.weight" is the variable "weight" in the scope
+// "/model/layers/3/self_attn/q_proj" (see VariableName and TensorName). Weights keep
+// the Hugging Face layout ([out, in] for linear layers), so loading and saving
+// never transposes.
+//
+// # Graph functions
+//
+// Logits gives the logits of every position for a batch of right-padded token ids
+// (causal attention, no cache); TokenLogProbs gives the log-probability of each
+// token under the model, for training. Extend runs a chunk of tokens against a
+// key/value cache and is what package sampler drives to generate.
+//
+// The package leaves tokenization to package tokenizer, sampling loops to package
+// sampler and optimisation to package grpo.
+package qwen3

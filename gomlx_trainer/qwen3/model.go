@@ -1,0 +1,207 @@
+package qwen3
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
+)
+
+// maskedScore is added to attention scores of keys a query may not see; it is
+// finite so that a row with no visible key gives a uniform (ignored) row, not NaN.
+const maskedScore = -1e30
+
+// weight returns the graph value of a Hugging Face tensor's variable.
+func weight(ctx *context.Context, g *Graph, name string) *Node {
+	scope, vname := VariableName(name)
+	v := ctx.GetVariableByScopeAndName(scope, vname)
+	if v == nil {
+		panic(fmt.Errorf("qwen3: weight %q not loaded", name))
+	}
+	return v.ValueGraph(g)
+}
+
+// linear applies a Hugging Face linear weight [out, in] to x's last axis.
+func linear(x, w *Node) *Node {
+	return DotGeneral(x, []int{x.Rank() - 1}, nil, w, []int{1}, nil)
+}
+
+// rmsNorm normalises x's last axis in float32, as transformers does, then scales
+// by w in x's dtype. It uses 1/Sqrt rather than Rsqrt so that it differentiates
+// on every backend.
+func rmsNorm(x, w *Node, eps float64) *Node {
+	xf := ConvertDType(x, dtypes.Float32)
+	variance := ReduceAndKeep(Square(xf), ReduceMean, -1)
+	normed := Div(xf, Sqrt(AddScalar(variance, eps)))
+	return Mul(ExpandLeftToRank(w, x.Rank()), ConvertDType(normed, x.DType()))
+}
+
+// ropeTables returns cos and sin [batch, seq, headDim] (in dtype) for int32
+// positions [batch, seq]: angle(p, i) = p * theta^(-2i/headDim), repeated for
+// both halves of the head as transformers' default RoPE does.
+func ropeTables(cfg Config, positions *Node, dtype dtypes.DType) (cos, sin *Node) {
+	g := positions.Graph()
+	half := cfg.HeadDim / 2
+	inv := make([]float32, half)
+	for i := range inv {
+		// transformers computes this in float32: 1 / theta^(float32(2i)/dim).
+		inv[i] = float32(1 / math.Pow(cfg.RopeTheta, float64(float32(2*i)/float32(cfg.HeadDim))))
+		if cfg.RopeBF16 {
+			inv[i] = toBF16(inv[i]).Float32()
+		}
+	}
+	invFreq := Reshape(Const(g, inv), 1, 1, half)
+	angles := Mul(InsertAxes(ConvertDType(positions, dtypes.Float32), -1), invFreq) // [b, s, half]
+	angles = Concatenate([]*Node{angles, angles}, -1)                               // [b, s, headDim]
+	return ConvertDType(Cos(angles), dtype), ConvertDType(Sin(angles), dtype)
+}
+
+// applyRope rotates x [batch, seq, heads, headDim] by the tables [batch, seq, headDim].
+func applyRope(x, cos, sin *Node) *Node {
+	half := x.Shape().Dimensions[3] / 2
+	x1 := Slice(x, AxisRange(), AxisRange(), AxisRange(), AxisRange(0, half))
+	x2 := Slice(x, AxisRange(), AxisRange(), AxisRange(), AxisRange(half))
+	rotated := Concatenate([]*Node{Neg(x2), x1}, -1)
+	cos, sin = InsertAxes(cos, 2), InsertAxes(sin, 2)
+	return Add(Mul(x, cos), Mul(rotated, sin))
+}
+
+// attention is grouped-query attention. q: [b, t, heads, hd]; k, v: [b, s, kvHeads, hd];
+// visible: bool [b, t, s], true where query t may attend to key s. Scores and
+// softmax are computed in float32. Returns [b, t, heads*hd].
+func attention(cfg Config, q, k, v, visible *Node) *Node {
+	b, t := q.Shape().Dimensions[0], q.Shape().Dimensions[1]
+	s := k.Shape().Dimensions[1]
+	groups := cfg.Heads / cfg.KVHeads
+	qg := Reshape(q, b, t, cfg.KVHeads, groups, cfg.HeadDim)
+	scores := DotGeneral(qg, []int{4}, []int{0, 2}, k, []int{3}, []int{0, 2}) // [b, kv, t, g, s]
+	scores.AssertDims(b, cfg.KVHeads, t, groups, s)
+	scores = MulScalar(ConvertDType(scores, dtypes.Float32), 1/math.Sqrt(float64(cfg.HeadDim)))
+	mask := BroadcastToDims(Reshape(visible, b, 1, t, 1, s), b, cfg.KVHeads, t, groups, s)
+	scores = Where(mask, scores, Scalar(q.Graph(), dtypes.Float32, maskedScore))
+	probs := ConvertDType(Softmax(scores, -1), q.DType())
+	out := DotGeneral(probs, []int{4}, []int{0, 1}, v, []int{1}, []int{0, 2}) // [b, kv, t, g, hd]
+	out = TransposeAllAxes(out, 0, 2, 1, 3, 4)                                // [b, t, kv, g, hd]
+	return Reshape(out, b, t, cfg.Heads*cfg.HeadDim)
+}
+
+// kvFunc receives a layer's new keys and values [b, t, kvHeads, hd] and returns the
+// keys and values to attend to [b, s, kvHeads, hd] with the visibility mask [b, t, s].
+type kvFunc func(layer int, k, v *Node) (keys, values, visible *Node)
+
+// decoder runs the embedding and every layer on ids [b, t] at int32 positions
+// [b, t], and returns the final normalised hidden states [b, t, hidden].
+func decoder(ctx *context.Context, cfg Config, ids, positions *Node, kv kvFunc) *Node {
+	gomlxfix.Install()
+	g := ids.Graph()
+	b, t := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
+	emb := weight(ctx, g, "model.embed_tokens.weight")
+	dtype := emb.DType()
+	x := Gather(emb, InsertAxes(ConvertDType(ids, dtypes.Int32), -1)) // [b, t, hidden]
+	x.AssertDims(b, t, cfg.Hidden)
+	cos, sin := ropeTables(cfg, positions, dtype)
+	eps := cfg.RMSNormEps
+	for i := 0; i < cfg.Layers; i++ {
+		w := func(name string) *Node { return weight(ctx, g, fmt.Sprintf("model.layers.%d.%s.weight", i, name)) }
+		h := rmsNorm(x, w("input_layernorm"), eps)
+		q := Reshape(linear(h, w("self_attn.q_proj")), b, t, cfg.Heads, cfg.HeadDim)
+		k := Reshape(linear(h, w("self_attn.k_proj")), b, t, cfg.KVHeads, cfg.HeadDim)
+		v := Reshape(linear(h, w("self_attn.v_proj")), b, t, cfg.KVHeads, cfg.HeadDim)
+		q = applyRope(rmsNorm(q, w("self_attn.q_norm"), eps), cos, sin)
+		k = applyRope(rmsNorm(k, w("self_attn.k_norm"), eps), cos, sin)
+		keys, values, visible := kv(i, k, v)
+		x = Add(x, linear(attention(cfg, q, keys, values, visible), w("self_attn.o_proj")))
+		h = rmsNorm(x, w("post_attention_layernorm"), eps)
+		gate := linear(h, w("mlp.gate_proj"))
+		up := linear(h, w("mlp.up_proj"))
+		x = Add(x, linear(Mul(Mul(gate, Sigmoid(gate)), up), w("mlp.down_proj")))
+		x.AssertDims(b, t, cfg.Hidden)
+	}
+	return rmsNorm(x, weight(ctx, g, "model.norm.weight"), eps)
+}
+
+// head maps hidden states [..., hidden] to float32 logits [..., vocab] with
+// lm_head, or with the embedding when the embeddings are tied.
+func head(ctx *context.Context, cfg Config, h *Node) *Node {
+	name := "lm_head.weight"
+	if cfg.TieEmbeddings {
+		name = "model.embed_tokens.weight"
+	}
+	return ConvertDType(linear(h, weight(ctx, h.Graph(), name)), dtypes.Float32)
+}
+
+// causal returns the causal visibility mask [b, t, t] for self-attention.
+func causal(g *Graph, b, t int) *Node {
+	rows := Iota(g, shapes.Make(dtypes.Int32, b, t, t), 1)
+	cols := Iota(g, shapes.Make(dtypes.Int32, b, t, t), 2)
+	return LessOrEqual(cols, rows)
+}
+
+// Logits returns the float32 logits [batch, seq, vocab] for token ids [batch,
+// seq] (any integer dtype), with causal attention and positions 0..seq-1. Rows
+// padded on the right need no mask: padding never changes earlier positions.
+func Logits(ctx *context.Context, cfg Config, ids *Node) *Node {
+	return head(ctx, cfg, Hidden(ctx, cfg, ids))
+}
+
+// Hidden returns the final normalised hidden states [batch, seq, hidden] for ids
+// [batch, seq] (causal attention, positions 0..seq-1).
+func Hidden(ctx *context.Context, cfg Config, ids *Node) *Node {
+	g := ids.Graph()
+	b, t := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
+	positions := Iota(g, shapes.Make(dtypes.Int32, b, t), 1)
+	visible := causal(g, b, t)
+	return decoder(ctx, cfg, ids, positions, func(_ int, k, v *Node) (*Node, *Node, *Node) { return k, v, visible })
+}
+
+// TokenLogProbs returns, for token ids [batch, seq], the float32 log-probability
+// [batch, seq] of each token given the ones before it under
+// log_softmax(logits / temperature); position 0 has no prediction and is 0.
+// This is the per-token log-probability that GRPO's loss needs, and it can be
+// differentiated (the logits enter through a Gather and a log-sum-exp, so no
+// [batch, seq, vocab] one-hot is built). Right padding needs no mask; mask the
+// result instead.
+func TokenLogProbs(ctx *context.Context, cfg Config, ids *Node, temperature float64) *Node {
+	g := ids.Graph()
+	b, t := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
+	logits := Logits(ctx, cfg, ids) // [b, t, vocab]
+	if t == 1 {
+		return Zeros(g, shapes.Make(dtypes.Float32, b, 1))
+	}
+	if temperature > 0 && temperature != 1 {
+		logits = MulScalar(logits, 1/temperature)
+	}
+	ids32 := ConvertDType(ids, dtypes.Int32)
+	// next[b, i] = ids[b, i+1]; the last column is a placeholder that is dropped.
+	next := Concatenate([]*Node{Slice(ids32, AxisRange(), AxisRange(1)), Zeros(g, shapes.Make(dtypes.Int32, b, 1))}, 1)
+	index := Concatenate([]*Node{
+		InsertAxes(Iota(g, shapes.Make(dtypes.Int32, b, t), 0), -1),
+		InsertAxes(Iota(g, shapes.Make(dtypes.Int32, b, t), 1), -1),
+		InsertAxes(next, -1),
+	}, -1) // [b, t, 3]
+	picked := Gather(logits, index) // [b, t]
+	maxLogit := StopGradient(ReduceAndKeep(logits, ReduceMax, -1))
+	lse := Add(Log(ReduceSum(Exp(Sub(logits, maxLogit)), -1)), Squeeze(maxLogit, -1))
+	nextLogProbs := Sub(picked, lse) // [b, t]: log p(ids[i+1] | ids[<=i])
+	return Concatenate([]*Node{Zeros(g, shapes.Make(dtypes.Float32, b, 1)),
+		Slice(nextLogProbs, AxisRange(), AxisRange(0, t-1))}, 1)
+}
+
+// LastLogits returns the float32 logits [batch, vocab] after each row's last
+// real token, for right-padded ids [batch, seq] with lens [batch] real tokens
+// (1 to seq). Only those rows of hidden states go through the head, which
+// matters for a large vocabulary.
+func LastLogits(ctx *context.Context, cfg Config, ids, lens *Node) *Node {
+	g := ids.Graph()
+	b, t := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
+	h := Hidden(ctx, cfg, ids)
+	isLast := Equal(Iota(g, shapes.Make(dtypes.Int32, b, t), 1),
+		BroadcastToDims(InsertAxes(AddScalar(ConvertDType(lens, dtypes.Int32), -1), -1), b, t))
+	last := DotGeneral(ConvertDType(isLast, h.DType()), []int{1}, []int{0}, h, []int{1}, []int{0}) // [b, hidden]
+	return head(ctx, cfg, last)
+}

@@ -1,0 +1,62 @@
+package qwen3
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gomlx/gomlx/pkg/ml/context"
+)
+
+// VariableName maps a Hugging Face tensor name to the GoMLX context scope and
+// variable name that hold it: "model.layers.3.mlp.up_proj.weight" is the variable
+// "weight" in scope "/model/layers/3/mlp/up_proj".
+func VariableName(tensor string) (scope, name string) {
+	i := strings.LastIndex(tensor, ".")
+	if i < 0 {
+		return context.RootScope, tensor
+	}
+	return context.ScopeSeparator + strings.ReplaceAll(tensor[:i], ".", context.ScopeSeparator), tensor[i+1:]
+}
+
+// TensorName is the inverse of VariableName.
+func TensorName(scope, name string) string {
+	scope = strings.Trim(scope, context.ScopeSeparator)
+	if scope == "" {
+		return name
+	}
+	return strings.ReplaceAll(scope, context.ScopeSeparator, ".") + "." + name
+}
+
+// TensorSpec is one weight of the model: its Hugging Face name and shape.
+type TensorSpec struct {
+	Name  string
+	Shape []int
+}
+
+// Tensors lists every weight of a model with this config, in a stable order, with
+// the shapes transformers uses (linear layers are [out, in]).
+func (c Config) Tensors() []TensorSpec {
+	h, q, kv := c.Hidden, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	specs := []TensorSpec{{"model.embed_tokens.weight", []int{c.VocabSize, h}}}
+	for i := 0; i < c.Layers; i++ {
+		p := fmt.Sprintf("model.layers.%d.", i)
+		specs = append(specs,
+			TensorSpec{p + "input_layernorm.weight", []int{h}},
+			TensorSpec{p + "self_attn.q_proj.weight", []int{q, h}},
+			TensorSpec{p + "self_attn.k_proj.weight", []int{kv, h}},
+			TensorSpec{p + "self_attn.v_proj.weight", []int{kv, h}},
+			TensorSpec{p + "self_attn.o_proj.weight", []int{h, q}},
+			TensorSpec{p + "self_attn.q_norm.weight", []int{c.HeadDim}},
+			TensorSpec{p + "self_attn.k_norm.weight", []int{c.HeadDim}},
+			TensorSpec{p + "post_attention_layernorm.weight", []int{h}},
+			TensorSpec{p + "mlp.gate_proj.weight", []int{c.Intermediate, h}},
+			TensorSpec{p + "mlp.up_proj.weight", []int{c.Intermediate, h}},
+			TensorSpec{p + "mlp.down_proj.weight", []int{h, c.Intermediate}},
+		)
+	}
+	specs = append(specs, TensorSpec{"model.norm.weight", []int{h}})
+	if !c.TieEmbeddings {
+		specs = append(specs, TensorSpec{"lm_head.weight", []int{c.VocabSize, h}})
+	}
+	return specs
+}

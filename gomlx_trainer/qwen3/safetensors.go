@@ -1,0 +1,410 @@
+package qwen3
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/dtypes/bfloat16"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/mathrl/mathrl/internal/atomicfile"
+)
+
+// TensorInfo describes one tensor of a safetensors file.
+type TensorInfo struct {
+	Name  string
+	DType string // safetensors dtype: "BF16", "F16" or "F32"
+	Shape []int
+	file  string
+	begin int64 // absolute offset of the data in file
+	end   int64
+}
+
+// Checkpoint is a set of safetensors files opened lazily: only the headers are
+// read when it is opened, and each tensor's bytes are read when asked for, so a
+// large checkpoint is never held in memory as a whole.
+type Checkpoint struct {
+	tensors map[string]TensorInfo
+	files   map[string]*os.File
+}
+
+// OpenCheckpoint opens dir/model.safetensors, or the shards listed in
+// dir/model.safetensors.index.json.
+func OpenCheckpoint(dir string) (*Checkpoint, error) {
+	c := &Checkpoint{tensors: map[string]TensorInfo{}, files: map[string]*os.File{}}
+	index := filepath.Join(dir, "model.safetensors.index.json")
+	var files []string
+	var weightMap map[string]string
+	if data, err := os.ReadFile(index); err == nil {
+		var idx struct {
+			WeightMap map[string]string `json:"weight_map"`
+		}
+		if err := json.Unmarshal(data, &idx); err != nil {
+			return nil, fmt.Errorf("qwen3: %s: %w", index, err)
+		}
+		if len(idx.WeightMap) == 0 {
+			return nil, fmt.Errorf("qwen3: %s: field \"weight_map\": empty or missing", index)
+		}
+		seen := map[string]bool{}
+		for _, f := range idx.WeightMap {
+			if !seen[f] {
+				seen[f] = true
+				files = append(files, f)
+			}
+		}
+		sort.Strings(files)
+		weightMap = idx.WeightMap
+	} else if errors.Is(err, os.ErrNotExist) {
+		files = []string{"model.safetensors"}
+	} else {
+		return nil, fmt.Errorf("qwen3: %w", err)
+	}
+	for _, f := range files {
+		if strings.Contains(f, "/") || strings.Contains(f, `\`) {
+			return nil, fmt.Errorf("qwen3: %s: shard name %q must be a plain file name", index, f)
+		}
+		path := filepath.Join(dir, f)
+		infos, file, err := readHeader(path)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.files[path] = file
+		for _, info := range infos {
+			if prev, dup := c.tensors[info.Name]; dup {
+				c.Close()
+				return nil, fmt.Errorf("qwen3: tensor %q is in both %s and %s", info.Name, prev.file, path)
+			}
+			c.tensors[info.Name] = info
+		}
+	}
+	for name, f := range weightMap {
+		if info, ok := c.tensors[name]; !ok || filepath.Base(info.file) != f {
+			c.Close()
+			return nil, fmt.Errorf("qwen3: %s: tensor %q is not in shard %s", index, name, f)
+		}
+	}
+	return c, nil
+}
+
+// readHeader parses a safetensors header and checks every tensor's byte range.
+func readHeader(path string) ([]TensorInfo, *os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("qwen3: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("qwen3: %w", err)
+	}
+	var lenBuf [8]byte
+	if _, err := io.ReadFull(f, lenBuf[:]); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("qwen3: %s: header length: %w", path, err)
+	}
+	n := binary.LittleEndian.Uint64(lenBuf[:])
+	if n > 100<<20 || int64(n)+8 > st.Size() {
+		f.Close()
+		return nil, nil, fmt.Errorf("qwen3: %s: header length %d does not fit a %d-byte file", path, n, st.Size())
+	}
+	hdr := make([]byte, n)
+	if _, err := io.ReadFull(f, hdr); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("qwen3: %s: header: %w", path, err)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(hdr, &raw); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("qwen3: %s: header: %w", path, err)
+	}
+	dataStart := int64(8 + n)
+	var infos []TensorInfo
+	for name, msg := range raw {
+		if name == "__metadata__" {
+			continue
+		}
+		var e struct {
+			DType   string  `json:"dtype"`
+			Shape   []int   `json:"shape"`
+			Offsets []int64 `json:"data_offsets"`
+		}
+		if err := json.Unmarshal(msg, &e); err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("qwen3: %s: tensor %q: %w", path, name, err)
+		}
+		size, ok := dtypeSize[e.DType]
+		if !ok {
+			f.Close()
+			return nil, nil, fmt.Errorf("qwen3: %s: tensor %q: dtype %q not supported (BF16, F16, F32)", path, name, e.DType)
+		}
+		count := int64(1)
+		for _, d := range e.Shape {
+			if d < 0 {
+				f.Close()
+				return nil, nil, fmt.Errorf("qwen3: %s: tensor %q: negative dimension in shape %v", path, name, e.Shape)
+			}
+			count *= int64(d)
+		}
+		if len(e.Offsets) != 2 || e.Offsets[1]-e.Offsets[0] != count*size || e.Offsets[0] < 0 ||
+			dataStart+e.Offsets[1] > st.Size() {
+			f.Close()
+			return nil, nil, fmt.Errorf("qwen3: %s: tensor %q: data_offsets %v do not hold %s%v in a %d-byte file",
+				path, name, e.Offsets, e.DType, e.Shape, st.Size())
+		}
+		infos = append(infos, TensorInfo{Name: name, DType: e.DType, Shape: e.Shape, file: path,
+			begin: dataStart + e.Offsets[0], end: dataStart + e.Offsets[1]})
+	}
+	return infos, f, nil
+}
+
+var dtypeSize = map[string]int64{"BF16": 2, "F16": 2, "F32": 4}
+
+// Names returns the names of all tensors, sorted.
+func (c *Checkpoint) Names() []string {
+	names := make([]string, 0, len(c.tensors))
+	for n := range c.tensors {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Info returns the description of a tensor.
+func (c *Checkpoint) Info(name string) (TensorInfo, bool) {
+	info, ok := c.tensors[name]
+	return info, ok
+}
+
+// Read reads one tensor and converts it to dtype (Float32 or BFloat16).
+func (c *Checkpoint) Read(name string, dtype dtypes.DType) (*tensors.Tensor, error) {
+	info, ok := c.tensors[name]
+	if !ok {
+		return nil, fmt.Errorf("qwen3: tensor %q not in checkpoint", name)
+	}
+	raw := make([]byte, info.end-info.begin)
+	if _, err := c.files[info.file].ReadAt(raw, info.begin); err != nil {
+		return nil, fmt.Errorf("qwen3: %s: tensor %q: %w", info.file, name, err)
+	}
+	t := tensors.FromShape(shapes.Make(dtype, info.Shape...))
+	var err error
+	switch dtype {
+	case dtypes.Float32:
+		tensors.MustMutableFlatData(t, func(flat []float32) { err = decodeFloat32(raw, info.DType, flat) })
+	case dtypes.BFloat16:
+		tensors.MustMutableFlatData(t, func(flat []bfloat16.BFloat16) {
+			if info.DType == "BF16" {
+				for i := range flat {
+					flat[i] = bfloat16.FromBits(binary.LittleEndian.Uint16(raw[2*i:]))
+				}
+				return
+			}
+			tmp := make([]float32, len(flat))
+			if err = decodeFloat32(raw, info.DType, tmp); err == nil {
+				for i, v := range tmp {
+					flat[i] = toBF16(v)
+				}
+			}
+		})
+	default:
+		return nil, fmt.Errorf("qwen3: tensor %q: cannot convert to %s (Float32 or BFloat16)", name, dtype)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("qwen3: tensor %q: %w", name, err)
+	}
+	return t, nil
+}
+
+// Close closes the files.
+func (c *Checkpoint) Close() error {
+	var first error
+	for _, f := range c.files {
+		if err := f.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	c.files = map[string]*os.File{}
+	return first
+}
+
+func decodeFloat32(raw []byte, dtype string, out []float32) error {
+	switch dtype {
+	case "F32":
+		for i := range out {
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+	case "BF16":
+		for i := range out {
+			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:])) << 16)
+		}
+	case "F16":
+		for i := range out {
+			out[i] = float16ToFloat32(binary.LittleEndian.Uint16(raw[2*i:]))
+		}
+	default:
+		return fmt.Errorf("dtype %q not supported", dtype)
+	}
+	return nil
+}
+
+// float16ToFloat32 converts IEEE 754 half precision bits to float32.
+func float16ToFloat32(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	mant := uint32(h) & 0x3ff
+	switch {
+	case exp == 0 && mant == 0:
+		return math.Float32frombits(sign)
+	case exp == 0: // subnormal: mant * 2^-24
+		v := float32(mant) * float32(math.Ldexp(1, -24))
+		if sign != 0 {
+			v = -v
+		}
+		return v
+	case exp == 0x1f:
+		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
+	default:
+		return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
+	}
+}
+
+// float32ToFloat16 converts to IEEE 754 half precision, rounding to nearest even.
+func float32ToFloat16(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int32(b>>23) & 0xff
+	mant := b & 0x7fffff
+	if exp == 0xff { // Inf or NaN
+		if mant != 0 {
+			return sign | 0x7e00
+		}
+		return sign | 0x7c00
+	}
+	e := exp - 127 + 15
+	if e >= 0x1f {
+		return sign | 0x7c00
+	}
+	if e <= 0 {
+		if e < -10 {
+			return sign
+		}
+		mant |= 0x800000
+		shift := uint32(14 - e)
+		half := mant >> shift
+		rem := mant & (1<<shift - 1)
+		mid := uint32(1) << (shift - 1)
+		if rem > mid || (rem == mid && half&1 == 1) {
+			half++
+		}
+		return sign | uint16(half)
+	}
+	half := uint32(e)<<10 | mant>>13
+	rem := mant & 0x1fff
+	if rem > 0x1000 || (rem == 0x1000 && half&1 == 1) {
+		half++ // may carry into the exponent, which is still correct
+	}
+	return sign | uint16(half)
+}
+
+// float32ToBF16 rounds to nearest even, as PyTorch does, keeping NaN a NaN.
+// (GoMLX's bfloat16.FromFloat32 truncates instead.)
+func float32ToBF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	if b&0x7fffffff > 0x7f800000 {
+		return uint16(b>>16) | 0x40 // quiet NaN
+	}
+	b += 0x7fff + (b>>16)&1
+	return uint16(b >> 16)
+}
+
+// toBF16 rounds f to the nearest bfloat16.
+func toBF16(f float32) bfloat16.BFloat16 { return bfloat16.FromBits(float32ToBF16(f)) }
+
+// WriteTensor is one tensor to write: its name, shape, and a function that
+// returns its values as float32 (called once, while writing).
+type WriteTensor struct {
+	Name   string
+	Shape  []int
+	Values func() ([]float32, error)
+}
+
+// WriteSafetensors writes tensors to path in one safetensors file with values
+// stored as dtype ("BF16", "F16" or "F32"). The header is written first (sizes
+// come from the shapes) and each tensor is fetched and written in turn, so only
+// one tensor is held at a time. The file appears whole or not at all.
+func WriteSafetensors(path, dtype string, list []WriteTensor) error {
+	size, ok := dtypeSize[dtype]
+	if !ok {
+		return fmt.Errorf("qwen3: write %s: dtype %q not supported (BF16, F16, F32)", path, dtype)
+	}
+	sorted := append([]WriteTensor(nil), list...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	header := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
+	var offset int64
+	for i, t := range sorted {
+		if i > 0 && sorted[i-1].Name == t.Name {
+			return fmt.Errorf("qwen3: write %s: tensor %q twice", path, t.Name)
+		}
+		n := int64(1)
+		for _, d := range t.Shape {
+			n *= int64(d)
+		}
+		header[t.Name] = map[string]any{"dtype": dtype, "shape": t.Shape, "data_offsets": []int64{offset, offset + n*size}}
+		offset += n * size
+	}
+	hdr, err := json.Marshal(header)
+	if err != nil {
+		return fmt.Errorf("qwen3: write %s: %w", path, err)
+	}
+	for len(hdr)%8 != 0 { // the format pads the header with spaces to 8 bytes
+		hdr = append(hdr, ' ')
+	}
+	return atomicfile.Write(path, func(w io.Writer) error {
+		var lenBuf [8]byte
+		binary.LittleEndian.PutUint64(lenBuf[:], uint64(len(hdr)))
+		if _, err := w.Write(lenBuf[:]); err != nil {
+			return err
+		}
+		if _, err := w.Write(hdr); err != nil {
+			return err
+		}
+		for _, t := range sorted {
+			vals, err := t.Values()
+			if err != nil {
+				return fmt.Errorf("qwen3: write %s: tensor %q: %w", path, t.Name, err)
+			}
+			n := 1
+			for _, d := range t.Shape {
+				n *= d
+			}
+			if len(vals) != n {
+				return fmt.Errorf("qwen3: write %s: tensor %q: %d values for shape %v", path, t.Name, len(vals), t.Shape)
+			}
+			buf := make([]byte, int64(n)*size)
+			for i, v := range vals {
+				switch dtype {
+				case "F32":
+					binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
+				case "BF16":
+					binary.LittleEndian.PutUint16(buf[2*i:], float32ToBF16(v))
+				case "F16":
+					binary.LittleEndian.PutUint16(buf[2*i:], float32ToFloat16(v))
+				}
+			}
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

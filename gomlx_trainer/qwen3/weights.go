@@ -1,0 +1,265 @@
+package qwen3
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/dtypes/bfloat16"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/mathrl/mathrl/internal/atomicfile"
+)
+
+// Model is a Qwen3 config with its weights, held as variables of a GoMLX
+// context (one variable per Hugging Face tensor, see VariableName).
+type Model struct {
+	Config Config
+	DType  dtypes.DType     // dtype of the weights and of the compute: Float32 or BFloat16
+	Ctx    *context.Context // the weights
+}
+
+// checkDType accepts the two compute dtypes.
+func checkDType(dtype dtypes.DType) error {
+	if dtype != dtypes.Float32 && dtype != dtypes.BFloat16 {
+		return fmt.Errorf("qwen3: compute dtype %s not supported (Float32 or BFloat16)", dtype)
+	}
+	return nil
+}
+
+// Load reads dir/config.json and the safetensors weights of dir, converting them
+// to dtype. Every tensor the config needs must be there with its exact shape, and
+// no other tensor may be (a tied checkpoint may also carry lm_head.weight, which is
+// then ignored). Tensors are read one at a time.
+func Load(dir string, dtype dtypes.DType) (*Model, error) {
+	if err := checkDType(dtype); err != nil {
+		return nil, err
+	}
+	cfg, err := LoadConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	ck, err := OpenCheckpoint(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer ck.Close()
+	if err := checkTensors(cfg, ck); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	m := &Model{Config: cfg, DType: dtype, Ctx: context.New()}
+	for _, spec := range cfg.Tensors() {
+		t, err := ck.Read(spec.Name, dtype)
+		if err != nil {
+			return nil, err
+		}
+		m.setWeight(spec.Name, t)
+	}
+	return m, nil
+}
+
+// checkTensors compares the checkpoint's names and shapes with the config's.
+func checkTensors(cfg Config, ck *Checkpoint) error {
+	want := map[string][]int{}
+	for _, s := range cfg.Tensors() {
+		want[s.Name] = s.Shape
+		info, ok := ck.Info(s.Name)
+		if !ok {
+			return fmt.Errorf("qwen3: tensor %q missing, want shape %v", s.Name, s.Shape)
+		}
+		if !slices.Equal(info.Shape, s.Shape) {
+			return fmt.Errorf("qwen3: tensor %q: shape %v, want %v", s.Name, info.Shape, s.Shape)
+		}
+	}
+	for _, name := range ck.Names() {
+		if _, ok := want[name]; ok || strings.HasSuffix(name, "rotary_emb.inv_freq") {
+			continue
+		}
+		if name == "lm_head.weight" && cfg.TieEmbeddings {
+			info, _ := ck.Info(name)
+			if shape := []int{cfg.VocabSize, cfg.Hidden}; !slices.Equal(info.Shape, shape) {
+				return fmt.Errorf("qwen3: tensor %q: shape %v, want %v", name, info.Shape, shape)
+			}
+			continue
+		}
+		return fmt.Errorf("qwen3: tensor %q is not part of a model with this config.json", name)
+	}
+	return nil
+}
+
+// setWeight stores t as the variable of a Hugging Face tensor name.
+func (m *Model) setWeight(name string, t *tensors.Tensor) {
+	scope, vname := VariableName(name)
+	sub := m.Ctx.InAbsPath(scope).Checked(false)
+	if v := sub.GetVariable(vname); v != nil {
+		v.MustSetValue(t)
+		return
+	}
+	sub.VariableWithValue(vname, t)
+}
+
+// NewRandom makes a model with random weights drawn as transformers initialises
+// Qwen3 (normal with standard deviation 0.02, norms at 1), reproducibly from
+// seed; WriteRandom writes the same weights without holding them in memory.
+func NewRandom(cfg Config, dtype dtypes.DType, seed uint64) (*Model, error) {
+	if err := checkDType(dtype); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := &Model{Config: cfg, DType: dtype, Ctx: context.New()}
+	for i, spec := range cfg.Tensors() {
+		vals := randomValues(spec, seed, i)
+		t := tensors.FromShape(shapes.Make(dtype, spec.Shape...))
+		switch dtype {
+		case dtypes.Float32:
+			tensors.MustMutableFlatData(t, func(flat []float32) { copy(flat, vals) })
+		case dtypes.BFloat16:
+			tensors.MustMutableFlatData(t, func(flat []bfloat16.BFloat16) {
+				for j, v := range vals {
+					flat[j] = toBF16(v)
+				}
+			})
+		}
+		m.setWeight(spec.Name, t)
+	}
+	return m, nil
+}
+
+// randomValues draws tensor number index of a random model: its own stream, so
+// that each tensor can be drawn alone.
+func randomValues(spec TensorSpec, seed uint64, index int) []float32 {
+	n := 1
+	for _, d := range spec.Shape {
+		n *= d
+	}
+	vals := make([]float32, n)
+	if strings.HasSuffix(spec.Name, "norm.weight") {
+		for i := range vals {
+			vals[i] = 1
+		}
+		return vals
+	}
+	rng := rand.New(rand.NewPCG(seed, uint64(index)+0x9e3779b97f4a7c15))
+	for i := range vals {
+		vals[i] = float32(rng.NormFloat64() * 0.02)
+	}
+	return vals
+}
+
+// WriteRandom writes dir/config.json and dir/model.safetensors for a random
+// model (the weights of NewRandom with the same seed), stored as dtype ("BF16",
+// "F16" or "F32"), drawing one tensor at a time.
+func WriteRandom(cfg Config, dir, dtype string, seed uint64) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	torch := map[string]string{"BF16": "bfloat16", "F16": "float16", "F32": "float32"}[dtype]
+	if torch == "" {
+		return fmt.Errorf("qwen3: write %s: dtype %q not supported (BF16, F16, F32)", dir, dtype)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("qwen3: %w", err)
+	}
+	var list []WriteTensor
+	for i, spec := range cfg.Tensors() {
+		list = append(list, WriteTensor{Name: spec.Name, Shape: spec.Shape, Values: func() ([]float32, error) {
+			return randomValues(spec, seed, i), nil
+		}})
+	}
+	if err := WriteSafetensors(filepath.Join(dir, "model.safetensors"), dtype, list); err != nil {
+		return err
+	}
+	cfg.DType = torch
+	data, err := cfg.MarshalHF()
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(dir, "config.json"), data)
+}
+
+// Weight returns the variable holding a Hugging Face tensor, or nil.
+func (m *Model) Weight(name string) *context.Variable {
+	scope, vname := VariableName(name)
+	return m.Ctx.GetVariableByScopeAndName(scope, vname)
+}
+
+// Save writes dir/config.json and dir/model.safetensors with the weights stored
+// as dtype ("BF16", "F16" or "F32"); the config's torch_dtype says the same.
+func (m *Model) Save(dir, dtype string) error {
+	torch := map[string]string{"BF16": "bfloat16", "F16": "float16", "F32": "float32"}[dtype]
+	if torch == "" {
+		return fmt.Errorf("qwen3: save %s: dtype %q not supported (BF16, F16, F32)", dir, dtype)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("qwen3: %w", err)
+	}
+	var list []WriteTensor
+	for _, spec := range m.Config.Tensors() {
+		v := m.Weight(spec.Name)
+		if v == nil {
+			return fmt.Errorf("qwen3: save %s: weight %q missing", dir, spec.Name)
+		}
+		if !slices.Equal(v.Shape().Dimensions, spec.Shape) {
+			return fmt.Errorf("qwen3: save %s: weight %q: shape %v, want %v", dir, spec.Name, v.Shape().Dimensions, spec.Shape)
+		}
+		list = append(list, WriteTensor{Name: spec.Name, Shape: spec.Shape, Values: func() ([]float32, error) {
+			t, err := v.Value()
+			if err != nil {
+				return nil, err
+			}
+			return Float32s(t)
+		}})
+	}
+	if err := WriteSafetensors(filepath.Join(dir, "model.safetensors"), dtype, list); err != nil {
+		return err
+	}
+	cfg := m.Config
+	cfg.DType = torch
+	data, err := cfg.MarshalHF()
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(dir, "config.json"), data)
+}
+
+// Float32s copies a Float32 or BFloat16 tensor's values as float32.
+func Float32s(t *tensors.Tensor) ([]float32, error) {
+	out := make([]float32, t.Shape().Size())
+	switch t.DType() {
+	case dtypes.Float32:
+		tensors.MustConstFlatData(t, func(flat []float32) { copy(out, flat) })
+	case dtypes.BFloat16:
+		tensors.MustConstFlatData(t, func(flat []bfloat16.BFloat16) {
+			for i, v := range flat {
+				out[i] = v.Float32()
+			}
+		})
+	default:
+		return nil, fmt.Errorf("qwen3: tensor of %s, want Float32 or BFloat16", t.DType())
+	}
+	return out, nil
+}
+
+// tensorsFromFloat32 makes a Float32 tensor of the given shape.
+func tensorsFromFloat32(values []float32, dims []int) *tensors.Tensor {
+	return tensors.FromFlatDataAndDimensions(values, dims...)
+}
+
+// ParseDType reads a compute dtype name: "f32"/"float32" or "bf16"/"bfloat16".
+func ParseDType(s string) (dtypes.DType, error) {
+	switch s {
+	case "f32", "float32":
+		return dtypes.Float32, nil
+	case "bf16", "bfloat16":
+		return dtypes.BFloat16, nil
+	}
+	return dtypes.InvalidDType, fmt.Errorf("qwen3: dtype %q (f32 or bf16)", s)
+}

@@ -1,0 +1,216 @@
+package rollout
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mathrl/mathrl/analysis/metrics"
+)
+
+// A fake byte-level protocol: ids 0..255 are bytes, 256 ends the turn, 257
+// closes a tool call.
+const (
+	endID  = 256
+	callID = 257
+)
+
+type fakeProto struct{}
+
+func (fakeProto) Decode(ids []int) string {
+	var b strings.Builder
+	for _, id := range ids {
+		switch id {
+		case endID:
+			b.WriteString("<|im_end|>")
+		case callID:
+			b.WriteString("</tool_call>")
+		default:
+			b.WriteByte(byte(id))
+		}
+	}
+	return b.String()
+}
+
+func (fakeProto) ParseToolCall(text string) (string, error) {
+	_, after, ok := strings.Cut(text, "<tool_call>code:")
+	if !ok {
+		return "", errors.New("malformed tool call")
+	}
+	return strings.TrimSuffix(after, "</tool_call>"), nil
+}
+
+func (fakeProto) ToolResponseIDs(resp string) []int {
+	return append([]int{endID}, bytesIDs("\nRESP:"+resp+"\n")...)
+}
+
+func bytesIDs(s string) []int {
+	ids := make([]int, len(s))
+	for i := range s {
+		ids[i] = int(s[i])
+	}
+	return ids
+}
+
+// fakeSession plays a script of turns per sequence; a turn ends with endID or
+// callID unless it is cut by maxNew.
+type fakeSession struct {
+	script   [][][]int
+	next     []int
+	appended [][]int
+}
+
+func turnOf(text string, stop int) []int { return append(bytesIDs(text), stop) }
+
+func (f *fakeSession) Generate(_ context.Context, active, maxNew []int) ([]Turn, error) {
+	out := make([]Turn, len(active))
+	for j, i := range active {
+		ids := f.script[i][f.next[i]]
+		f.next[i]++
+		if len(ids) > maxNew[j] {
+			ids = ids[:maxNew[j]]
+		}
+		lp := make([]float32, len(ids))
+		for k := range lp {
+			lp[k] = -0.5
+		}
+		out[j] = Turn{IDs: ids, LogProbs: lp}
+	}
+	return out, nil
+}
+
+func (f *fakeSession) Append(i int, ids []int) error {
+	f.appended[i] = append(f.appended[i], ids...)
+	return nil
+}
+
+type fakeTools struct {
+	running, peak atomic.Int32
+}
+
+func (f *fakeTools) Run(ctx context.Context, code string) (ToolOutput, error) {
+	n := f.running.Add(1)
+	defer f.running.Add(-1)
+	for {
+		p := f.peak.Load()
+		if n <= p || f.peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	switch code {
+	case "fail":
+		return ToolOutput{}, errors.New("sandbox broke")
+	case "panic":
+		panic("runner crashed")
+	case "exit1":
+		return ToolOutput{Text: "Traceback", Failed: true}, nil
+	}
+	return ToolOutput{Text: "out(" + code + ")"}, nil
+}
+
+func TestRun(t *testing.T) {
+	call := func(code string) []int { return turnOf("<tool_call>code:"+code, callID) }
+	script := [][][]int{
+		{turnOf("hi", endID)},                                   // 0: plain answer
+		{call("1+1"), turnOf("ans 2", endID)},                   // 1: one tool call
+		{call("a"), call("b"), call("c"), turnOf("x", endID)},   // 2: third call passes the limit of 2
+		{turnOf(strings.Repeat("z", 200), endID)},               // 3: runs out of budget
+		{call("fail"), call("panic"), turnOf("ok", endID)},      // 4: runner errors do not stop anything
+		{turnOf("<tool_call>oops", callID), turnOf("k", endID)}, // 5: malformed call
+		{call(strings.Repeat("q", 60))},                         // 6: tool response overflows the budget
+		{call("exit1"), turnOf("k", endID)},                     // 7: a failing program is a tool error
+		{turnOf("abc", 'z')},                                    // 8: the sampler stopped early (cache full)
+	}
+	n := len(script)
+	sess := &fakeSession{script: script, next: make([]int, n), appended: make([][]int, n)}
+	tools := &fakeTools{}
+	opt := Options{Budget: 120, MaxTurns: 2, UseTools: true, EndIDs: []int{endID}, ToolCallEnd: callID, Concurrency: 2}
+	samples, st, err := Run(context.Background(), sess, n, fakeProto{}, tools, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		finish      metrics.Finish
+		calls, errs int
+	}{
+		{metrics.FinishStop, 0, 0},
+		{metrics.FinishStop, 1, 0},
+		{metrics.FinishToolLimit, 2, 0},
+		{metrics.FinishLength, 0, 0},
+		{metrics.FinishStop, 2, 2},
+		{metrics.FinishStop, 1, 1},
+		{metrics.FinishLength, 1, 0},
+		{metrics.FinishStop, 1, 1},
+		{metrics.FinishLength, 0, 0},
+	}
+	for i, s := range samples {
+		if s.Finish != want[i].finish || s.ToolCalls != want[i].calls || s.ToolErrors != want[i].errs {
+			t.Errorf("sample %d: finish %s, calls %d, errors %d; want %+v (text %q)", i, s.Finish, s.ToolCalls, s.ToolErrors, want[i], s.Text)
+		}
+		if len(s.IDs) > opt.Budget || len(s.Mask) != len(s.IDs) || len(s.LogProbs) != len(s.IDs) {
+			t.Errorf("sample %d: %d ids, %d mask, %d log-probs, budget %d", i, len(s.IDs), len(s.Mask), len(s.LogProbs), opt.Budget)
+		}
+		// the tokens with mask 0 are exactly the ones appended by the loop
+		var masked []int
+		for k, m := range s.Mask {
+			if m == 0 {
+				masked = append(masked, s.IDs[k])
+				if s.LogProbs[k] != 0 {
+					t.Errorf("sample %d token %d: log-prob %v on a tool token", i, k, s.LogProbs[k])
+				}
+			} else if s.LogProbs[k] != -0.5 {
+				t.Errorf("sample %d token %d: log-prob %v, want the sampler's -0.5", i, k, s.LogProbs[k])
+			}
+		}
+		if !equalInts(masked, sess.appended[i]) {
+			t.Errorf("sample %d: masked tokens %v, appended %v", i, masked, sess.appended[i])
+		}
+	}
+	if got := samples[3].IDs; len(got) != opt.Budget {
+		t.Errorf("budget sample has %d ids, want %d", len(got), opt.Budget)
+	}
+	if !strings.Contains(samples[1].Text, "RESP:out(1+1)") || !strings.HasSuffix(samples[1].Text, "ans 2<|im_end|>") {
+		t.Errorf("sample 1 text %q", samples[1].Text)
+	}
+	if !strings.Contains(samples[4].Text, "tool error: sandbox broke") || !strings.Contains(samples[4].Text, "runner crashed") {
+		t.Errorf("sample 4 text %q", samples[4].Text)
+	}
+	if !strings.Contains(samples[5].Text, "RESP:malformed tool call") {
+		t.Errorf("sample 5 text %q", samples[5].Text)
+	}
+	if p := tools.peak.Load(); p > 2 {
+		t.Errorf("%d tool calls ran at once, limit 2", p)
+	}
+	if st.SampledTokens == 0 || st.ToolSeconds <= 0 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestRunWithoutTools(t *testing.T) {
+	// With tools off, </tool_call> is an ordinary token inside the turn.
+	turn := append(append(bytesIDs("<tool_call>code:x"), callID), turnOf("y", endID)...)
+	sess := &fakeSession{script: [][][]int{{turn}}, next: make([]int, 1), appended: make([][]int, 1)}
+	samples, _, err := Run(context.Background(), sess, 1, fakeProto{}, nil, Options{Budget: 100, EndIDs: []int{endID}, ToolCallEnd: callID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := samples[0]; s.Finish != metrics.FinishStop || s.ToolCalls != 0 || len(sess.appended[0]) != 0 || len(s.IDs) != len(turn) {
+		t.Errorf("sample %+v", s)
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,21 @@
+// Package sampler generates tokens from a qwen3.Model in batches, with a
+// key/value cache on the device and the decoding loop driven from the host (GoMLX
+// has no while op): one compiled step feeds each sequence its pending tokens (a
+// prompt, the last sampled token, or appended tool output), writes their keys and
+// values into the cache and samples the next token in the graph.
+//
+// Shapes are static: the batch is fixed per session, the cache length is a power
+// of two, and the chunk length is 1 or a power of two from 16, so a session
+// compiles a handful of graphs whatever its prompt lengths.
+//
+// Sampling is temperature, top-k and top-p (both found by bisection in the graph,
+// since there is no sort op), stop ids and a token budget, reproducible from a
+// seed on a given backend. Each sampled token carries its log-probability under
+// log_softmax(logits/temperature) before top-k/top-p filtering, which is the
+// behaviour policy's log-probability that GRPO's importance ratio needs (as slime
+// and verl record it); greedy decoding records log_softmax(logits).
+//
+// A multi-turn tool loop drives a Session: Run until sequences stop, Append each
+// tool response to the sequences that called a tool, Run again. Result.Sampled
+// tells sampled tokens from appended ones, for the loss mask.
+package sampler

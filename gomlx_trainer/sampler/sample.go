@@ -1,0 +1,87 @@
+package sampler
+
+import (
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+)
+
+// bisectSteps is how many halvings the top-k and top-p threshold searches make:
+// 40 halvings of a float32 logit range pin the threshold to within float32
+// resolution, so the kept set is exact except for exact ties.
+const bisectSteps = 40
+
+// mode is the part of the sampling options that changes the graph (each mode
+// is compiled once); temperature, k and p themselves are inputs.
+type mode struct {
+	greedy bool
+	topK   bool
+	topP   bool
+}
+
+// pick chooses one token per row from float32 logits [b, vocab] and returns its
+// id [b] (int32), its log-probability [b] under log_softmax(logits/temperature)
+// (log_softmax(logits) when greedy), and the advanced RNG state.
+//
+// Sampling is the Gumbel-max trick: argmax(logits/T + Gumbel noise) over the
+// kept tokens is a draw from softmax(logits/T) restricted to them. Top-k keeps
+// the tokens whose scaled logit is at least the k-th largest; top-p then keeps
+// the fewest most likely tokens whose probability (renormalised after top-k)
+// sums to at least p. Both thresholds are found by bisection, since there is no
+// sort op.
+func pick(m mode, logits, temperature, topK, topP, rng *Node) (ids, logProbs, newRNG *Node) {
+	g := logits.Graph()
+	b, vocab := logits.Shape().Dimensions[0], logits.Shape().Dimensions[1]
+	if m.greedy {
+		ids = ArgMax(logits, -1, dtypes.Int32)
+		return ids, chosen(LogSoftmax(logits, -1), ids), rng
+	}
+	scaled := Div(logits, temperature)
+	logp := LogSoftmax(scaled, -1)
+	var keepMask *Node // nil keeps every token
+	if m.topK {
+		k := ConvertDType(topK, dtypes.Float32)
+		lo := ReduceAndKeep(scaled, ReduceMin, -1)
+		hi := ReduceAndKeep(scaled, ReduceMax, -1)
+		for i := 0; i < bisectSteps; i++ {
+			mid := MulScalar(Add(lo, hi), 0.5)
+			count := ReduceAndKeep(ConvertDType(GreaterOrEqual(scaled, mid), dtypes.Float32), ReduceSum, -1)
+			enough := GreaterOrEqual(count, k)
+			lo = Where(enough, mid, lo)
+			hi = Where(enough, hi, mid)
+		}
+		keepMask = GreaterOrEqual(scaled, lo)
+	}
+	if m.topP {
+		probs := MaskedSoftmax(scaled, keepMask, -1)
+		lo := ZerosLike(ReduceAndKeep(probs, ReduceMax, -1))
+		hi := ReduceAndKeep(probs, ReduceMax, -1)
+		for i := 0; i < bisectSteps; i++ {
+			mid := MulScalar(Add(lo, hi), 0.5)
+			mass := ReduceAndKeep(Where(GreaterOrEqual(probs, mid), probs, ZerosLike(probs)), ReduceSum, -1)
+			enough := GreaterOrEqual(mass, topP)
+			lo = Where(enough, mid, lo)
+			hi = Where(enough, hi, mid)
+		}
+		top := GreaterOrEqual(probs, lo)
+		if keepMask != nil {
+			top = And(keepMask, top)
+		}
+		keepMask = top
+	}
+	newRNG, u := RandomUniform(rng, shapes.Make(dtypes.Float32, b, vocab))
+	u = ClipScalar(u, 1e-20, 1-1e-7)
+	gumbel := Neg(Log(Neg(Log(u))))
+	noisy := Add(scaled, gumbel)
+	if keepMask != nil {
+		noisy = Where(keepMask, noisy, Scalar(g, dtypes.Float32, -1e30))
+	}
+	ids = ArgMax(noisy, -1, dtypes.Int32)
+	return ids, chosen(logp, ids), newRNG
+}
+
+// chosen returns values[b, ids[b]].
+func chosen(values, ids *Node) *Node {
+	vocab := values.Shape().Dimensions[1]
+	return ReduceSum(Mul(values, OneHot(ids, vocab, values.DType())), -1)
+}

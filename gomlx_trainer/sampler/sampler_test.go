@@ -1,0 +1,376 @@
+package sampler
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/gomlx/gomlx/backends"
+	_ "github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+	"github.com/mathrl/mathrl/internal/testenv"
+)
+
+func testBackend(t testing.TB) backends.Backend {
+	t.Helper()
+	config := os.Getenv("GOMLX_BACKEND")
+	if config == "" {
+		config = "go:ops_sequential"
+	}
+	b, err := backends.NewWithConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// tinyModel loads the tiny Hugging Face checkpoint and its reference.json
+// (transformers 5.17.0 greedy continuation).
+func tinyModel(t *testing.T) (*qwen3.Model, []int, []int) {
+	t.Helper()
+	dir := testenv.Model(t, "tiny-qwen3-hf")
+	m, err := qwen3.Load(dir, dtypes.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "reference.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		GreedyPromptLen int     `json:"greedy_prompt_len"`
+		GreedyIDs       [][]int `json:"greedy_ids"`
+	}
+	if err := json.Unmarshal(data, &ref); err != nil {
+		t.Fatal(err)
+	}
+	ids := ref.GreedyIDs[0]
+	return m, ids[:ref.GreedyPromptLen], ids[ref.GreedyPromptLen:]
+}
+
+// fullLogits computes logits of every position without a cache (qwen3.Logits).
+type fullLogits struct {
+	exec *mlctx.Exec
+}
+
+func newFullLogits(b backends.Backend, m *qwen3.Model) *fullLogits {
+	e := mlctx.MustNewExec(b, m.Ctx, func(ctx *mlctx.Context, ids *Node) *Node {
+		return qwen3.Logits(ctx, m.Config, ids)
+	})
+	e.SetMaxCache(-1) // one graph per length: fine for a test
+	return &fullLogits{e}
+}
+
+// last returns the logits after the whole of ids.
+func (f *fullLogits) last(t *testing.T, ids []int) []float32 {
+	t.Helper()
+	row := make([]int32, len(ids))
+	for i, id := range ids {
+		row[i] = int32(id)
+	}
+	out, err := f.exec.Exec([][]int32{row})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res []float32
+	tensors.MustConstFlatData(out[0], func(flat []float32) {
+		v := len(flat) / len(ids)
+		res = slices.Clone(flat[(len(ids)-1)*v:])
+	})
+	return res
+}
+
+// greedyNoCache extends ids by n argmax tokens, recomputing everything each time.
+func (f *fullLogits) greedyNoCache(t *testing.T, ids []int, n int) []int {
+	out := slices.Clone(ids)
+	for range n {
+		l := f.last(t, out)
+		out = append(out, argmax(l))
+	}
+	return out[len(ids):]
+}
+
+func argmax(x []float32) int {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+func logSoftmax(x []float32, temperature float64) []float64 {
+	out := make([]float64, len(x))
+	mx := math.Inf(-1)
+	for i, v := range x {
+		out[i] = float64(v) / temperature
+		mx = math.Max(mx, out[i])
+	}
+	sum := 0.0
+	for _, v := range out {
+		sum += math.Exp(v - mx)
+	}
+	lse := mx + math.Log(sum)
+	for i := range out {
+		out[i] -= lse
+	}
+	return out
+}
+
+func TestGreedyWithCacheMatchesTransformers(t *testing.T) {
+	m, prompt, want := tinyModel(t)
+	b := testBackend(t)
+	s := New(b, m)
+	res, err := s.Generate(context.Background(), [][]int{prompt}, Options{MaxNewTokens: len(want), StopIDs: []int{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res[0].IDs, want) {
+		t.Fatalf("greedy with cache:\n got %v\nwant %v (transformers)", res[0].IDs, want)
+	}
+	if res[0].Finish != Length {
+		t.Errorf("finish %q, want %q", res[0].Finish, Length)
+	}
+}
+
+// TestBatchedGreedyMatchesNoCache runs prompts of different lengths in one batch
+// (short chunks, so prompts take several steps) and compares each with a full
+// recompute of that prompt alone.
+func TestBatchedGreedyMatchesNoCache(t *testing.T) {
+	m, prompt, _ := tinyModel(t)
+	b := testBackend(t)
+	full := newFullLogits(b, m)
+	prompts := [][]int{prompt[:3], prompt, {5, 900, 17, 42, 300, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {7}}
+	const n = 12
+	res, err := New(b, m).Generate(context.Background(), prompts, Options{MaxNewTokens: n, StopIDs: []int{}, MaxChunk: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range prompts {
+		want := full.greedyNoCache(t, p, n)
+		if !slices.Equal(res[i].IDs, want) {
+			t.Errorf("prompt %d: cached %v, recomputed %v", i, res[i].IDs, want)
+		}
+	}
+}
+
+// TestAppendMatchesNoCache stops one sequence on a stop id, appends "tool
+// output", continues, and compares with a full recompute of the whole text.
+func TestAppendMatchesNoCache(t *testing.T) {
+	m, prompt, want := tinyModel(t)
+	b := testBackend(t)
+	full := newFullLogits(b, m)
+	// Sequence 0 stops at the first greedy token (from the 3rd on) not seen before.
+	k := 2
+	for slices.Contains(want[:k], want[k]) {
+		k++
+	}
+	stopID := want[k]
+	other := []int{11, 22, 33, 44}
+	ss, err := New(b, m).Start([][]int{prompt, other}, Options{MaxNewTokens: 40, StopIDs: []int{stopID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	for ss.Active(0) {
+		if _, err := ss.Step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := ss.Result(0)
+	if r.Finish != Stop || !slices.Equal(r.IDs, want[:k+1]) {
+		t.Fatalf("before append: %v %q, want %v stop", r.IDs, r.Finish, want[:k+1])
+	}
+	tool := []int{500, 501, 502, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21}
+	if err := ss.Append(0, tool); err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.Append(0, tool); err == nil {
+		t.Error("append to an active sequence: no error")
+	}
+	if err := ss.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r = ss.Result(0)
+	prefix := append(append(slices.Clone(prompt), want[:k+1]...), tool...)
+	cont := r.IDs[k+1+len(tool):]
+	// The continuation may stop early on stopID; compare what was generated.
+	wantCont := full.greedyNoCache(t, prefix, len(cont))
+	if !slices.Equal(cont, wantCont) {
+		t.Errorf("after append: %v, recomputed %v", cont, wantCont)
+	}
+	for j, s := range r.Sampled {
+		appended := j >= k+1 && j < k+1+len(tool)
+		if s == appended || (appended && r.LogProbs[j] != 0) {
+			t.Fatalf("token %d: sampled=%v logprob=%g, appended=%v", j, s, r.LogProbs[j], appended)
+		}
+	}
+	if len(r.IDs) > 40 {
+		t.Errorf("%d tokens after the prompt, budget 40", len(r.IDs))
+	}
+}
+
+func TestSamplingReproducibleAndLogProbs(t *testing.T) {
+	m, prompt, _ := tinyModel(t)
+	b := testBackend(t)
+	s := New(b, m)
+	prompts := [][]int{prompt, prompt[:5]}
+	opts := Options{MaxNewTokens: 10, Temperature: 0.7, Seed: 42, StopIDs: []int{}}
+	a, err := s.Generate(context.Background(), prompts, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.Generate(context.Background(), prompts, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Seed = 43
+	other, err := s.Generate(context.Background(), prompts, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range prompts {
+		if !slices.Equal(a[i].IDs, again[i].IDs) || !slices.Equal(a[i].LogProbs, again[i].LogProbs) {
+			t.Errorf("seed 42 twice, prompt %d: %v then %v", i, a[i].IDs, again[i].IDs)
+		}
+	}
+	if slices.Equal(a[0].IDs, other[0].IDs) && slices.Equal(a[1].IDs, other[1].IDs) {
+		t.Errorf("seeds 42 and 43 gave the same samples %v", a[0].IDs)
+	}
+	// Log-probs: log_softmax(logits/T) of the sampled token, from a full recompute.
+	full := newFullLogits(b, m)
+	for i, p := range prompts {
+		ctx := slices.Clone(p)
+		for j, id := range a[i].IDs {
+			want := logSoftmax(full.last(t, ctx), 0.7)[id]
+			if d := math.Abs(float64(a[i].LogProbs[j]) - want); d > 1e-4*(1+math.Abs(want)) {
+				t.Errorf("prompt %d token %d: logprob %g, recomputed %g", i, j, a[i].LogProbs[j], want)
+			}
+			ctx = append(ctx, id)
+		}
+	}
+}
+
+func TestTopKOneAndTinyTopPAreGreedy(t *testing.T) {
+	m, prompt, want := tinyModel(t)
+	b := testBackend(t)
+	s := New(b, m)
+	for _, opts := range []Options{
+		{MaxNewTokens: 12, Temperature: 1, TopK: 1, Seed: 1, StopIDs: []int{}},
+		{MaxNewTokens: 12, Temperature: 1.5, TopP: 1e-6, Seed: 2, StopIDs: []int{}},
+	} {
+		res, err := s.Generate(context.Background(), [][]int{prompt}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(res[0].IDs, want[:12]) {
+			t.Errorf("top-k %d top-p %g: %v, greedy %v", opts.TopK, opts.TopP, res[0].IDs, want[:12])
+		}
+	}
+}
+
+// TestTopKTopPKeepOnlyAllowedTokens samples with a high temperature and checks
+// every token against the allowed set computed on the host from full logits.
+func TestTopKTopPKeepOnlyAllowedTokens(t *testing.T) {
+	m, prompt, _ := tinyModel(t)
+	b := testBackend(t)
+	full := newFullLogits(b, m)
+	const temp = 3.0
+	for _, opts := range []Options{
+		{MaxNewTokens: 8, Temperature: temp, TopK: 3, Seed: 7, StopIDs: []int{}},
+		{MaxNewTokens: 8, Temperature: temp, TopP: 0.05, Seed: 8, StopIDs: []int{}},
+		{MaxNewTokens: 8, Temperature: temp, TopK: 20, TopP: 0.3, Seed: 9, StopIDs: []int{}},
+	} {
+		res, err := New(b, m).Generate(context.Background(), [][]int{prompt, prompt[:4]}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range [][]int{prompt, prompt[:4]} {
+			ctx := slices.Clone(p)
+			for _, id := range res[i].IDs {
+				allowed := allowedTokens(full.last(t, ctx), temp, opts.TopK, opts.TopP)
+				if !allowed[id] {
+					t.Fatalf("top-k %d top-p %g: sampled %d, allowed %v", opts.TopK, opts.TopP, id, allowed)
+				}
+				ctx = append(ctx, id)
+			}
+		}
+	}
+}
+
+// allowedTokens is the reference top-k then top-p filter, by sorting.
+func allowedTokens(logits []float32, temp float64, k int, p float64) map[int]bool {
+	lp := logSoftmax(logits, temp)
+	order := make([]int, len(lp))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if lp[a] > lp[b] {
+			return -1
+		}
+		if lp[a] < lp[b] {
+			return 1
+		}
+		return 0
+	})
+	if k > 0 {
+		order = order[:k]
+	}
+	if p > 0 && p < 1 {
+		norm := 0.0
+		for _, i := range order {
+			norm += math.Exp(lp[i])
+		}
+		mass := 0.0
+		for n, i := range order {
+			mass += math.Exp(lp[i]) / norm
+			if mass >= p {
+				order = order[:n+1]
+				break
+			}
+		}
+	}
+	out := map[int]bool{}
+	for _, i := range order {
+		out[i] = true
+	}
+	return out
+}
+
+func TestStopAndBadInput(t *testing.T) {
+	m, prompt, want := tinyModel(t)
+	b := testBackend(t)
+	s := New(b, m)
+	res, err := s.Generate(context.Background(), [][]int{prompt}, Options{MaxNewTokens: 20, StopIDs: []int{want[0]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Finish != Stop || !slices.Equal(res[0].IDs, want[:1]) {
+		t.Errorf("stop on first token: %v %q", res[0].IDs, res[0].Finish)
+	}
+	for name, c := range map[string]struct {
+		prompts [][]int
+		opts    Options
+	}{
+		"empty prompt":   {[][]int{{}}, Options{}},
+		"id too large":   {[][]int{{1, 5000}}, Options{}},
+		"negative temp":  {[][]int{{1}}, Options{Temperature: -1}},
+		"top-p above 1":  {[][]int{{1}}, Options{TopP: 1.5}},
+		"prompt too big": {[][]int{make([]int, 70)}, Options{Capacity: 64}},
+	} {
+		if _, err := s.Start(c.prompts, c.opts); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}

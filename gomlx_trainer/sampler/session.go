@@ -1,0 +1,408 @@
+package sampler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+)
+
+// Options controls one generation session.
+type Options struct {
+	MaxNewTokens int     // most tokens after the prompt, sampled and appended together (default 256)
+	Temperature  float64 // 0 is greedy (argmax)
+	TopP         float64 // keep the fewest tokens holding this much probability; 0 or 1 keeps all
+	TopK         int     // keep the K most likely tokens; 0 keeps all
+	StopIDs      []int   // a sampled id in this list ends its sequence (finish "stop"); nil: the model's eos_token_id
+	Seed         uint64  // seeds the session's random stream
+	Capacity     int     // key/value cache length per sequence; 0: longest prompt + MaxNewTokens, rounded up to a power of two
+	MaxChunk     int     // most tokens fed per sequence in one step (longer prompts take several steps); default 512
+}
+
+// FinishReason says why a sequence stopped.
+type FinishReason string
+
+// The finish reasons.
+const (
+	Running FinishReason = ""       // still generating
+	Stop    FinishReason = "stop"   // sampled a stop id (it is the last of IDs)
+	Length  FinishReason = "length" // reached MaxNewTokens or the cache capacity
+)
+
+// Result is one sequence's output.
+type Result struct {
+	IDs      []int     // tokens after the prompt, sampled and appended, in order
+	LogProbs []float32 // per token of IDs: log_softmax(logits/temperature) of the sampled token (temperature 1 when greedy); 0 for appended tokens
+	Sampled  []bool    // per token of IDs: true if the model sampled it, false if it was appended
+	Finish   FinishReason
+}
+
+// Sampler generates from one model on one backend, keeping the compiled graphs
+// between sessions. It is not safe for concurrent use.
+type Sampler struct {
+	backend backends.Backend
+	model   *qwen3.Model
+	execs   map[mode]*mlctx.Exec
+	zeros   map[[2]int]*graph.Exec
+}
+
+// New returns a sampler for model on backend.
+func New(backend backends.Backend, model *qwen3.Model) *Sampler {
+	return &Sampler{backend: backend, model: model, execs: map[mode]*mlctx.Exec{}, zeros: map[[2]int]*graph.Exec{}}
+}
+
+// Session is a batch of sequences being generated. Drive it with Step or Run;
+// between steps, sequences that have finished can be given more tokens with
+// Append (a tool's response, say) and then continue.
+type Session struct {
+	s        *Sampler
+	opts     Options
+	mode     mode
+	capacity int
+	stop     map[int]bool
+
+	cache   []*tensors.Tensor
+	rng     *tensors.Tensor
+	cached  []int   // tokens already in each row's cache
+	pending [][]int // tokens to feed each row at its next step
+	active  []bool
+	results []Result
+}
+
+// Start checks the prompts and options and returns a session whose first Step
+// reads the prompts (in chunks of MaxChunk tokens) and samples the first tokens.
+func (s *Sampler) Start(prompts [][]int, opts Options) (*Session, error) {
+	cfg := s.model.Config
+	if len(prompts) == 0 {
+		return nil, errors.New("sampler: no prompts")
+	}
+	if opts.MaxNewTokens == 0 {
+		opts.MaxNewTokens = 256
+	}
+	if opts.MaxChunk == 0 {
+		opts.MaxChunk = 512
+	}
+	switch {
+	case opts.MaxNewTokens < 0:
+		return nil, fmt.Errorf("sampler: max new tokens %d, want > 0", opts.MaxNewTokens)
+	case opts.Temperature < 0:
+		return nil, fmt.Errorf("sampler: temperature %g, want >= 0", opts.Temperature)
+	case opts.TopP < 0 || opts.TopP > 1:
+		return nil, fmt.Errorf("sampler: top-p %g, want 0 to 1", opts.TopP)
+	case opts.TopK < 0:
+		return nil, fmt.Errorf("sampler: top-k %d, want >= 0", opts.TopK)
+	case opts.MaxChunk < 1:
+		return nil, fmt.Errorf("sampler: max chunk %d, want >= 1", opts.MaxChunk)
+	}
+	longest := 0
+	for i, p := range prompts {
+		if len(p) == 0 {
+			return nil, fmt.Errorf("sampler: prompt %d is empty", i)
+		}
+		if err := checkIDs(p, cfg.VocabSize); err != nil {
+			return nil, fmt.Errorf("sampler: prompt %d: %w", i, err)
+		}
+		longest = max(longest, len(p))
+	}
+	capacity := opts.Capacity
+	if capacity == 0 {
+		capacity = 64
+		for capacity < longest+opts.MaxNewTokens {
+			capacity *= 2
+		}
+	}
+	if longest >= capacity {
+		return nil, fmt.Errorf("sampler: prompt of %d tokens leaves no room in a cache of %d", longest, capacity)
+	}
+	stopIDs := opts.StopIDs
+	if stopIDs == nil {
+		stopIDs = cfg.EOSTokenIDs
+	}
+	if err := checkIDs(stopIDs, cfg.VocabSize); err != nil {
+		return nil, fmt.Errorf("sampler: stop ids: %w", err)
+	}
+	sess := &Session{
+		s: s, opts: opts, capacity: capacity, stop: map[int]bool{},
+		mode: mode{
+			greedy: opts.Temperature == 0,
+			topK:   opts.Temperature > 0 && opts.TopK > 0 && opts.TopK < cfg.VocabSize,
+			topP:   opts.Temperature > 0 && opts.TopP > 0 && opts.TopP < 1,
+		},
+		cached:  make([]int, len(prompts)),
+		pending: make([][]int, len(prompts)),
+		active:  make([]bool, len(prompts)),
+		results: make([]Result, len(prompts)),
+	}
+	for _, id := range stopIDs {
+		sess.stop[id] = true
+	}
+	for i, p := range prompts {
+		sess.pending[i] = slices.Clone(p)
+		sess.active[i] = true
+	}
+	var err error
+	if sess.rng, err = graph.RNGStateFromSeed(int64(opts.Seed)); err != nil {
+		return nil, fmt.Errorf("sampler: %w", err)
+	}
+	if sess.cache, err = s.emptyCache(len(prompts), capacity); err != nil {
+		return nil, err
+	}
+	return sess, nil
+}
+
+func checkIDs(ids []int, vocab int) error {
+	for j, id := range ids {
+		if id < 0 || id >= vocab {
+			return fmt.Errorf("token %d is id %d, outside the vocabulary [0, %d)", j, id, vocab)
+		}
+	}
+	return nil
+}
+
+// emptyCache makes a zero cache on the device (not on the host, where a large
+// model's cache would be allocated twice).
+func (s *Sampler) emptyCache(batch, capacity int) ([]*tensors.Tensor, error) {
+	key := [2]int{batch, capacity}
+	exec, ok := s.zeros[key]
+	if !ok {
+		cfg, dtype := s.model.Config, s.model.DType
+		var err error
+		exec, err = graph.NewExec(s.backend, func(g *graph.Graph) []*graph.Node {
+			var out []*graph.Node
+			for _, sh := range cfg.CacheShapes(batch, capacity, dtype) {
+				out = append(out, graph.Zeros(g, sh))
+			}
+			return out
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sampler: %w", err)
+		}
+		s.zeros[key] = exec
+	}
+	out, err := exec.Exec()
+	if err != nil {
+		return nil, fmt.Errorf("sampler: empty cache: %w", err)
+	}
+	return out, nil
+}
+
+// exec returns the compiled step for a sampling mode.
+func (s *Sampler) exec(m mode) (*mlctx.Exec, error) {
+	if e, ok := s.execs[m]; ok {
+		return e, nil
+	}
+	cfg := s.model.Config
+	e, err := mlctx.NewExec(s.backend, s.model.Ctx, func(ctx *mlctx.Context, in []*graph.Node) []*graph.Node {
+		tokens, start, lens := in[0], in[1], in[2]
+		temperature, topK, topP, rng := in[3], in[4], in[5], in[6]
+		logits, cache := qwen3.Extend(ctx, cfg, tokens, start, lens, in[7:])
+		ids, logProbs, rng := pick(m, logits, temperature, topK, topP, rng)
+		return append([]*graph.Node{ids, logProbs, rng}, cache...)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sampler: %w", err)
+	}
+	e.SetMaxCache(64)
+	s.execs[m] = e
+	return e, nil
+}
+
+// chunkBucket rounds a chunk length up to 1 or a power of two from 16, so that
+// few graphs are compiled.
+func chunkBucket(n int) int {
+	if n <= 1 {
+		return 1
+	}
+	b := 16
+	for b < n {
+		b *= 2
+	}
+	return b
+}
+
+// Step feeds every active sequence its pending tokens (at most MaxChunk) and
+// samples the next token of each sequence whose pending tokens are all in.
+// It reports whether any sequence is still active.
+func (ss *Session) Step() (bool, error) {
+	n := len(ss.active)
+	feed := make([]int, n)
+	longest := 0
+	for i := range n {
+		if ss.active[i] {
+			feed[i] = min(len(ss.pending[i]), ss.opts.MaxChunk)
+			longest = max(longest, feed[i])
+		}
+	}
+	if longest == 0 {
+		return false, nil
+	}
+	chunk := min(chunkBucket(longest), ss.capacity)
+	tokens := make([][]int32, n)
+	start := make([]int32, n)
+	lens := make([]int32, n)
+	for i := range n {
+		tokens[i] = make([]int32, chunk)
+		for j := 0; j < feed[i]; j++ {
+			tokens[i][j] = int32(ss.pending[i][j])
+		}
+		start[i] = int32(ss.cached[i])
+		lens[i] = int32(feed[i])
+	}
+	exec, err := ss.s.exec(ss.mode)
+	if err != nil {
+		return false, err
+	}
+	args := []any{tokens, start, lens, float32(max(ss.opts.Temperature, 1e-6)), int32(ss.opts.TopK),
+		float32(ss.opts.TopP), ss.rng}
+	for _, t := range ss.cache {
+		donated, err := graph.DonateTensorBuffer(t, ss.s.backend, 0)
+		if err != nil {
+			return false, fmt.Errorf("sampler: %w", err)
+		}
+		args = append(args, donated)
+	}
+	out, err := exec.Exec(args...)
+	if err != nil {
+		return false, fmt.Errorf("sampler: step: %w", err)
+	}
+	ss.rng, ss.cache = out[2], out[3:]
+	var ids []int32
+	var logProbs []float32
+	tensors.MustConstFlatData(out[0], func(f []int32) { ids = slices.Clone(f) })
+	tensors.MustConstFlatData(out[1], func(f []float32) { logProbs = slices.Clone(f) })
+	out[0].FinalizeAll()
+	out[1].FinalizeAll()
+
+	anyActive := false
+	for i := range n {
+		if feed[i] == 0 {
+			continue
+		}
+		ss.cached[i] += feed[i]
+		ss.pending[i] = ss.pending[i][feed[i]:]
+		if len(ss.pending[i]) == 0 {
+			id := int(ids[i])
+			r := &ss.results[i]
+			r.IDs = append(r.IDs, id)
+			r.LogProbs = append(r.LogProbs, logProbs[i])
+			r.Sampled = append(r.Sampled, true)
+			ss.pending[i] = []int{id}
+			switch {
+			case ss.stop[id]:
+				ss.finish(i, Stop)
+			case len(r.IDs) >= ss.opts.MaxNewTokens || ss.cached[i]+1 > ss.capacity:
+				ss.finish(i, Length)
+			}
+		}
+	}
+	for i := range n {
+		anyActive = anyActive || ss.active[i]
+	}
+	return anyActive, nil
+}
+
+func (ss *Session) finish(i int, why FinishReason) {
+	ss.active[i] = false
+	ss.results[i].Finish = why
+}
+
+// Run steps until no sequence is active or ctx is cancelled.
+func (ss *Session) Run(ctx context.Context) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		more, err := ss.Step()
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+// Append adds tokens (a tool's response, say) after sequence i's last token and
+// makes it active again: the next Step reads them, without recomputing the
+// prefix, and samples what follows. Sequence i must have finished. The tokens
+// count against MaxNewTokens and the cache capacity, keeping room for one sampled
+// token; those that do not fit are dropped and the sequence finishes with
+// "length" instead of resuming. Appending no tokens resumes a sequence that
+// stopped on a stop id.
+func (ss *Session) Append(i int, ids []int) error {
+	if i < 0 || i >= len(ss.active) {
+		return fmt.Errorf("sampler: append to sequence %d of %d", i, len(ss.active))
+	}
+	if ss.active[i] {
+		return fmt.Errorf("sampler: append to sequence %d while it is still generating", i)
+	}
+	if err := checkIDs(ids, ss.s.model.Config.VocabSize); err != nil {
+		return fmt.Errorf("sampler: append to sequence %d: %w", i, err)
+	}
+	r := &ss.results[i]
+	room := min(ss.opts.MaxNewTokens-len(r.IDs), ss.capacity-ss.cached[i]-len(ss.pending[i])) - 1
+	fits := ids
+	if len(ids) > room {
+		fits = ids[:max(room, 0)]
+	}
+	for _, id := range fits {
+		r.IDs = append(r.IDs, id)
+		r.LogProbs = append(r.LogProbs, 0)
+		r.Sampled = append(r.Sampled, false)
+	}
+	ss.pending[i] = append(ss.pending[i], fits...)
+	if len(fits) < len(ids) || room <= 0 {
+		ss.finish(i, Length)
+		return nil
+	}
+	ss.active[i] = true
+	r.Finish = Running
+	return nil
+}
+
+// Active reports whether sequence i is still generating.
+func (ss *Session) Active(i int) bool { return ss.active[i] }
+
+// Len is the number of sequences.
+func (ss *Session) Len() int { return len(ss.active) }
+
+// Result returns sequence i's output so far (slices are copies).
+func (ss *Session) Result(i int) Result {
+	r := ss.results[i]
+	return Result{IDs: slices.Clone(r.IDs), LogProbs: slices.Clone(r.LogProbs), Sampled: slices.Clone(r.Sampled), Finish: r.Finish}
+}
+
+// Results returns every sequence's output so far.
+func (ss *Session) Results() []Result {
+	out := make([]Result, len(ss.results))
+	for i := range out {
+		out[i] = ss.Result(i)
+	}
+	return out
+}
+
+// Close frees the session's cache.
+func (ss *Session) Close() {
+	for _, t := range ss.cache {
+		t.FinalizeAll()
+	}
+	ss.cache = nil
+}
+
+// Generate runs a session to the end: every prompt is extended until a stop id,
+// MaxNewTokens or the cache capacity.
+func (s *Sampler) Generate(ctx context.Context, prompts [][]int, opts Options) ([]Result, error) {
+	ss, err := s.Start(prompts, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer ss.Close()
+	if err := ss.Run(ctx); err != nil {
+		return nil, err
+	}
+	return ss.Results(), nil
+}

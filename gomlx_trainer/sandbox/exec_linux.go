@@ -1,0 +1,405 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// isolation describes what level gives on this machine.
+func (p *Pool) isolation(level Level) Isolation {
+	iso := Isolation{Level: level, Rlimits: true, Cgroup: p.cgroups != nil}
+	root := os.Geteuid() == 0
+	switch level {
+	case LevelNamespaces:
+		iso.Network, iso.PIDs, iso.Mounts = true, true, true
+		if root {
+			iso.User = fmt.Sprintf("dedicated uid %d..%d", p.uidBase, p.uidBase+p.cfg.Workers-1)
+		} else {
+			iso.User = "root of its own user namespace, without capabilities"
+		}
+	case LevelUID:
+		iso.User = fmt.Sprintf("dedicated uid %d..%d", p.uidBase, p.uidBase+p.cfg.Workers-1)
+	case LevelRlimits:
+		iso.User = fmt.Sprintf("same uid as mathrl (%d)", os.Geteuid())
+	}
+	return iso
+}
+
+// runAt runs one program at level as worker slot.
+func (p *Pool) runAt(ctx context.Context, cfg Config, level Level, slot int, code string) (Result, error) {
+	dir, err := os.MkdirTemp("", "mathrl-sandbox-")
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o711); err != nil {
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o700); err != nil {
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	codeFile := filepath.Join(work, "main.py")
+	if err := os.WriteFile(codeFile, []byte(code), 0o644); err != nil {
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+
+	limits := Limits{
+		TimeoutSeconds: cfg.Timeout.Seconds(), CPUSeconds: cfg.CPUSeconds, Memory: cfg.Memory,
+		FileSize: cfg.FileSize, Processes: cfg.Processes, OpenFiles: cfg.OpenFiles,
+	}
+	spec := initSpec{Level: level, Exe: p.interp.exe, UID: -1, Limits: limits}
+	if p.cgroups != nil {
+		spec.Cgroup = p.cgroups.workers[slot]
+	}
+	uid := -1
+	if level != LevelRlimits && os.Geteuid() == 0 {
+		uid = p.uidBase + slot
+		spec.UID = uid
+	}
+	tmp := work
+	switch level {
+	case LevelNamespaces:
+		root := filepath.Join(dir, "root")
+		if err := os.Mkdir(root, 0o700); err != nil {
+			return Result{}, fmt.Errorf("sandbox: %w", err)
+		}
+		spec.Root, spec.Code, spec.Dir, spec.Disk = root, codeFile, nsWorkDir, cfg.Disk
+		spec.Binds = p.interp.folders
+		spec.UserNS = os.Geteuid() != 0
+		spec.Limits.Disk = cfg.Disk
+		limits.Disk = cfg.Disk
+		tmp = nsTmpDir
+	case LevelUID:
+		if err := os.Chown(work, uid, uid); err != nil {
+			return Result{}, fmt.Errorf("sandbox: %w", err)
+		}
+		spec.Dir = work
+	default:
+		spec.Dir = work
+	}
+	spec.Args = []string{p.interp.exe, "-I", "-B", "-X", "utf8", filepath.Join(spec.Dir, "main.py")}
+	spec.Env = []string{
+		"PATH=" + filepath.Dir(p.interp.exe) + ":/usr/local/bin:/usr/bin:/bin",
+		"HOME=" + spec.Dir, "TMPDIR=" + tmp, "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
+		"USER=sandbox", "LOGNAME=sandbox", "MPLBACKEND=Agg",
+		"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1", "MKL_NUM_THREADS=1",
+	}
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+
+	// --- pipes: stdout, stderr, and fd 3 on which the init reports setup errors
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	defer outR.Close()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outW.Close()
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	defer errR.Close()
+	setupR, setupW, err := os.Pipe()
+	if err != nil {
+		outW.Close()
+		errW.Close()
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	defer setupR.Close()
+
+	cmd := &exec.Cmd{
+		Path:       p.self,
+		Args:       []string{p.self, "sandbox-init"},
+		Env:        []string{initEnv + "=" + string(specJSON)},
+		Dir:        "/",
+		Stdout:     outW,
+		Stderr:     errW,
+		ExtraFiles: []*os.File{setupW},
+		SysProcAttr: &syscall.SysProcAttr{
+			Setpgid:   true,
+			Pdeathsig: syscall.SIGKILL,
+		},
+	}
+	if level == LevelNamespaces {
+		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+		if spec.UserNS {
+			cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
+			cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
+			cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
+		}
+	}
+	start := time.Now()
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	setupW.Close()
+	if err != nil {
+		return Result{}, &SetupError{Level: level, Msg: "start: " + err.Error()}
+	}
+	pid := cmd.Process.Pid
+
+	stdout, stderr := newCapped(cfg.MaxOutput), newCapped(cfg.MaxOutput)
+	var setup bytes.Buffer
+	copied := make(chan struct{}, 3)
+	go func() { io.Copy(stdout, outR); copied <- struct{}{} }()
+	go func() { io.Copy(stderr, errR); copied <- struct{}{} }()
+	go func() { io.Copy(&setup, io.LimitReader(setupR, 4096)); copied <- struct{}{} }()
+
+	// --- wait for the exit, the timeout or the caller. The program is not reaped
+	// until its leftovers are killed, so that its pid (and process group id)
+	// cannot be reused by another process in between.
+	exited := make(chan struct{})
+	go func() { waitExit(pid); close(exited) }()
+	timer := time.NewTimer(cfg.Timeout)
+	defer timer.Stop()
+	var timedOut, canceled bool
+	select {
+	case <-exited:
+	case <-timer.C:
+		timedOut = true
+		killGroup(pid)
+		<-exited
+	case <-ctx.Done():
+		timedOut, canceled = true, true
+		killGroup(pid)
+		<-exited
+	}
+	duration := time.Since(start)
+
+	// --- kill whatever the program left behind, reap it, then drain its output
+	killGroup(pid)
+	switch level {
+	case LevelUID:
+		killUID(uid)
+	case LevelRlimits:
+		killPipeHolders(outR, errR)
+	}
+	cmd.Wait()
+	deadline := time.Now().Add(2 * time.Second)
+	outR.SetReadDeadline(deadline)
+	errR.SetReadDeadline(deadline)
+	setupR.SetReadDeadline(deadline)
+	for range 3 {
+		<-copied
+	}
+	if setup.Len() > 0 {
+		return Result{}, &SetupError{Level: level, Msg: strings.TrimSpace(setup.String())}
+	}
+
+	r := Result{
+		TimedOut: timedOut, Duration: duration, Isolation: p.iso, Limits: limits,
+		maxResponse: cfg.MaxResponse, timeout: cfg.Timeout,
+	}
+	if r.Isolation.Level != level { // a probe
+		r.Isolation = p.isolation(level)
+	}
+	r.UID = uid
+	if uid < 0 {
+		r.UID = os.Geteuid()
+	}
+	r.Stdout, r.StdoutTruncated = stdout.String()
+	r.Stderr, r.StderrTruncated = stderr.String()
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	r.ExitCode = cmd.ProcessState.ExitCode()
+	if ws.Signaled() {
+		r.Killed = true
+		r.Signal = signalName(ws.Signal())
+	}
+	switch {
+	case canceled:
+		r.Limit = "canceled"
+	case timedOut:
+		r.Limit = "timeout"
+	case ws.Signaled() && ws.Signal() == syscall.SIGXFSZ:
+		r.Limit = "file_size"
+	case ws.Signaled() && ws.Signal() == syscall.SIGXCPU,
+		ws.Signaled() && ws.Signal() == syscall.SIGKILL && cpuTime(cmd.ProcessState) >= time.Duration(cfg.CPUSeconds)*time.Second:
+		r.Limit = "cpu"
+	}
+	return r, nil
+}
+
+// cpuTime is the user plus system time of an ended process and its waited-for children.
+func cpuTime(ps *os.ProcessState) time.Duration {
+	return ps.UserTime() + ps.SystemTime()
+}
+
+// waitExit blocks until process pid has ended, without reaping it.
+func waitExit(pid int) {
+	const pPID, wExited, wNoWait = 1, 4, 0x1000000
+	var info [128]byte // siginfo_t
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(pid),
+			uintptr(unsafe.Pointer(&info[0])), wExited|wNoWait, 0, 0)
+		if errno != syscall.EINTR {
+			return
+		}
+	}
+}
+
+// killGroup kills the process and its process group.
+func killGroup(pid int) {
+	syscall.Kill(-pid, syscall.SIGKILL)
+	syscall.Kill(pid, syscall.SIGKILL)
+}
+
+// killUID kills every process of uid, repeating until none is left, so that
+// processes forked meanwhile die too. Root only.
+func killUID(uid int) {
+	for try := 0; try < 200; try++ {
+		pids := processesOf(func(st procStatus) bool { return st.uids[0] == uid || st.uids[1] == uid })
+		if len(pids) == 0 {
+			return
+		}
+		for _, pid := range pids {
+			killIf(pid, func(st procStatus) bool { return st.uids[0] == uid || st.uids[1] == uid })
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// killPipeHolders kills every process that holds one of the pipes open: at the
+// rlimits level this finds background processes that left the process group.
+func killPipeHolders(pipes ...*os.File) {
+	want := map[string]bool{}
+	for _, f := range pipes {
+		if fi, err := f.Stat(); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				want[fmt.Sprintf("pipe:[%d]", st.Ino)] = true
+			}
+		}
+	}
+	self := os.Getpid()
+	for try := 0; try < 50; try++ {
+		found := false
+		for _, pid := range allPIDs() {
+			if pid == self {
+				continue
+			}
+			fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+			for _, fd := range fds {
+				link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+				if want[link] {
+					killIf(pid, func(procStatus) bool { return true })
+					found = true
+					break
+				}
+			}
+		}
+		if !found {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// killIf kills process pid if it (still) matches. A pidfd pins the process
+// before it is checked, so that a pid reused by another process in between is
+// never signalled.
+func killIf(pid int, match func(procStatus) bool) {
+	const sysPidfdOpen, sysPidfdSendSignal = 434, 424 // the same on every architecture
+	fd, _, errno := syscall.RawSyscall(sysPidfdOpen, uintptr(pid), 0, 0)
+	if errno != 0 {
+		return // gone already (or no pidfd support: better miss a process than kill another)
+	}
+	defer syscall.Close(int(fd))
+	st, err := readStatus(pid)
+	if err != nil || !match(st) {
+		return
+	}
+	syscall.RawSyscall6(sysPidfdSendSignal, fd, uintptr(syscall.SIGKILL), 0, 0, 0, 0)
+}
+
+// procStatus is the part of /proc/PID/status the sandbox needs.
+type procStatus struct {
+	pid   int
+	state string
+	uids  [4]int
+}
+
+// processesOf lists the live (non-zombie) processes for which match is true.
+func processesOf(match func(procStatus) bool) []int {
+	var pids []int
+	for _, pid := range allPIDs() {
+		st, err := readStatus(pid)
+		if err != nil || st.state == "Z" || st.state == "X" {
+			continue
+		}
+		if match(st) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func allPIDs() []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func readStatus(pid int) (procStatus, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return procStatus{}, err
+	}
+	st := procStatus{pid: pid, uids: [4]int{-1, -1, -1, -1}}
+	for _, line := range strings.Split(string(b), "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(val)
+		switch key {
+		case "State":
+			if len(f) > 0 {
+				st.state = f[0]
+			}
+		case "Uid":
+			for i := 0; i < len(f) && i < 4; i++ {
+				st.uids[i], _ = strconv.Atoi(f[i])
+			}
+		}
+	}
+	if st.state == "" {
+		return st, errors.New("no state")
+	}
+	return st, nil
+}
+
+// signalName is the conventional name of a signal, such as "SIGKILL".
+func signalName(s syscall.Signal) string {
+	names := map[syscall.Signal]string{
+		syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
+		syscall.SIGILL: "SIGILL", syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT",
+		syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
+		syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
+		syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM",
+		syscall.SIGXCPU: "SIGXCPU", syscall.SIGXFSZ: "SIGXFSZ", syscall.SIGSYS: "SIGSYS",
+	}
+	if n, ok := names[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("signal %d", int(s))
+}

@@ -1,0 +1,308 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"unsafe"
+)
+
+// The sandbox's init is this same binary, started by the parent with initEnv
+// set (and, at the namespaces level, already inside new namespaces). Before
+// main runs, it builds the program's view of the file system, sets the resource
+// limits, drops privileges and executes the interpreter in its own place.
+// Setup errors go to file descriptor 3, which the exec closes on success.
+func init() {
+	if spec, ok := os.LookupEnv(initEnv); ok {
+		initMain(spec)
+	}
+}
+
+func initMain(specJSON string) {
+	report := os.NewFile(3, "setup")
+	fail := func(err error) {
+		fmt.Fprintf(report, "%v", err)
+		os.Exit(127)
+	}
+	if report == nil {
+		os.Exit(127)
+	}
+	syscall.CloseOnExec(3)
+	var s initSpec
+	if err := json.Unmarshal([]byte(specJSON), &s); err != nil {
+		fail(fmt.Errorf("init: spec: %w", err))
+	}
+	if err := joinCgroups(s.Cgroup); err != nil {
+		fail(fmt.Errorf("init: %w", err))
+	}
+	if s.Level == LevelNamespaces {
+		if err := buildRoot(s); err != nil {
+			fail(fmt.Errorf("init: %w", err))
+		}
+	}
+	if err := syscall.Chdir(s.Dir); err != nil {
+		fail(fmt.Errorf("init: chdir %s: %w", s.Dir, err))
+	}
+	if err := dropPrivileges(s); err != nil {
+		fail(fmt.Errorf("init: %w", err))
+	}
+	// The address-space limit is far below what the Go runtime reserves, so
+	// everything execve needs is allocated first, and nothing is allocated
+	// between setting the limits and the execve.
+	argv0, err := syscall.BytePtrFromString(s.Exe)
+	if err != nil {
+		fail(fmt.Errorf("init: %w", err))
+	}
+	argv, err := syscall.SlicePtrFromStrings(s.Args)
+	if err != nil {
+		fail(fmt.Errorf("init: %w", err))
+	}
+	envv, err := syscall.SlicePtrFromStrings(s.Env)
+	if err != nil {
+		fail(fmt.Errorf("init: %w", err))
+	}
+	limits := rlimits(s.Limits)
+	for _, l := range limits {
+		if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, uintptr(l.resource),
+			uintptr(unsafe.Pointer(&l.value)), 0, 0, 0); errno != 0 {
+			fail(fmt.Errorf("init: setrlimit %s: %w", l.name, errno))
+		}
+	}
+	_, _, errno := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(argv0)),
+		uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
+	fail(fmt.Errorf("init: exec %s: %w", s.Exe, errno))
+}
+
+const rlimitNPROC = 6 // RLIMIT_NPROC, not exported by package syscall
+
+// rlimit is one resource limit to set.
+type rlimit struct {
+	name     string
+	resource int
+	value    syscall.Rlimit
+}
+
+// rlimits lists the resource limits the interpreter runs under. The CPU limit
+// sends SIGXCPU at l.CPUSeconds and SIGKILL one second later.
+func rlimits(l Limits) []rlimit {
+	cpu := uint64(l.CPUSeconds)
+	same := func(v int64) syscall.Rlimit { return syscall.Rlimit{Cur: uint64(v), Max: uint64(v)} }
+	return []rlimit{
+		{"cpu", syscall.RLIMIT_CPU, syscall.Rlimit{Cur: cpu, Max: cpu + 1}},
+		{"fsize", syscall.RLIMIT_FSIZE, same(l.FileSize)},
+		{"nproc", rlimitNPROC, same(int64(l.Processes))},
+		{"nofile", syscall.RLIMIT_NOFILE, same(int64(l.OpenFiles))},
+		{"core", syscall.RLIMIT_CORE, same(0)},
+		{"as", syscall.RLIMIT_AS, same(l.Memory)},
+	}
+}
+
+// prctl options used below (linux/prctl.h, linux/securebits.h).
+const (
+	prSetPdeathsig   = 1
+	prSetSecurebits  = 28
+	prSetNoNewPrivs  = 38
+	prCapBsetDrop    = 24
+	securebitsLocked = 0x2f // NOROOT, NO_SETUID_FIXUP and KEEP_CAPS, each locked
+)
+
+func prctl(option, arg uintptr) error {
+	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, option, arg, 0, 0, 0, 0); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// dropPrivileges switches to the dedicated uid, or (in a user namespace, where
+// there is only uid 0) removes every capability for good; then it forbids
+// gaining privileges and asks for SIGKILL when the parent dies (switching uid
+// clears that request, so it is made again here).
+func dropPrivileges(s initSpec) error {
+	if s.UID >= 0 {
+		if err := syscall.Setgroups(nil); err != nil {
+			return fmt.Errorf("setgroups: %w", err)
+		}
+		if err := syscall.Setresgid(s.UID, s.UID, s.UID); err != nil {
+			return fmt.Errorf("setresgid %d: %w", s.UID, err)
+		}
+		if err := syscall.Setresuid(s.UID, s.UID, s.UID); err != nil {
+			return fmt.Errorf("setresuid %d: %w", s.UID, err)
+		}
+	} else if s.UserNS {
+		for c := uintptr(0); c < 64; c++ {
+			if err := prctl(prCapBsetDrop, c); err != nil && err != syscall.EINVAL {
+				return fmt.Errorf("drop capability %d: %w", c, err)
+			}
+		}
+		if err := prctl(prSetSecurebits, securebitsLocked); err != nil {
+			return fmt.Errorf("securebits: %w", err)
+		}
+	}
+	if err := prctl(prSetNoNewPrivs, 1); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if err := prctl(prSetPdeathsig, uintptr(syscall.SIGKILL)); err != nil {
+		return fmt.Errorf("pdeathsig: %w", err)
+	}
+	return nil
+}
+
+// buildRoot makes the namespaces level's file system: a tmpfs root holding
+// read-only binds of the system folders and the interpreter, device nodes,
+// a fresh /proc, and private tmpfs folders for the work folder, /tmp and
+// /dev/shm; then it pivots into it and drops the host's root.
+func buildRoot(s initSpec) error {
+	const nosuidNodev = syscall.MS_NOSUID | syscall.MS_NODEV
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	r := s.Root
+	if err := syscall.Mount("tmpfs", r, "tmpfs", nosuidNodev, "size=1m,mode=0755"); err != nil {
+		return fmt.Errorf("mount root tmpfs: %w", err)
+	}
+	for _, f := range append(append([]string(nil), systemFolders...), s.Binds...) {
+		if err := showReadOnly(r, f); err != nil {
+			return err
+		}
+	}
+	// --- /dev: a few device nodes, the usual links, and a tmpfs /dev/shm
+	if err := os.MkdirAll(r+"/dev", 0o755); err != nil {
+		return err
+	}
+	for _, d := range []string{"null", "zero", "full", "random", "urandom"} {
+		if err := os.WriteFile(r+"/dev/"+d, nil, 0o644); err != nil {
+			return err
+		}
+		if err := syscall.Mount("/dev/"+d, r+"/dev/"+d, "", syscall.MS_BIND, ""); err != nil {
+			return fmt.Errorf("bind /dev/%s: %w", d, err)
+		}
+	}
+	for name, target := range map[string]string{"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0",
+		"stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"} {
+		if err := os.Symlink(target, r+"/dev/"+name); err != nil {
+			return err
+		}
+	}
+	owner := 0
+	if s.UID >= 0 {
+		owner = s.UID
+	}
+	size := fmt.Sprintf("size=%d", s.Disk)
+	for _, t := range []struct{ dir, opts string }{
+		{"/dev/shm", size + ",mode=1777"},
+		{nsTmpDir, size + ",mode=1777"},
+		{nsWorkDir, fmt.Sprintf("%s,mode=0700,uid=%d,gid=%d", size, owner, owner)},
+	} {
+		if err := os.MkdirAll(r+t.dir, 0o755); err != nil {
+			return err
+		}
+		if err := syscall.Mount("tmpfs", r+t.dir, "tmpfs", nosuidNodev, t.opts); err != nil {
+			return fmt.Errorf("mount tmpfs %s: %w", t.dir, err)
+		}
+	}
+	// A fresh /proc shows only the sandbox's own PID namespace.
+	if err := os.MkdirAll(r+"/proc", 0o555); err != nil {
+		return err
+	}
+	if err := syscall.Mount("proc", r+"/proc", "proc", nosuidNodev|syscall.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
+	}
+	// --- the program, readable and owned by the sandbox user
+	code, err := os.ReadFile(s.Code)
+	if err != nil {
+		return err
+	}
+	main := r + nsWorkDir + "/main.py"
+	if err := os.WriteFile(main, code, 0o644); err != nil {
+		return err
+	}
+	if err := os.Chown(main, owner, owner); err != nil {
+		return err
+	}
+	// --- pivot: the new root replaces the host's, whose mounts are then dropped
+	if err := syscall.Chdir(r); err != nil {
+		return err
+	}
+	if err := syscall.PivotRoot(".", "."); err != nil {
+		return fmt.Errorf("pivot_root: %w", err)
+	}
+	if err := syscall.Unmount(".", syscall.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach host root: %w", err)
+	}
+	if err := syscall.Chdir("/"); err != nil {
+		return err
+	}
+	if err := syscall.Mount("", "/", "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY|nosuidNodev, ""); err != nil {
+		return fmt.Errorf("remount root read-only: %w", err)
+	}
+	if err := syscall.Sethostname([]byte("sandbox")); err != nil {
+		return fmt.Errorf("sethostname: %w", err)
+	}
+	return nil
+}
+
+// showReadOnly binds host folder f at the same path under root, read-only and
+// recursively. Missing folders are skipped; a symbolic link is recreated as is.
+func showReadOnly(root, f string) error {
+	fi, err := os.Lstat(f)
+	if err != nil {
+		return nil
+	}
+	dst := filepath.Join(root, f)
+	if _, err := os.Lstat(dst); err == nil {
+		return nil // already shown, e.g. the interpreter lives under /usr
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		target, err := os.Readlink(f)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.Symlink(target, dst)
+	}
+	if !fi.IsDir() {
+		return nil
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	if err := syscall.Mount(f, dst, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s: %w", f, err)
+	}
+	if err := setReadOnly(dst); err != nil {
+		return fmt.Errorf("read-only %s: %w", f, err)
+	}
+	return nil
+}
+
+// setReadOnly makes the mount at path and every mount below it read-only,
+// nosuid and nodev (mount_setattr, Linux 5.12), else remounts the top one.
+func setReadOnly(path string) error {
+	const (
+		sysMountSetattr = 442 // the same number on every architecture
+		atFDCWD         = -100
+		atRecursive     = 0x8000
+		attrRdonly      = 0x1
+		attrNosuid      = 0x2
+		attrNodev       = 0x4
+	)
+	attr := struct{ set, clr, propagation, usernsFD uint64 }{set: attrRdonly | attrNosuid | attrNodev}
+	p, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		return err
+	}
+	fd := atFDCWD
+	_, _, errno := syscall.Syscall6(sysMountSetattr, uintptr(fd), uintptr(unsafe.Pointer(p)),
+		atRecursive, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if errno == 0 {
+		return nil
+	}
+	if errno != syscall.ENOSYS {
+		return errno
+	}
+	return syscall.Mount("", path, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY|syscall.MS_NOSUID|syscall.MS_NODEV, "")
+}

@@ -1,0 +1,190 @@
+package sandbox_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/sandbox"
+)
+
+// honest is a program with an answer computed independently in Go: the
+// harmonic number H(n) as an exact fraction and the sum of i*i below 1000n.
+func honest(n int) (code, want string) {
+	code = fmt.Sprintf(`from fractions import Fraction
+n = %d
+h = sum(Fraction(1, k) for k in range(1, n + 1))
+print(h.numerator, h.denominator)
+print(sum(i * i for i in range(1000 * n)))
+`, n)
+	h := new(big.Rat)
+	for k := 1; k <= n; k++ {
+		h.Add(h, big.NewRat(1, int64(k)))
+	}
+	m := big.NewInt(int64(1000 * n))
+	sq := new(big.Int).Mul(new(big.Int).Sub(m, big.NewInt(1)), m) // (m-1) m (2m-1) / 6
+	sq.Mul(sq, new(big.Int).Sub(new(big.Int).Lsh(m, 1), big.NewInt(1)))
+	sq.Div(sq, big.NewInt(6))
+	return code, fmt.Sprintf("%s %s\n%s\n", h.Num(), h.Denom(), sq)
+}
+
+// TestHonestUnderAttack runs alone (not in parallel with the other tests), so
+// that the load on the machine is the attack's own.
+func TestHonestUnderAttack(t *testing.T) {
+	for _, s := range setups(t) {
+		if !s.safe {
+			continue
+		}
+		t.Run(s.name, func(t *testing.T) {
+			// Every hostile program here ends by a CPU or memory limit, or at once,
+			// so a long wall clock only gives the honest ones room on a busy machine.
+			cfg := s.cfg
+			cfg.Workers = 6
+			cfg.Timeout = 60 * time.Second
+			p := pool(t, cfg)
+			hostile := []string{
+				"import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+				"x = [0] * (1 << 40)\n",
+				"l = []\nwhile True:\n    l.append(bytearray(1 << 20))\n",
+				"while True:\n    pass\n",
+				"while True:\n    print('y' * 1000)\n",
+				"import threading\ndef f():\n    while True: pass\nfor i in range(100):\n    threading.Thread(target=f).start()\n",
+				"import os\nos.kill(-1, 9)\n",
+				"import subprocess\nsubprocess.Popen(['sleep', '300'], start_new_session=True)\n",
+			}
+			var wg sync.WaitGroup
+			for _, code := range hostile {
+				wg.Go(func() {
+					if _, err := p.Run(context.Background(), code); err != nil {
+						t.Errorf("hostile program: sandbox failed: %v", err)
+					}
+				})
+			}
+			for n := 1; n <= 24; n++ {
+				wg.Go(func() {
+					code, want := honest(n)
+					r, err := p.Run(context.Background(), code)
+					if err != nil {
+						t.Errorf("honest %d: %v", n, err)
+						return
+					}
+					if r.Stdout != want || r.ExitCode != 0 || r.Killed || r.Stderr != "" {
+						t.Errorf("honest %d: stdout %q exit %d killed %v stderr %q, want %q", n, r.Stdout, r.ExitCode, r.Killed, r.Stderr, want)
+					}
+				})
+			}
+			wg.Wait()
+		})
+	}
+}
+
+func TestCancel(t *testing.T) {
+	t.Parallel()
+	eachLevel(t, true, func(t *testing.T, p *sandbox.Pool) {
+		marker := uniqueMarker()
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		r, err := p.Run(ctx, fmt.Sprintf("import subprocess\nsubprocess.Popen(['sleep', %q])\nprint('started', flush=True)\nsubprocess.run(['sleep', %q])\n", marker, marker))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.TimedOut || r.Limit != "canceled" || !strings.HasSuffix(r.ToolResponse(), "[canceled: killed]") {
+			t.Errorf("timed out %v, limit %q, response %q; want a canceled program", r.TimedOut, r.Limit, r.ToolResponse())
+		}
+		assertNothingLeft(t, r, marker)
+	})
+}
+
+func TestPoolWaitsForAWorker(t *testing.T) {
+	t.Parallel()
+	cfg := small()
+	cfg.Workers = 1
+	p := pool(t, cfg)
+	first := make(chan sandbox.Result)
+	go func() {
+		r, err := p.Run(context.Background(), "import time\ntime.sleep(2)\nprint('first')\n")
+		if err != nil {
+			t.Error(err)
+		}
+		first <- r
+	}()
+	time.Sleep(500 * time.Millisecond) // the first program holds the only worker
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := p.Run(ctx, "print('second')"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Run while the only worker is busy: error %v, want it to wait and hit the deadline", err)
+	}
+	if r := <-first; r.Stdout != "first\n" {
+		t.Errorf("first program: %q", r.Stdout)
+	}
+	if r, err := p.Run(context.Background(), "print('third')"); err != nil || r.Stdout != "third\n" {
+		t.Errorf("Run after the worker is free: %q, %v", r.Stdout, err)
+	}
+}
+
+func TestWorkersHaveTheirOwnUID(t *testing.T) {
+	t.Parallel()
+	cfg := small()
+	cfg.Workers = 3
+	p := pool(t, cfg)
+	if p.Isolation().Level == sandbox.LevelRlimits {
+		t.Skip("documented: the rlimits level runs programs as mathrl's own user")
+	}
+	var mu sync.Mutex
+	uids := map[int]bool{}
+	var wg sync.WaitGroup
+	for range 9 {
+		wg.Go(func() {
+			r, err := p.Run(context.Background(), "import os\nprint(os.getuid())\n")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			uids[r.UID] = true
+			mu.Unlock()
+			if r.Isolation.Level != sandbox.LevelNamespaces || !strings.Contains(r.Isolation.User, "root of its own") {
+				if r.Stdout != fmt.Sprintf("%d\n", r.UID) {
+					t.Errorf("program saw uid %q, result says %d", r.Stdout, r.UID)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(uids) > 3 {
+		t.Errorf("%d uids for 3 workers: %v", len(uids), uids)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  sandbox.Config
+		want string // substring of the error, "" for none
+	}{
+		{"zero is default", sandbox.Config{}, ""},
+		{"negative workers", sandbox.Config{Workers: -1}, "workers"},
+		{"tiny memory", sandbox.Config{Memory: 1000}, "memory"},
+		{"unknown level", sandbox.Config{Isolation: "chroot"}, "isolation"},
+		{"few open files", sandbox.Config{OpenFiles: 3}, "open_files"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cfg.Validate()
+			if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("Validate() = %v, want error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestMissingInterpreter(t *testing.T) {
+	_, err := sandbox.NewPool(sandbox.Config{Interpreter: "/nonexistent/python3"})
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/python3") {
+		t.Errorf("NewPool with a missing interpreter: %v, want an error naming it", err)
+	}
+}
