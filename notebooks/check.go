@@ -51,7 +51,7 @@ func (m *multiline) UnmarshalJSON(b []byte) error {
 type CellError struct {
 	Notebook string // file name
 	Cell     int    // 1-based index among all cells, as Jupyter shows them
-	First    string // first line of the cell's source
+	First    string // first telling line of the cell's source
 	Reason   string
 }
 
@@ -91,8 +91,7 @@ func Check(name string, executed []byte) error {
 		}
 		src := string(c.Source)
 		fail := func(reason string) error {
-			first, _, _ := strings.Cut(strings.TrimSpace(src), "\n")
-			return &CellError{Notebook: name, Cell: i + 1, First: first, Reason: reason}
+			return &CellError{Notebook: name, Cell: i + 1, First: firstCodeLine(src), Reason: reason}
 		}
 		for _, o := range c.Outputs {
 			switch o.OutputType {
@@ -157,4 +156,16 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " | ")
+}
+
+// firstCodeLine returns the first line of src that says something: not
+// blank, not the %% marker, not an import line.
+func firstCodeLine(src string) string {
+	for _, l := range strings.Split(src, "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && l != "%%" && !strings.HasPrefix(l, "import") && l != ")" && !strings.HasPrefix(l, "\"") {
+			return l
+		}
+	}
+	return strings.TrimSpace(src)
 }

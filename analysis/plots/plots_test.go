@@ -147,3 +147,53 @@ func svgText(svg string) string {
 }
 
 func toLength(inches float64) vg.Length { return vg.Length(inches) * vg.Inch }
+
+func TestScorerFigures(t *testing.T) {
+	f, err := os.Open("testdata/validation.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	counts, err := ReadValidationCSV(f, "validation.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	card, err := modelcard.Find(loadCards(t), "math-grpo-qwen3-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ScorerCard(counts, "sample300", "boxed+answer_line", card.Scorers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFigure(t, "scorers_sample300", [][]*plot.Plot{{p}}, 8, 5, "Scorers on sample300", "boxed+answer_line",
+		"math", "dapo", "deepscaler", "mathrl: correct accepted (TP)", "card math-grpo-qwen3-8b: TP", "202", "195", "97")
+	v, err := ScorerVariants(counts, "sample300")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFigure(t, "scorers_templates_sample300", [][]*plot.Plot{{v}}, 8, 5, "by template", "answer_line",
+		"think+boxed+answer_line", "correct responses accepted (%)", "65")
+}
+
+func TestReadValidationCSVErrors(t *testing.T) {
+	head := "set,scorer,variant,labels,tp,fp,errors\n"
+	for _, tc := range []struct{ name, body, want string }{
+		{"header", "set,scorer,variant,labels,tp,fp\n", "header"},
+		{"bad number", head + "s,math,boxed,300,x,0,0\n", `v.csv:2: column "tp"`},
+		{"tp above labels", head + "s,math,boxed,3,4,0,0\n", "exceeds labels"},
+		{"empty", head, "no rows"},
+	} {
+		if _, err := ReadValidationCSV(strings.NewReader(tc.body), "v.csv"); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want it to contain %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestTrainingCurvesOneStep(t *testing.T) {
+	grid, err := TrainingCurves("one", []metrics.StepMetrics{{Version: 1, Step: 1, Samples: 8, Accuracy: 0.5, LR: 1e-6}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFigure(t, "training_one_step", grid, 15, 8, "one: Reward", "optimizer step")
+}

@@ -125,28 +125,37 @@ func WriteGrid(out io.Writer, grid [][]*plot.Plot, w, h vg.Length, format string
 }
 
 // niceTicks labels an axis every 1, 2 or 5 × 10^n, aiming at about six labels,
-// with an unlabelled minor tick halfway.
-type niceTicks struct{}
+// with an unlabelled minor tick halfway. With Integer set the step is at least 1
+// and minor ticks fall on integers only.
+type niceTicks struct{ Integer bool }
 
 // Ticks implements plot.Ticker.
-func (niceTicks) Ticks(min, max float64) []plot.Tick {
+func (t niceTicks) Ticks(min, max float64) []plot.Tick {
 	if !(max > min) {
 		return []plot.Tick{{Value: min, Label: strconv.FormatFloat(min, 'g', 4, 64)}}
 	}
 	raw := (max - min) / 6
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := mag
-	for _, m := range []float64{1, 2, 5, 10} {
+	step := 10 * mag
+	for _, m := range []float64{1, 2, 5} {
 		if m*mag >= raw {
 			step = m * mag
 			break
 		}
 	}
+	if t.Integer && step < 1 {
+		step = 1
+	}
+	decimals := max(0, int(-math.Floor(math.Log10(step)+1e-9)))
+	minor := step / 2
+	if t.Integer && minor < 1 {
+		minor = step
+	}
 	var ticks []plot.Tick
-	for v := math.Ceil(min/step*2) * step / 2; v <= max+step*1e-9; v += step / 2 {
-		v = math.Round(v/step*2) * step / 2
+	for i := math.Ceil(min / minor); i*minor <= max+minor*1e-9; i++ {
+		v := i * minor
 		if math.Abs(math.Remainder(v, step)) < step*1e-6 {
-			ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+			ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', decimals, 64)})
 		} else {
 			ticks = append(ticks, plot.Tick{Value: v})
 		}

@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // trainPanel is one panel of the training figure: named series of one unit.
@@ -51,15 +52,20 @@ func TrainingCurves(name string, steps []metrics.StepMetrics) ([][]*plot.Plot, e
 			for j, m := range steps {
 				xys[j].X, xys[j].Y = float64(m.Step), s.value(m)
 			}
-			line, err := plotter.NewLine(xys)
+			line, points, err := plotter.NewLinePoints(xys)
 			if err != nil {
 				return nil, fmt.Errorf("plots: %s: %w", s.label, err)
 			}
-			line.Color = Color(i)
+			line.Color, points.Color = Color(i), Color(i)
 			line.Width = vg.Points(1.8)
-			p.Add(line)
+			points.Shape, points.Radius = draw.CircleGlyph{}, vg.Points(1.5)
+			if len(steps) > 60 {
+				points.Radius = 0 // a dense line needs no dots
+			}
+			p.Add(line, points)
 			p.Legend.Add(s.label, line)
 		}
+		p.X.Tick.Marker = niceTicks{Integer: true}
 		if p.Y.Min > 0 {
 			p.Y.Min = 0
 		}

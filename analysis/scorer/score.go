@@ -69,10 +69,20 @@ func ScoreLabel(name, response string, label Label) (Result, error) {
 		return binary(DeepScalerCorrect(response, label)), nil
 	case Dapo:
 		return DapoScore(response, label)
-	case "":
-		return Result{}, fmt.Errorf("scorer: no scorer named: %w", ErrUnknownScorer)
 	}
-	return Result{}, fmt.Errorf("scorer: %w %q (want math, dapo or deepscaler, optionally boxed_)", ErrUnknownScorer, name)
+	return Result{}, Check(name)
+}
+
+// Check returns nil when ScoreLabel accepts name, else an error wrapping
+// ErrUnknownScorer.
+func Check(name string) error {
+	switch base := strings.TrimPrefix(name, BoxedPrefix); base {
+	case Math, Dapo, DeepScaler:
+		return nil
+	case "":
+		return fmt.Errorf("scorer: no scorer named in %q: %w", name, ErrUnknownScorer)
+	}
+	return fmt.Errorf("scorer: %w %q (want math, dapo or deepscaler, optionally prefixed by boxed_)", ErrUnknownScorer, name)
 }
 
 func binary(correct bool, pred string) Result {

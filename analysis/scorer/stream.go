@@ -11,25 +11,11 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/mathrl/mathrl/internal/atomicfile"
 	"github.com/mathrl/mathrl/internal/jsonl"
 )
-
-// Check returns an error wrapping ErrUnknownScorer unless name is a scorer
-// ScoreLabel accepts.
-func Check(name string) error {
-	base := strings.TrimPrefix(name, BoxedPrefix)
-	for _, n := range Names() {
-		if base == n {
-			return nil
-		}
-	}
-	_, err := ScoreLabel(name, "", TextLabel("1"))
-	return err
-}
 
 // StreamOptions configures ScoreStream.
 type StreamOptions struct {

@@ -3,6 +3,7 @@ package scorer
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -132,5 +133,19 @@ func TestScoreFilesAtomic(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 2 {
 		t.Errorf("leftover files: %v", entries)
+	}
+}
+
+// A cancelled context stops the stream with the context's error.
+func TestScoreStreamCancel(t *testing.T) {
+	var in strings.Builder
+	for range 20000 {
+		in.WriteString("{\"response\":\"\\\\boxed{1}\",\"label\":\"1\"}\n")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := ScoreStream(ctx, strings.NewReader(in.String()), &bytes.Buffer{}, StreamOptions{Scorer: Math, Workers: 2})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
 	}
 }

@@ -15,7 +15,10 @@ import (
 
 // slimeVerdict is one line of testdata/slime_verdicts.jsonl.gz, written by
 // testdata/make_verdicts.py from slime's own scorer files (Python 3.11,
-// sympy 1.11.1, pylatexenc 2.10).
+// sympy 1.11.1, pylatexenc 2.10). To regenerate both reference files, with a
+// folder holding slime's slime/rollout/rm_hub scorer files:
+//
+//	/usr/bin/python3 testdata/make_verdicts.py RM_HUB "$MATHRL_DATA_DIR" testdata
 type slimeVerdict struct {
 	Family     string          `json:"family"` // tp, fp, perturb or number
 	Response   string          `json:"response"`

@@ -49,6 +49,11 @@ func diffIsZero(a, b string, bud *budget) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if folded.kind != nNum && hasFloat(folded) {
+		if folded, err = expandCoefficients(bud, folded); err != nil {
+			return false, err
+		}
+	}
 	if folded.kind == nNum {
 		return folded.num.isZero(), nil
 	}

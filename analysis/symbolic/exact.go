@@ -177,25 +177,21 @@ func (c *exactCtx) eval(n *node) (bc, error) {
 			acc = c.note(acc.add(a))
 		}
 		return acc, nil
-	case nAdd:
-		return c.note(args[0].add(args[1])), nil
-	case nSub:
-		return c.note(args[0].sub(args[1])), nil
-	case nNeg:
-		return args[0].neg(), nil
 	case nMul:
 		return c.note(args[0].mul(args[1])), nil
-	case nDiv:
-		if args[1].isZero() {
-			return bc{}, errInexact
-		}
-		return c.note(args[0].quo(args[1])), nil
 	case nPow:
 		e := n.args[1]
-		if e.kind != nNum || e.num.kind != finite || e.num.flt != nil {
+		if e.kind != nNum || e.num.kind != finite {
 			return bc{}, errInexact
 		}
 		r := e.num.rat
+		if e.num.flt != nil {
+			// x**(-0.5): simplify treats it as x**(-1/2)
+			var ok bool
+			if r, ok = new(big.Rat).SetString(e.num.flt.Text('g', -1)); !ok {
+				return bc{}, errInexact
+			}
+		}
 		base := args[0]
 		switch {
 		case r.IsInt():

@@ -1,6 +1,7 @@
 package symbolic
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/big"
@@ -16,7 +17,10 @@ import (
 //   - a sum collects its terms: equal terms add their coefficients (0.1x+0.2x
 //     is 0.30000000000000004*x), terms whose coefficient is zero vanish
 //     (x-x is 0, so 1/(x-x) is zoo);
-//   - a power of a term with an integer exponent powers its coefficient.
+//   - powers of the same base in a product add their exponents (x*x is x**2);
+//   - powers follow sympy's Pow rules (see power), square roots of rationals
+//     take sympy's form (sqrt(18) is 3*sqrt(2)) and multiply together
+//     (sqrt(2)*sqrt(6) is 2*sqrt(3)).
 //
 // Folded numbers are nNum nodes with num set; sums are nSum nodes. Every
 // folded node carries a structural hash, equal for terms sympy would merge.
@@ -75,6 +79,9 @@ func fold(n *node, b *budget) (*node, error) {
 		return mul(b, args[0], inv), nil
 	case nPow:
 		return power(b, args[0], args[1])
+	}
+	if n.kind == nCall && n.text == "sqrt" && args[0].kind != nNum {
+		return power(b, args[0], numNode(ratNum(big.NewRat(1, 2))))
 	}
 	out := compound(n.kind, n.text, args...)
 	nums := make([]*number, len(args))
@@ -208,7 +215,7 @@ func withCoeff(c *number, rest *node) *node {
 		return numNode(nanNum)
 	case c.isZero():
 		return numNode(c)
-	case c.flt == nil && c.rat.Cmp(big.NewRat(1, 1)) == 0:
+	case isOne(c):
 		return rest
 	}
 	return compound(nMul, "", numNode(c), rest)
@@ -219,27 +226,61 @@ func mul(b *budget, x, y *node) *node {
 	cx, rx := split(x)
 	cy, ry := split(y)
 	c := mulNum(cx, cy)
-	mx, okx := sqrtAtom(rx)
-	my, oky := sqrtAtom(ry)
-	if okx && oky {
-		// sqrt(m)*sqrt(n) = sqrt(m*n), as sympy multiplies radicals
-		r, err := sqrtPower(new(big.Rat).Mul(mx, my), big.NewInt(1))
-		if err == nil {
-			return mul(b, numNode(c), r)
+	// sqrt(m)*sqrt(n) = sqrt(m*n): sympy merges the radicals of a product
+	// and moves what comes out (sqrt(5)*sqrt(5) = 5) into the coefficient.
+	var others []*node
+	radicand, radicals := big.NewRat(1, 1), 0
+	for _, f := range append(factors(rx), factors(ry)...) {
+		if m, ok := sqrtAtom(f); ok {
+			radicand.Mul(radicand, m)
+			radicals++
+		} else {
+			others = append(others, f)
 		}
 	}
+	if radicals > 1 {
+		if r, err := sqrtPower(radicand, big.NewInt(1)); err == nil {
+			cr, atom := split(r)
+			c = mulNum(c, cr)
+			if atom != nil {
+				others = append(others, atom)
+			}
+		} else {
+			others = append(factors(rx), factors(ry)...)
+		}
+	} else if radicals == 1 {
+		others = append(factors(rx), factors(ry)...)
+	}
+	// Powers of the same base add their exponents: x*x is x**2, a**0.5 *
+	// a**(-1/2) is 1, x**0.5 * x**0.5 is x**1.0.
+	var bases []*node
+	exps := map[uint64]*number{}
+	for _, f := range others {
+		base, e := f, intNum(1)
+		if f.kind == nPow && f.args[1].kind == nNum && f.args[1].num.kind == finite && f.args[0].kind != nNum {
+			base, e = f.args[0], f.args[1].num
+		}
+		if old, ok := exps[base.hash]; ok {
+			exps[base.hash] = addNum(old, e)
+			continue
+		}
+		exps[base.hash] = e
+		bases = append(bases, base)
+	}
 	var rest *node
-	switch {
-	case rx == nil:
-		rest = ry
-	case ry == nil:
-		rest = rx
-	default:
-		rest = compound(nMul, "", rx, ry)
+	for _, base := range bases {
+		f := powerOf(base, exps[base.hash])
+		if f.kind == nNum {
+			continue // the exponents cancelled
+		}
+		if rest == nil {
+			rest = f
+		} else {
+			rest = compound(nMul, "", rest, f)
+		}
 	}
 	// Rational * sum distributes (sympy's two-argument rule).
-	if rest != nil && rest.kind == nSum && c.kind == finite && c.flt == nil && !c.isZero() &&
-		c.rat.Cmp(big.NewRat(1, 1)) != 0 {
+	if rest != nil && rest.kind == nSum && c.kind == finite && c.flt == nil && !c.isZero() && !isOne(c) {
 		terms := make([]*node, len(rest.args))
 		for i, t := range rest.args {
 			terms[i] = mul(b, numNode(c), t)
@@ -251,6 +292,75 @@ func mul(b *budget, x, y *node) *node {
 	}
 	return withCoeff(c, rest)
 }
+
+// factors lists the factors of a product without coefficient (nil for none).
+func factors(n *node) []*node {
+	if n == nil {
+		return nil
+	}
+	if n.kind == nMul && n.args[0].kind != nNum {
+		return append(factors(n.args[0]), factors(n.args[1])...)
+	}
+	return []*node{n}
+}
+
+// expandCoefficients multiplies out every product that has a sum among its
+// factors and a Float somewhere (0.2e*(1.5-sqrt(3)) becomes
+// 0.30000000000000004*e - 0.2*sqrt(3)*e), with sympy's Float rounding, and
+// collects the terms again: simplify expands such products before it
+// compares terms, and its rounding decides whether they cancel. It gives up
+// (returns n) past maxTerms terms.
+func expandCoefficients(b *budget, n *node) (*node, error) {
+	var terms []*node
+	var expand func(t *node) error
+	expand = func(t *node) error {
+		if err := b.check(); err != nil {
+			return err
+		}
+		if len(terms) > maxTerms {
+			return errTooLarge
+		}
+		if t.kind == nSum {
+			for _, u := range t.args {
+				if err := expand(u); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		c, rest := split(t)
+		fs := factors(rest)
+		for i, f := range fs {
+			if f.kind != nSum {
+				continue
+			}
+			others := numNode(c)
+			for j, g := range fs {
+				if j != i {
+					others = mul(b, others, g)
+				}
+			}
+			for _, u := range f.args {
+				if err := expand(mul(b, others, u)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		terms = append(terms, t)
+		return nil
+	}
+	if err := expand(n); err != nil {
+		if errors.Is(err, errTooLarge) {
+			return n, nil
+		}
+		return nil, err
+	}
+	return sum(b, terms...)
+}
+
+// maxTerms bounds the terms expandCoefficients writes out.
+const maxTerms = 2000
 
 // sum adds the terms, collecting equal ones as sympy's Add does.
 func sum(b *budget, terms ...*node) (*node, error) {
@@ -315,41 +425,83 @@ func sum(b *budget, terms ...*node) (*node, error) {
 	return compound(nSum, "", args...), nil
 }
 
-// power is x**y. Numbers are evaluated; a term with an integer exponent
-// powers its coefficient ((2.5x)**2 is 6.25*x**2); zoo and nan stay undefined.
+// power is x**y the way sympy's Pow evaluates:
+//   - numbers are evaluated (powNum);
+//   - an integer power of a product powers each factor and the coefficient
+//     ((2.5x*y)**2 is 6.25*x**2*y**2), of a power multiplies the exponents
+//     ((x**0.5)**2 is x**1.0), of c*sqrt(m) gives sympy's radical form;
+//   - a rational power of a term with a positive coefficient takes the
+//     coefficient out (sqrt(4x) is 2*sqrt(x), sqrt(2x) is sqrt(2)*sqrt(x)).
 func power(b *budget, x, y *node) (*node, error) {
+	if err := b.check(); err != nil {
+		return nil, err
+	}
 	if x.kind == nNum && y.kind == nNum {
 		return powNum(x.num, y.num, compound(nPow, "", x, y))
 	}
 	if y.kind == nNum && y.num.kind != finite || x.kind == nNum && x.num.kind != finite {
 		return numNode(nanNum), nil
 	}
-	if y.kind == nNum && y.num.isZero() {
+	if y.kind != nNum {
+		return compound(nPow, "", x, y), nil
+	}
+	e := y.num
+	if e.isZero() {
 		return numNode(intNum(1)), nil
 	}
-	if y.kind == nNum && y.num.isInt() {
-		c, rest := split(x)
-		if m, ok := sqrtAtom(rest); ok {
-			// (c*sqrt(m))**k = c**k * m**(k/2), in sympy's form for radicals
-			cp, err := powIntNum(c, y.num.rat.Num())
-			if err != nil {
-				return nil, err
+	c, rest := split(x)
+	if !e.isInt() {
+		if e.flt == nil && c.sign() > 0 && !isOne(c) {
+			cp, err := powNum(c, e, nil)
+			if err != nil || cp == nil {
+				return compound(nPow, "", x, y), nil
 			}
-			r, err := powNum(ratNum(m), ratNum(new(big.Rat).Quo(y.num.rat, big.NewRat(2, 1))), nil)
-			if err != nil || r == nil {
-				return nil, errUnsupported
-			}
-			return mul(b, numNode(cp), r), nil
+			return mul(b, cp, compound(nPow, "", rest, y)), nil
 		}
-		if !(c.flt == nil && c.rat.Cmp(big.NewRat(1, 1)) == 0) {
-			cp, err := powIntNum(c, y.num.rat.Num())
-			if err != nil {
-				return nil, err
-			}
-			return withCoeff(cp, compound(nPow, "", rest, y)), nil
-		}
+		return compound(nPow, "", x, y), nil
 	}
-	return compound(nPow, "", x, y), nil
+	k := e.rat.Num()
+	cp, err := powIntNum(c, k)
+	if err != nil {
+		return nil, err
+	}
+	if m, ok := sqrtAtom(rest); ok {
+		// (c*sqrt(m))**k = c**k * m**(k/2), in sympy's form for radicals
+		r, err := powNum(ratNum(m), ratNum(new(big.Rat).Quo(e.rat, big.NewRat(2, 1))), nil)
+		if err != nil || r == nil {
+			return nil, errUnsupported
+		}
+		return mul(b, numNode(cp), r), nil
+	}
+	out := numNode(cp)
+	for _, f := range factors(rest) {
+		var p *node
+		if f.kind == nPow && f.args[1].kind == nNum && f.args[1].num.kind == finite {
+			// (u**a)**k = u**(a*k) for an integer k
+			p = powerOf(f.args[0], mulNum(f.args[1].num, e))
+		} else {
+			p = compound(nPow, "", f, y)
+		}
+		out = mul(b, out, p)
+	}
+	return out, nil
+}
+
+// powerOf is base**e for a non-number base: 1 for a zero exponent, base
+// itself for the exponent 1 (not for the Float 1.0).
+func powerOf(base *node, e *number) *node {
+	switch {
+	case e.isZero():
+		return numNode(intNum(1))
+	case isOne(e):
+		return base
+	}
+	return compound(nPow, "", base, numNode(e))
+}
+
+// isOne reports whether x is the Integer 1 (not the Float 1.0).
+func isOne(x *number) bool {
+	return x.kind == finite && x.flt == nil && x.rat.Cmp(big.NewRat(1, 1)) == 0
 }
 
 // powNum is x**y for two Numbers. Results that sympy keeps symbolic (an
@@ -530,13 +682,6 @@ func callNum(fn string, x *number, orig *node) (*node, error) {
 	case "im":
 		if x.kind == finite {
 			return numNode(intNum(0)), nil
-		}
-	case "Abs", "abs":
-		if x.kind == finite {
-			if x.sign() < 0 {
-				return numNode(negNum(x)), nil
-			}
-			return numNode(x), nil
 		}
 	}
 	if x.kind != finite {

@@ -154,10 +154,12 @@ func sortedKeys(m map[string]complex128) []string {
 	return keys
 }
 
-// isAtom reports whether n is a power with a Float exponent and a base that
-// is not a number, which sympy never merges with other powers.
+// isAtom reports whether n is a power with a positive Float exponent and a
+// base that is not a number: sympy's simplify never equates x**0.5 with
+// sqrt(x) (it does equate x**(-0.5) with 1/sqrt(x)).
 func isAtom(n *node) bool {
-	return n.kind == nPow && n.args[0].kind != nNum && n.args[1].kind == nNum && n.args[1].num.isFloat()
+	return n.kind == nPow && n.args[0].kind != nNum && n.args[1].kind == nNum &&
+		n.args[1].num.isFloat() && n.args[1].num.sign() > 0
 }
 
 // atomFactor is a factor slightly off 1, the same for equal atoms.
@@ -220,20 +222,10 @@ func (c *evalCtx) evalNode(n *node) (approx, error) {
 			acc = approx{v: v, err: acc.err + a.err + rounding(v)}
 		}
 		return acc, nil
-	case nAdd, nSub:
-		if n.kind == nSub {
-			y.v = -y.v
-		}
-		v := x.v + y.v
-		return approx{v: v, err: x.err + y.err + rounding(v)}, nil
-	case nNeg:
-		return approx{v: -x.v, err: x.err}, nil
 	case nMul:
 		v := x.v * y.v
 		ax, ay := cmplx.Abs(x.v), cmplx.Abs(y.v)
 		return approx{v: v, err: x.err*ay + y.err*ax + x.err*y.err + 2*rounding(v)}, nil
-	case nDiv:
-		return divApprox(x, y), nil
 	case nPow:
 		if n.args[1].kind == nNum && n.args[1].num.isInt() {
 			return powIntApprox(x, n.args[1].num.float64()), nil
@@ -327,9 +319,7 @@ func callApprox(fn string, x approx) (approx, error) {
 		return approx{v: complex(real(x.v), 0), err: x.err}, nil
 	case "im":
 		return approx{v: complex(imag(x.v), 0), err: x.err}, nil
-	case "Abs", "abs":
-		return approx{v: complex(cmplx.Abs(x.v), 0), err: x.err + rounding(x.v)}, nil
-	case "ln", "log":
+	case "ln":
 		ax := cmplx.Abs(x.v)
 		if ax <= x.err {
 			return approx{v: complex(math.NaN(), 0)}, nil

@@ -58,9 +58,10 @@ var pyKeywords = map[string]bool{
 // constants are the non-callable names of sympy's namespace that DiffIsZero models.
 var constants = map[string]bool{"pi": true, "E": true, "I": true, "oo": true, "zoo": true, "nan": true}
 
-// functions are the callable names of sympy's namespace that DiffIsZero models.
-var functions = map[string]bool{"sqrt": true, "re": true, "im": true, "ln": true, "log": true,
-	"exp": true, "sin": true, "cos": true, "tan": true, "Abs": true, "abs": true}
+// functions are the callable names of sympy's namespace that DiffIsZero
+// models. Other functions (log, sin, exp...) have three letters or more and
+// never pass the guard.
+var functions = map[string]bool{"sqrt": true, "re": true, "im": true, "ln": true}
 
 // otherNames are the remaining names of `from sympy import *` (plus Python's
 // built-in functions) that a guarded input can contain: at most two distinct

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
+	"github.com/mathrl/mathrl/gomlx_trainer/sandbox"
 )
 
 // doctorCheck writes one section of `mathrl doctor`'s report. It returns an error
@@ -21,6 +22,7 @@ type doctorCheck struct {
 func doctorChecks() []doctorCheck {
 	return []doctorCheck{
 		{"GoMLX backend and PJRT plugin", backend.Report},
+		{"sandbox: isolation of model-written Python on this machine", sandbox.WriteReport},
 		// sections: one line each
 	}
 }

@@ -131,7 +131,7 @@ func (f *modelFlags) open(log io.Writer) (backends.Backend, *qwen3.Model, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := qwen3.Load(f.Model, dtype)
+	m, err := qwen3.LoadOn(b, f.Model, dtype)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
+	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
 	"github.com/mathrl/mathrl/internal/testenv"
 )
 
@@ -92,6 +93,21 @@ func TestModelInitForwardGenerate(t *testing.T) {
 		if len(l["output_ids"].([]any)) != 5 || l["finish_reason"] != "length" || len(l["output_logprobs"].([]any)) != 5 {
 			t.Errorf("generate output %v", l)
 		}
+	}
+	// Text prompts go through the model folder's tokenizer.json; "text" is the decoded output.
+	if err := tokenizer.NewBytes().Save(filepath.Join(model, "tokenizer.json")); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(in, []byte("{\"prompt\": \"1+1=\"}\n"), 0o644)
+	run(t, "generate", "--model", model, "--in", in, "--out", out, "--backend", "cpu", "--max-new-tokens", "4", "--stop=")
+	lines = readLines(t, out)
+	ids := lines[0]["output_ids"].([]any)
+	var want []int
+	for _, id := range ids {
+		want = append(want, int(id.(float64)))
+	}
+	if text, ok := lines[0]["text"].(string); !ok || text != tokenizer.NewBytes().Decode(want, true) {
+		t.Errorf("generate from text: %v", lines[0])
 	}
 	// A bad line names the file, the line and the field.
 	os.WriteFile(in, []byte("{\"input_ids\": [1]}\n{\"input_ids\": [1, 999]}\n"), 0o644)

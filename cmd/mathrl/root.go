@@ -19,6 +19,7 @@ analyses the results.`,
 		newDataCmd(),
 		newBudgetsCmd(nil),
 		newNotebooksCmd(nil),
+		newPlotCmd(nil),
 		newScoreCmd(nil),
 		newScorersCmd(),
 		newTrainCmd(nil),
@@ -30,6 +31,7 @@ analyses the results.`,
 		newTokenizeCmd(nil),
 		newChatCmd(),
 		newTokenizerCmd(),
+		newSandboxCmd(),
 	// subcommands: one line each
 	)
 	return root

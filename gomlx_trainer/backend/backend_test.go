@@ -2,7 +2,9 @@ package backend
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -147,5 +149,34 @@ func TestReport(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestApplyReexecsOnce runs this test binary as a child that applies a plan
+// changing LD_LIBRARY_PATH: the child must re-execute itself once and then see
+// the new value (the dynamic loader reads it only at start).
+func TestApplyReexecsOnce(t *testing.T) {
+	if os.Getenv("MATHRL_TEST_APPLY_CHILD") == "1" {
+		p := Plan{Kind: CPU, Config: CPUConfig, Env: map[string]string{"LD_LIBRARY_PATH": "/fake/nvidia/cu13/lib"}}
+		if err := Apply(p); err != nil {
+			fmt.Println("apply error:", err)
+			os.Exit(2)
+		}
+		fmt.Printf("child: LD_LIBRARY_PATH=%s reexec=%s GOMLX_BACKEND=%s\n",
+			os.Getenv("LD_LIBRARY_PATH"), os.Getenv(reexecMarker), os.Getenv("GOMLX_BACKEND"))
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestApplyReexecsOnce$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "MATHRL_TEST_APPLY_CHILD=1", "LD_LIBRARY_PATH=", reexecMarker+"=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	want := "child: LD_LIBRARY_PATH=/fake/nvidia/cu13/lib reexec=1 GOMLX_BACKEND=go:ops_sequential"
+	if !strings.Contains(string(out), want) {
+		t.Errorf("child printed %q, want %q", out, want)
+	}
+	if strings.Count(string(out), "child:") != 1 {
+		t.Errorf("child ran its body %d times", strings.Count(string(out), "child:"))
 	}
 }

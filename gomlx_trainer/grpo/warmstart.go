@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
@@ -27,6 +28,7 @@ func warmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, chat
 		return errors.New("grpo: sft_steps needs generated tasks with traces (prompt_data: arith)")
 	}
 	log.Printf("warm start: %d steps of %d traces, lr %g", cfg.SFTSteps, cfg.SFTBatchSize, cfg.SFTLR)
+	start := time.Now()
 	for st.SFTStep < cfg.SFTSteps {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("grpo: warm start interrupted: %w", err)
@@ -67,8 +69,8 @@ func warmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, chat
 			return err
 		}
 		st.SFTStep++
-		if st.SFTStep%10 == 0 || st.SFTStep == cfg.SFTSteps {
-			log.Printf("warm start step %d/%d: loss per token %.4f", st.SFTStep, cfg.SFTSteps, ss.Loss)
+		if st.SFTStep%5 == 0 || st.SFTStep == cfg.SFTSteps {
+			log.Printf("warm start step %d/%d: loss per token %.4f (%s)", st.SFTStep, cfg.SFTSteps, ss.Loss, time.Since(start).Round(time.Second))
 		}
 	}
 	return nil

@@ -2,7 +2,8 @@
 // safetensors checkpoints (read lazily, tensor by tensor, and written back in the
 // Hugging Face layout), and the model graph (RMSNorm, rotary position embeddings,
 // grouped-query attention with q/k norms, SwiGLU, tied or untied head), in float32
-// or bfloat16.
+// or bfloat16. In float32 its logits equal transformers' (see the tests against
+// a reference made by transformers 5.17).
 //
 // # Weights
 //
@@ -11,14 +12,18 @@
 // "model.layers.3.self_attn.q_proj.weight" is the variable "weight" in the scope
 // "/model/layers/3/self_attn/q_proj" (see VariableName and TensorName). Weights keep
 // the Hugging Face layout ([out, in] for linear layers), so loading and saving
-// never transposes.
+// never transposes. Load and LoadOn check every name and shape against the
+// config; Save and WriteRandom write checkpoints that transformers loads.
 //
 // # Graph functions
 //
-// Logits gives the logits of every position for a batch of right-padded token ids
-// (causal attention, no cache); TokenLogProbs gives the log-probability of each
-// token under the model, for training. Extend runs a chunk of tokens against a
-// key/value cache and is what package sampler drives to generate.
+// Logits gives the logits of every position for a batch of right-padded token
+// ids (causal attention, no cache); LastLogits only those after each row's last
+// token; TokenLogProbs the log-probability of each token under the model, for
+// training (it differentiates on every backend once package gomlxfix's rules are
+// installed, which the graph functions do themselves). Extend runs a chunk of
+// tokens against a key/value cache and is what package sampler drives to
+// generate.
 //
 // The package leaves tokenization to package tokenizer, sampling loops to package
 // sampler and optimisation to package grpo.

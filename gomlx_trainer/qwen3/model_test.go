@@ -103,6 +103,17 @@ func TestLogitsMatchTransformers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	onDevice, err := LoadOn(b, dir, dtypes.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, mm := range map[string]*Model{"Load": m, "LoadOn": onDevice} {
+		t.Run(name, func(t *testing.T) { checkReferenceLogits(t, b, mm, ref) })
+	}
+}
+
+func checkReferenceLogits(t *testing.T, b backends.Backend, m *Model, ref reference) {
+	t.Helper()
 	logits := logitsOf(t, b, m, ref.InputIDs)
 	const tol = 1e-4
 	seq := len(ref.InputIDs[0])

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/dtypes/bfloat16"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -38,6 +39,17 @@ func checkDType(dtype dtypes.DType) error {
 // no other tensor may be (a tied checkpoint may also carry lm_head.weight, which is
 // then ignored). Tensors are read one at a time.
 func Load(dir string, dtype dtypes.DType) (*Model, error) {
+	return load(dir, dtype, nil)
+}
+
+// LoadOn is Load, moving each weight onto backend b's device as soon as it is
+// read and freeing the host copy, so the host never holds more than one tensor
+// (an 8B checkpoint in bfloat16 is 16 GB).
+func LoadOn(b backends.Backend, dir string, dtype dtypes.DType) (*Model, error) {
+	return load(dir, dtype, b)
+}
+
+func load(dir string, dtype dtypes.DType, b backends.Backend) (*Model, error) {
 	if err := checkDType(dtype); err != nil {
 		return nil, err
 	}
@@ -58,6 +70,12 @@ func Load(dir string, dtype dtypes.DType) (*Model, error) {
 		t, err := ck.Read(spec.Name, dtype)
 		if err != nil {
 			return nil, err
+		}
+		if b != nil {
+			if err := t.MaterializeOnDevice(b, false, 0); err != nil {
+				return nil, fmt.Errorf("qwen3: tensor %q to device: %w", spec.Name, err)
+			}
+			t.FinalizeLocal()
 		}
 		m.setWeight(spec.Name, t)
 	}
@@ -215,7 +233,11 @@ func (m *Model) Save(dir, dtype string) error {
 			if err != nil {
 				return nil, err
 			}
-			return Float32s(t)
+			vals, err := Float32s(t)
+			if t.IsOnAnyDevice() {
+				t.FinalizeLocal() // keep only the device copy
+			}
+			return vals, err
 		}})
 	}
 	if err := WriteSafetensors(filepath.Join(dir, "model.safetensors"), dtype, list); err != nil {

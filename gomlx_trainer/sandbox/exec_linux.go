@@ -21,16 +21,20 @@ import (
 func (p *Pool) isolation(level Level) Isolation {
 	iso := Isolation{Level: level, Rlimits: true, Cgroup: p.cgroups != nil}
 	root := os.Geteuid() == 0
+	uids := fmt.Sprintf("dedicated uid %d", p.uidBase)
+	if p.cfg.Workers > 1 {
+		uids = fmt.Sprintf("dedicated uids %d..%d (one per worker)", p.uidBase, p.uidBase+p.cfg.Workers-1)
+	}
 	switch level {
 	case LevelNamespaces:
 		iso.Network, iso.PIDs, iso.Mounts = true, true, true
 		if root {
-			iso.User = fmt.Sprintf("dedicated uid %d..%d", p.uidBase, p.uidBase+p.cfg.Workers-1)
+			iso.User = uids
 		} else {
 			iso.User = "root of its own user namespace, without capabilities"
 		}
 	case LevelUID:
-		iso.User = fmt.Sprintf("dedicated uid %d..%d", p.uidBase, p.uidBase+p.cfg.Workers-1)
+		iso.User = uids
 	case LevelRlimits:
 		iso.User = fmt.Sprintf("same uid as mathrl (%d)", os.Geteuid())
 	}
@@ -89,6 +93,7 @@ func (p *Pool) runAt(ctx context.Context, cfg Config, level Level, slot int, cod
 		spec.Dir = work
 	default:
 		spec.Dir = work
+		spec.Limits.Processes = 0 // RLIMIT_NPROC would count all of mathrl's user's processes
 	}
 	spec.Args = []string{p.interp.exe, "-I", "-B", "-X", "utf8", filepath.Join(spec.Dir, "main.py")}
 	spec.Env = []string{

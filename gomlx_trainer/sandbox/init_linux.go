@@ -85,18 +85,22 @@ type rlimit struct {
 }
 
 // rlimits lists the resource limits the interpreter runs under. The CPU limit
-// sends SIGXCPU at l.CPUSeconds and SIGKILL one second later.
+// sends SIGXCPU at l.CPUSeconds and SIGKILL one second later; RLIMIT_NPROC is
+// left alone when l.Processes is 0.
 func rlimits(l Limits) []rlimit {
 	cpu := uint64(l.CPUSeconds)
 	same := func(v int64) syscall.Rlimit { return syscall.Rlimit{Cur: uint64(v), Max: uint64(v)} }
-	return []rlimit{
+	limits := []rlimit{
 		{"cpu", syscall.RLIMIT_CPU, syscall.Rlimit{Cur: cpu, Max: cpu + 1}},
 		{"fsize", syscall.RLIMIT_FSIZE, same(l.FileSize)},
-		{"nproc", rlimitNPROC, same(int64(l.Processes))},
 		{"nofile", syscall.RLIMIT_NOFILE, same(int64(l.OpenFiles))},
 		{"core", syscall.RLIMIT_CORE, same(0)},
 		{"as", syscall.RLIMIT_AS, same(l.Memory)},
 	}
+	if l.Processes > 0 {
+		limits = append(limits, rlimit{"nproc", rlimitNPROC, same(int64(l.Processes))})
+	}
+	return limits
 }
 
 // prctl options used below (linux/prctl.h, linux/securebits.h).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -140,6 +141,9 @@ func (p *Pool) probe(level Level) error {
 	r, err := p.runAt(ctx, cfg, level, slot, "print('ok')")
 	var se *SetupError
 	if errors.As(err, &se) {
+		if level == LevelUID && strings.Contains(se.Msg, "permission denied") {
+			return fmt.Errorf("%s (a dedicated uid needs an interpreter that every user can execute, such as /usr/bin/python3)", se.Msg)
+		}
 		return errors.New(se.Msg)
 	}
 	if err != nil {
@@ -232,4 +236,22 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// RunOnce runs one program in a pool of one worker made for it.
+func RunOnce(ctx context.Context, cfg Config, code string) (Result, error) {
+	cfg.Workers = 1
+	p, err := NewPool(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	defer p.Close()
+	return p.Run(ctx, code)
+}
+
+// WriteReport writes Detect's findings for the default configuration (python3
+// on PATH), the sandbox section of `mathrl doctor`.
+func WriteReport(w io.Writer) error {
+	_, err := io.WriteString(w, Detect(Config{}).Text())
+	return err
 }

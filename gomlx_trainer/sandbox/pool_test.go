@@ -46,6 +46,7 @@ func TestHonestUnderAttack(t *testing.T) {
 			cfg := s.cfg
 			cfg.Workers = 6
 			cfg.Timeout = 60 * time.Second
+			cfg.Processes = 4 // a fork bomb burns Processes x CPUSeconds of CPU
 			p := pool(t, cfg)
 			hostile := []string{
 				"import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
@@ -60,9 +61,11 @@ func TestHonestUnderAttack(t *testing.T) {
 			var wg sync.WaitGroup
 			for _, code := range hostile {
 				wg.Go(func() {
-					if _, err := p.Run(context.Background(), code); err != nil {
+					r, err := p.Run(context.Background(), code)
+					if err != nil {
 						t.Errorf("hostile program: sandbox failed: %v", err)
 					}
+					t.Logf("hostile program ended after %v: %s", r.Duration.Round(time.Millisecond), strings.ReplaceAll(headLine(r.ToolResponse()), "\n", " "))
 				})
 			}
 			for n := 1; n <= 24; n++ {
@@ -187,4 +190,10 @@ func TestMissingInterpreter(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "/nonexistent/python3") {
 		t.Errorf("NewPool with a missing interpreter: %v, want an error naming it", err)
 	}
+}
+
+// headLine is the first line of s.
+func headLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -58,13 +59,17 @@ type resultJSON struct {
 
 // MarshalJSON writes the result with its duration in seconds and its ToolResponse.
 func (r Result) MarshalJSON() ([]byte, error) {
-	return json.Marshal(resultJSON{
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // tracebacks are full of <module>
+	err := enc.Encode(resultJSON{
 		Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode, Signal: r.Signal,
 		TimedOut: r.TimedOut, Killed: r.Killed, Limit: r.Limit,
 		StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated,
 		DurationSeconds: r.Duration.Seconds(), Isolation: r.Isolation, UID: r.UID, Limits: r.Limits,
 		ToolResponse: r.ToolResponse(),
 	})
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), err
 }
 
 // ToolResponse is the text the model sees as the tool's answer:

@@ -1,6 +1,10 @@
 package tokenizer
 
-import "container/heap"
+import (
+	"container/heap"
+	"slices"
+	"strings"
+)
 
 // noMerge is the rank of a pair of tokens that no merge joins.
 const noMerge = ^uint32(0)
@@ -23,6 +27,19 @@ func (t *Tokenizer) lookupMerge(a, b int32) merge {
 	return merge{rank: noMerge}
 }
 
+// maxShortWord is the longest piece (in bytes) that packShort packs.
+const maxShortWord = 7
+
+// packShort packs a piece of at most maxShortWord bytes, and its length, into
+// an integer map key (cheaper to look up than a string key).
+func packShort(piece string) uint64 {
+	k := uint64(len(piece)) << 56
+	for i := 0; i < len(piece); i++ {
+		k |= uint64(piece[i]) << (8 * i)
+	}
+	return k
+}
+
 // longWord is the length (in bytes) from which bpe switches from rescanning the
 // pair ranks after each merge to a priority queue; both give the same result.
 const longWord = 48
@@ -31,12 +48,46 @@ const longWord = 48
 // starting from one token per byte, it repeatedly joins the adjacent pair with
 // the lowest merge rank (the leftmost one on ties) until no pair merges.
 func (t *Tokenizer) appendBPE(ids []int, piece string) []int {
-	if id, ok := t.words[piece]; ok {
+	switch len(piece) {
+	case 1:
+		return append(ids, int(t.byteID[piece[0]]))
+	case 2:
+		if id := t.twoByteWords[int(piece[0])<<8|int(piece[1])]; id >= 0 {
+			return append(ids, int(id))
+		}
+	}
+	if len(piece) <= maxShortWord {
+		if id, ok := t.shortWords[packShort(piece)]; ok {
+			return append(ids, int(id))
+		}
+	} else if id, ok := t.words[piece]; ok {
 		return append(ids, int(id))
 	}
+	if v, ok := t.cache.Load(piece); ok {
+		return append(ids, v.([]int)...)
+	}
+	n := len(ids)
+	ids = t.appendMerged(ids, piece)
+	if t.cached.Add(1) <= maxCached {
+		t.cache.Store(strings.Clone(piece), slices.Clone(ids[n:]))
+	}
+	return ids
+}
+
+// appendMerged appends the BPE tokens of piece, merging from its bytes.
+func (t *Tokenizer) appendMerged(ids []int, piece string) []int {
 	if len(piece) >= longWord {
 		return t.appendBPEHeap(ids, piece)
 	}
+	return t.appendBPEShort(ids, piece)
+}
+
+// maxCached bounds the number of pieces appendBPE remembers.
+const maxCached = 1 << 16
+
+// appendBPEShort is appendBPE's merge loop for pieces shorter than longWord:
+// after each merge it rescans the (few) pair ranks for the lowest.
+func (t *Tokenizer) appendBPEShort(ids []int, piece string) []int {
 	var symBuf [longWord]int32
 	var rankBuf [longWord]merge
 	syms := symBuf[:len(piece)]

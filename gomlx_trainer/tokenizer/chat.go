@@ -87,11 +87,15 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*m = Message{}
-	if err := json.Unmarshal(raw.Role, &m.Role); err != nil || raw.Role == nil {
+	if !isString(raw.Role) || json.Unmarshal(raw.Role, &m.Role) != nil {
 		return errors.New(`"role" must be a string`)
 	}
-	if err := json.Unmarshal(raw.Content, &m.Content); err != nil || bytes.HasPrefix(bytes.TrimSpace(raw.Content), []byte("null")) || raw.Content == nil {
-		m.Content, m.contentNotText = "", true
+	if isString(raw.Content) {
+		if err := json.Unmarshal(raw.Content, &m.Content); err != nil {
+			return err
+		}
+	} else {
+		m.contentNotText = true // null, a list of parts, a number, or missing
 	}
 	if len(raw.ToolCalls) > 0 && !bytes.Equal(bytes.TrimSpace(raw.ToolCalls), []byte("null")) {
 		var calls []json.RawMessage
@@ -248,4 +252,13 @@ func renderArguments(raw json.RawMessage) (string, error) {
 		return s, nil
 	}
 	return pyjson.Dumps(raw)
+}
+
+// EncodeChat renders a conversation with RenderChat and returns its token ids.
+func (t *Tokenizer) EncodeChat(msgs []Message, tools []Tool, addGenerationPrompt bool) ([]int, error) {
+	text, err := RenderChat(msgs, tools, addGenerationPrompt)
+	if err != nil {
+		return nil, err
+	}
+	return t.Encode(text), nil
 }

@@ -43,3 +43,19 @@ func ExampleNewBytes() {
 	// "user\nhi"
 	// [258 10 257 117 115 101 114 10 278 10 52 10 279 258 10 257 97 115 115 105 115 116 97 110 116 10]
 }
+
+// A rollout's prompt: the seed's system prompt and tool, one problem, and the
+// start of the assistant turn.
+func ExampleTokenizer_EncodeChat() {
+	tok := tokenizer.NewBytes()
+	ids, err := tok.EncodeChat([]tokenizer.Message{
+		{Role: "system", Content: tokenizer.SystemPrompt},
+		{Role: "user", Content: "What is 2+2?"},
+	}, []tokenizer.Tool{tokenizer.CodeInterpreterTool}, true)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(ids[:2], ids[len(ids)-3:])
+	// Output:
+	// [257 115] [110 116 10]
+}

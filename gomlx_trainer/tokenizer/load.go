@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -22,8 +24,16 @@ type Tokenizer struct {
 	// ids maps a vocabulary entry's byte-level form to its id.
 	ids map[string]int32
 	// words maps the raw bytes of a piece to its id when BPE would merge the
-	// piece into that single token, so that common words skip BPE.
-	words map[string]int32
+	// piece into that single token, so that common words skip BPE; shortWords
+	// holds the pieces of up to maxShortWord bytes, under packShort keys.
+	words      map[string]int32
+	shortWords map[uint64]int32
+	// twoByteWords holds the token of each two-byte piece that is one token, else -1.
+	twoByteWords []int32
+	// cache remembers the BPE tokens ([]int) of pieces that are not single
+	// tokens, up to maxCached of them (counted by cached).
+	cache  sync.Map
+	cached atomic.Int64
 	// byteID is the token of each single byte.
 	byteID [256]int32
 	// merges maps a pair of ids to the merge that joins them.
@@ -209,16 +219,27 @@ func (t *Tokenizer) build(vocab map[string]int, merges [][2]string, added []Adde
 	// A piece equal to a vocabulary entry is that one token only if BPE merges
 	// it into that token (always so under ignore_merges).
 	t.words = make(map[string]int32, len(vocab))
+	t.shortWords = make(map[uint64]int32, len(vocab))
+	t.twoByteWords = make([]int32, 1<<16)
+	for i := range t.twoByteWords {
+		t.twoByteWords[i] = -1
+	}
 	for id, tok := range t.vocab {
 		if tok == "" {
 			continue
 		}
 		raw := string(t.tokenBytes[id])
-		if t.ignoreMerges {
-			t.words[raw] = int32(id)
-			continue
+		if !t.ignoreMerges {
+			if got := t.appendMerged(nil, raw); len(got) != 1 || got[0] != id {
+				continue
+			}
 		}
-		if got := t.appendBPE(nil, raw); len(got) == 1 && got[0] == id {
+		if len(raw) == 2 {
+			t.twoByteWords[int(raw[0])<<8|int(raw[1])] = int32(id)
+		}
+		if len(raw) <= maxShortWord {
+			t.shortWords[packShort(raw)] = int32(id)
+		} else {
 			t.words[raw] = int32(id)
 		}
 	}
@@ -374,9 +395,9 @@ func compact(raw json.RawMessage) string {
 	if json.Compact(&b, raw) != nil {
 		return string(raw)
 	}
-	if s := b.String(); len(s) <= 200 {
-		return s
-	} else {
-		return s[:200] + "..."
+	s := b.String()
+	if len(s) > 200 {
+		s = s[:200] + "..."
 	}
+	return s
 }

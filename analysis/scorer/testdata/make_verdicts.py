@@ -16,12 +16,14 @@ Each line of slime_labels.jsonl.gz is one distinct label of the four files:
    "minerva": normalize_final_answer(label), "dapo_gt": str(int(float(minerva))) or null}
 
 Each line of slime_verdicts.jsonl.gz is one case scored by all three scorers:
-  {"family": "tp"|"fp"|"perturb"|"number", "response": str, "label": str|int|float,
+  {"family": "tp"|"fp"|"perturb"|"number"|"fragment", "response": str, "label": str|int|float,
    "math": 0|1, "deepscaler": 0|1, "dapo": 1|-1|null, "pred": str|null, "dapo_error": str|null}
 Families: tp/fp are the correct-by-construction and wrong-by-construction
 responses of the validation method (one of its five templates per label, in
 turn); perturb restates a sampled label in another form (or a wrong one);
-number gives numeric labels as JSON numbers. dapo is scored as compute_score
+number gives numeric labels as JSON numbers; fragment answers with a
+math fragment ($...$) taken from the problem's own reference solution (often
+an intermediate result, sometimes the answer in another form). dapo is scored as compute_score
 does: verify() on the last 300 characters. A case that runs longer than 30 s
 in slime's code is left out (reported on stderr).
 """
@@ -69,6 +71,22 @@ def labels_of(path):
                 a = json.loads(line).get("answer")
                 if a is not None:
                     out.append(a)
+    return out
+
+
+def fragments_of(path):
+    """(label, [inline math fragments of the solution]) for every labelled row with a solution."""
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if row.get("answer") is None or not row.get("solution"):
+                continue
+            frags = [m for m in re.findall(r"\$([^$]{1,60})\$", row["solution"]) if m.strip()]
+            if frags:
+                out.append((row["answer"], frags))
     return out
 
 
@@ -244,6 +262,13 @@ def main():
     for lab in [0, 0.0, 1, -1, 2.5, 1e16, 1e-05, 10**20]:
         for resp in [THINK + boxed("0"), THINK + boxed(str(lab)), INTRO + "Answer: " + str(lab), INTRO + "Answer: 0"]:
             cases.append(("number", resp, lab))
+    frag_rows = []
+    for name in ["math_train.jsonl", "math_test.jsonl"]:
+        frag_rows += fragments_of(os.path.join(data_dir, name))
+    for L, frags in rng.sample(frag_rows, 4000):
+        a = frags[rng.randrange(len(frags))]
+        variant = VARIANTS[rng.randrange(len(VARIANTS))]
+        cases.append(("fragment", TEMPLATES[variant](a), L))
     dropped = 0
     with gzip.open(out_path + ".tmp", "wt", encoding="utf-8", compresslevel=9) as f:
         for n, (family, resp, lab) in enumerate(cases):

@@ -1,16 +1,20 @@
 #!/usr/bin/python3
-"""Writes reference.jsonl: verdicts of sympy_diff_is_zero as slime's math and
-deepscaler scorers compute it, with sympy 1.11.1 (Debian python3-sympy).
+"""Writes the verdicts of sympy_diff_is_zero, as slime's math and deepscaler
+scorers compute it, with sympy 1.11.1 (Debian python3-sympy), one JSON line
+per pair: {"kind", "a", "b", "equal"} (or "timeout": true instead of "equal"
+when sympy takes more than 5 s).
 
-Usage: /usr/bin/python3 make_reference.py DATA_DIR [SEED] | gzip -9 > reference.jsonl.gz
+Usage: /usr/bin/python3 make_reference.py DATA_DIR [SEED,SEED...] | gzip -9 > reference.jsonl.gz
+
 DATA_DIR holds math_train.jsonl, math_test.jsonl and math500.jsonl (rows with
-an "answer" field). The pairs are built from the answers after a rough
-LaTeX-to-text normalisation: each answer against itself, rewrites that are
-equal (commuted, expanded, rationalised, decimal against fraction, mixed
+an "answer" field). For each seed, pairs are built from the answers after a
+rough LaTeX-to-text normalisation: each answer against itself, rewrites that
+are equal (commuted, expanded, rationalised, decimal against fraction, mixed
 numbers), near misses (off by one, sign flips, truncated decimals, values of
-pi), random pairs of answers, and the ten rows of the scorer spec that
-sympy decides. A pair sympy takes more than 5 s on is written with
-"timeout": true and no verdict.
+pi), the answer against sympy's own expand/factor/together/radsimp/evalf of
+it, random expressions in the same style against their sympy rewrites, and
+random pairs of answers. The ten rows of the scorer spec that sympy decides
+and a list of hand-written corner cases come first.
 """
 import json
 import random
@@ -301,33 +305,39 @@ EXTRA = [
     ("2^xsqrt(2)", "2^(x+1/2)"), ("(1+sqrt(2))^2", "3+2sqrt(2)"), ("(1+sqrt(5))/2", "2/(sqrt(5)-1)"),
     ("sqrt(2)+sqrt(8)", "sqrt(18)"), ("sqrt(12)-sqrt(3)", "sqrt(3)"), ("sqrt(5+2sqrt(6))", "sqrt(2)+sqrt(3)"),
     ("8**(1/3)+1", "3"), ("(2+sqrt(5))**(1/3)", "(1+sqrt(5))/2"), ("1/(1+sqrt(2))", "sqrt(2)-1"),
-    ("x^3-1", "(x-1)(x^2+x+1)"), ("1/x+1/y", "(x+y)/(xy)"), ("(x^2-y^2)/(x-y)", "x+y"), ("x^4-y^4", "(x-y)(x+y)(x^2+y^2)"),
+    ("x^3-1", "(x-1)(x^2+x+1)"), ("1/x+1/y", "(x+y)/(xy)"), ("(x^2-y^2)/(x-y)", "x+y"),
+    ("x^4-y^4", "(x-y)(x+y)(x^2+y^2)"),
     ("sqrt(x)/x", "1/sqrt(x)"), ("sqrt(x^3)", "xsqrt(x)"), ("sqrt(4x)", "2sqrt(x)"), ("sqrt(x/4)", "sqrt(x)/2"),
     ("sqrt(-x)", "isqrt(x)"), ("(xy)^2", "x^2y^2"), ("(x^2)^3", "x^6"), ("(x^3)^(1/3)", "x"), ("(-1)^x", "1"),
     ("1/0", "2/0"), ("x/0", "x/0"), ("0*x", "0"), ("0/x", "0"), ("x^0", "1"), ("0^x", "0"),
+    # identities sympy's simplify might not prove, and Float corners
+    ("sqrt(2+sqrt(3))", "(sqrt(6)+sqrt(2))/2"), ("1/(sqrt(x)+1)", "(sqrt(x)-1)/(x-1)"),
+    ("sqrt(8+2sqrt(15))", "sqrt(3)+sqrt(5)"), ("2^x*3^x", "6^x"), ("e^xe^y", "e^(x+y)"), ("x^ax^b", "x^(a+b)"),
+    ("sqrt(x)/sqrt(y)", "sqrt(x/y)"), ("x^0.5*x^0.5", "x"), ("(sqrt(x)+1)(sqrt(x)-1)", "x-1"),
+    ("(x^3+1)/(x+1)", "x^2-x+1"), ("1/(1/x+1/y)", "xy/(x+y)"), ("(x^2+2x+1)/(x+1)^2", "1"),
+    ("sqrt(12x^2)", "2sqrt(3)x"), ("(1+sqrt(3))^3", "10+6sqrt(3)"), ("(2-sqrt(3))^-1", "2+sqrt(3)"),
+    ("1/(sqrt(2)+sqrt(3))", "sqrt(3)-sqrt(2)"), ("1/(1+sqrt(2)+sqrt(3))", "(2+sqrt(2)-sqrt(6))/4"),
+    ("sqrt(3-2sqrt(2))", "sqrt(2)-1"), ("(1+sqrt(5))^2/4", "(3+sqrt(5))/2"),
+    ("x^6-1", "(x-1)(x+1)(x^2+x+1)(x^2-x+1)"), ("(x+y)^5", "x^5+5x^4y+10x^3y^2+10x^2y^3+5xy^4+y^5"),
+    ("(x-y)/(sqrt(x)-sqrt(y))", "sqrt(x)+sqrt(y)"), ("sqrt(x^2+2x+1)", "x+1"), ("x/sqrt(x)", "sqrt(x)"),
+    ("(x^2)^0.5", "x"), ("4^0.5x", "2x"), ("2^(1/2)", "sqrt(2)"), ("8^(1/3)x", "2x"), ("(1/2)^-2", "4"),
+    ("27^(2/3)", "9"), ("(-8)^(1/3)", "1+sqrt(3)i"), ("sqrt(-1)", "i"), ("1e-3", "0.001"), ("1/1000", "0.001"),
+    ("0.2", "1/5"), ("1+x^10", "x^10+1"), ("abc", "cba"), ("0.1^3", "0.001"), ("2.50", "5/2"), ("3.0", "3"),
+    ("1.0x", "x"), ("100%", "1"), ("1.5e2", "150"),
+    ("(1,2)", "(1,2)"), ("2x+3=0", "2x+3"),
 ]
 
 
-def main():
-    data_dir = sys.argv[1]
-    labels = []
-    for name in ("math_train.jsonl", "math_test.jsonl", "math500.jsonl"):
-        with open(f"{data_dir}/{name}", encoding="utf-8") as f:
-            for line in f:
-                row = json.loads(line)
-                if row.get("answer"):
-                    labels.append(normalise(str(row["answer"])))
-    labels = sorted(set(labels))
-    rng = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 20261129)
+def make_pairs(labels, seed):
+    """The (kind, a, b) pairs drawn with one seed."""
+    rng = random.Random(seed)
     # labels sympy would see: at most two letters on their own
     usable = [s for s in labels if s and allowed(f"({s})-({s})")]
     rng.shuffle(usable)
     integers = [s for s in usable if re.fullmatch(r"-?\d+", s)]
     others = [s for s in usable if not re.fullmatch(r"-?\d+", s)]
     chosen = others[:900] + integers[:100]
-
-    pairs = [("spec:" + kind, a, b) for kind, a, b in SPEC_ROWS]
-    pairs += [("extra", a, b) for a, b in EXTRA]
+    pairs = []
     for s in chosen:
         pairs.append(("self", s, s))
         variants = list(rewrites(s, rng))
@@ -339,7 +349,7 @@ def main():
         rng.shuffle(variants)
         for kind, b in variants[:3]:
             pairs.append((kind, s, b))
-    for _ in range(700):
+    for _ in range(2000):
         a = random_expression(rng)
         variants = list(sympy_rewrites(a))
         if variants and rng.random() < 0.7:
@@ -353,6 +363,25 @@ def main():
     for _ in range(100):
         a, b = rng.sample(labels, 2)
         pairs.append(("random_any", a, b))
+    return pairs
+
+
+def main():
+    data_dir = sys.argv[1]
+    seeds = [int(s) for s in sys.argv[2].split(",")] if len(sys.argv) > 2 else [20261129, 7]
+    labels = []
+    for name in ("math_train.jsonl", "math_test.jsonl", "math500.jsonl"):
+        with open(f"{data_dir}/{name}", encoding="utf-8") as f:
+            for line in f:
+                row = json.loads(line)
+                if row.get("answer"):
+                    labels.append(normalise(str(row["answer"])))
+    labels = sorted(set(labels))
+
+    pairs = [("spec:" + kind, a, b) for kind, a, b in SPEC_ROWS]
+    pairs += [("extra", a, b) for a, b in EXTRA]
+    for seed in seeds:
+        pairs += make_pairs(labels, seed)
 
     def on_alarm(signum, frame):
         raise TimeoutError

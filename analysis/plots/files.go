@@ -1,0 +1,218 @@
+package plots
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mathrl/mathrl/analysis/metrics"
+	"github.com/mathrl/mathrl/analysis/modelcard"
+	"gonum.org/v1/plot"
+)
+
+// Figure kinds that WriteFigures draws.
+const (
+	KindCards   = "cards"   // card_benchmarks
+	KindBudgets = "budgets" // budgets_accuracy, budgets_truncation (+ _simulated)
+	KindScorers = "scorers" // scorers_SET, scorers_templates_SET
+	KindPassAtK = "passk"   // NAME (default passk)
+	KindTrain   = "train"   // training_NAME
+)
+
+// Inputs names the files a figure kind reads and where it writes.
+type Inputs struct {
+	Out        string   // figures folder
+	Cards      string   // model-card CSV folder (modelcard.Load)
+	Card       string   // card to draw next to the measurements; empty: none
+	Samples    []string // eval-samples JSONL files (metrics.ReadSamples)
+	Budgets    []int    // budgets in tokens
+	K          int      // k of avg@k; 0 = the fewest samples any problem has
+	Validation string   // CSV of `mathrl scorers validate`
+	Set        string   // label set of the scorer figures
+	Variant    string   // response template of the scorer TP/FP figure
+	Metrics    string   // trainer metrics JSONL (metrics.ReadStepMetrics)
+	Name       string   // figure or run name
+	Resamples  int      // bootstrap resamples (0: 2000), seeded with 1 so figures are reproducible
+}
+
+// WriteFigures reads in's files, draws the figures of one kind, saves each as
+// PNG and SVG into in.Out, and returns their paths without extension.
+// Measured series from simulated samples are labelled SIMULATED.
+func WriteFigures(what string, o Inputs) ([]string, error) {
+	if o.Resamples == 0 {
+		o.Resamples = 2000
+	}
+	var figs []figure
+	switch what {
+	case KindCards:
+		cards, err := modelcard.Load(o.Cards)
+		if err != nil {
+			return nil, err
+		}
+		p, err := CardBenchmarks(cards)
+		figs = append(figs, figure{"card_benchmarks", p, err})
+	case KindBudgets:
+		samples, err := readSamples(o.Samples)
+		if err != nil {
+			return nil, err
+		}
+		var cardRows []modelcard.BudgetRow
+		if o.Card != "" {
+			card, err := loadCard(o.Cards, o.Card)
+			if err != nil {
+				return nil, err
+			}
+			cardRows = card.Budgets
+		}
+		keys, runs := metrics.SplitRuns(samples)
+		var series []BudgetSeries
+		for _, key := range keys {
+			k := o.K
+			if k == 0 {
+				k = metrics.MinSamples(runs[key])
+			}
+			rows, err := metrics.BudgetTable(runs[key], o.Budgets, k, o.Resamples, rand.New(rand.NewPCG(1, 0)))
+			if err != nil {
+				return nil, fmt.Errorf("plots: %s: %w", key.Model, err)
+			}
+			series = append(series, BudgetSeries{Label: seriesLabel(rows[0]), Rows: rows})
+		}
+		suffix := ""
+		for _, s := range series {
+			if s.Simulated() {
+				suffix = "_simulated"
+			}
+		}
+		acc, err := BudgetAccuracy(cardRows, series)
+		figs = append(figs, figure{"budgets_accuracy" + suffix, acc, err})
+		tr, err := BudgetTruncation(cardRows, series)
+		figs = append(figs, figure{"budgets_truncation" + suffix, tr, err})
+	case KindScorers:
+		f, err := os.Open(o.Validation)
+		if err != nil {
+			return nil, fmt.Errorf("plots: %w (run `mathrl scorers validate` first)", err)
+		}
+		counts, err := ReadValidationCSV(f, o.Validation)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		var cardRows []modelcard.ScorerRow
+		if o.Card != "" {
+			card, err := loadCard(o.Cards, o.Card)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range card.Scorers {
+				if r.Set == o.Set {
+					cardRows = append(cardRows, r)
+				}
+			}
+		}
+		p, err := ScorerCard(counts, o.Set, o.Variant, cardRows)
+		figs = append(figs, figure{"scorers_" + o.Set, p, err})
+		v, err := ScorerVariants(counts, o.Set)
+		figs = append(figs, figure{"scorers_templates_" + o.Set, v, err})
+	case KindPassAtK:
+		samples, err := readSamples(o.Samples)
+		if err != nil {
+			return nil, err
+		}
+		keys, runs := metrics.SplitRuns(samples)
+		var series []PassAtKSeries
+		for _, key := range keys {
+			s, err := metrics.Summarize(runs[key], metrics.MinSamples(runs[key]))
+			if err != nil {
+				return nil, fmt.Errorf("plots: %s: %w", key.Model, err)
+			}
+			series = append(series, PassAtKSeries{Label: fmt.Sprintf("%s, %d tokens", seriesLabel(s), key.Budget), Summary: s})
+		}
+		p, err := PassAtK(series)
+		name := o.Name
+		if name == "" {
+			name = "passk"
+		}
+		figs = append(figs, figure{name, p, err})
+	case KindTrain:
+		f, err := os.Open(o.Metrics)
+		if err != nil {
+			return nil, err
+		}
+		steps, err := metrics.ReadStepMetrics(f, o.Metrics)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		name := o.Name
+		if name == "" {
+			name = filepath.Base(filepath.Dir(o.Metrics))
+		}
+		grid, err := TrainingCurves(name, steps)
+		if err != nil {
+			return nil, err
+		}
+		base := filepath.Join(o.Out, "training_"+name)
+		if err := SaveGrid(grid, TrainingWidth, TrainingHeight, base); err != nil {
+			return nil, err
+		}
+		return []string{base}, nil
+	default:
+		return nil, fmt.Errorf("plots: unknown figure %q", what)
+	}
+	var saved []string
+	for _, f := range figs {
+		if f.err != nil {
+			return nil, f.err
+		}
+		base := filepath.Join(o.Out, f.name)
+		if err := Save(f.plot, base); err != nil {
+			return nil, err
+		}
+		saved = append(saved, base)
+	}
+	return saved, nil
+}
+
+type figure struct {
+	name string
+	plot *plot.Plot
+	err  error
+}
+
+func readSamples(paths []string) ([]metrics.Sample, error) {
+	var all []metrics.Sample
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		s, err := metrics.ReadSamples(f, p)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, s...)
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("plots: no samples in %s", strings.Join(paths, ", "))
+	}
+	return all, nil
+}
+
+func loadCard(dir, id string) (modelcard.Card, error) {
+	cards, err := modelcard.Load(dir)
+	if err != nil {
+		return modelcard.Card{}, err
+	}
+	return modelcard.Find(cards, id)
+}
+
+// seriesLabel names a run in legends, saying SIMULATED for simulated samples.
+func seriesLabel(s metrics.Summary) string {
+	if s.Model == metrics.SimulatedModel {
+		return "SIMULATED samples (not a model)"
+	}
+	return "mathrl: " + s.Model
+}

@@ -1,0 +1,241 @@
+package plots
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/mathrl/mathrl/analysis/modelcard"
+	"github.com/mathrl/mathrl/analysis/scorer/validation"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// validationHeader is the header validation.WriteCSV writes.
+var validationHeader = []string{"set", "scorer", "variant", "labels", "tp", "fp", "errors"}
+
+// ReadValidationCSV reads the counts that `mathrl scorers validate` writes to
+// results/scorer_validation/validation.csv (validation.WriteCSV). A bad header
+// or cell is an error naming name, the line and the column.
+func ReadValidationCSV(r io.Reader, name string) ([]validation.Count, error) {
+	cr := csv.NewReader(r)
+	head, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("plots: %s:1: %w", name, err)
+	}
+	if !slices.Equal(head, validationHeader) {
+		return nil, fmt.Errorf("plots: %s:1: header %q, want %q", name, head, validationHeader)
+	}
+	var counts []validation.Count
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("plots: %s: %w", name, err)
+		}
+		line, _ := cr.FieldPos(0)
+		c := validation.Count{Set: rec[0], Scorer: rec[1], Variant: rec[2]}
+		for i, dst := range []*int{&c.Labels, &c.TP, &c.FP, &c.Errors} {
+			n, err := strconv.Atoi(rec[3+i])
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("plots: %s:%d: column %q: want a non-negative integer, got %q", name, line, head[3+i], rec[3+i])
+			}
+			*dst = n
+		}
+		for col, v := range map[string]string{"set": c.Set, "scorer": c.Scorer, "variant": c.Variant} {
+			if v == "" {
+				return nil, fmt.Errorf("plots: %s:%d: column %q: empty", name, line, col)
+			}
+		}
+		if c.TP > c.Labels || c.FP > c.Labels || c.Errors > c.Labels {
+			return nil, fmt.Errorf("plots: %s:%d: column \"tp\": tp %d, fp %d or errors %d exceeds labels %d", name, line, c.TP, c.FP, c.Errors, c.Labels)
+		}
+		counts = append(counts, c)
+	}
+	if len(counts) == 0 {
+		return nil, fmt.Errorf("plots: %s: no rows", name)
+	}
+	return counts, nil
+}
+
+// ScorerCard draws, for one set and response template, how many
+// correct-by-construction responses (TP) and wrong ones (FP) each scorer
+// accepted, and how many labels it could not score, next to the card's TP
+// and FP where the card gives them (card may be nil).
+func ScorerCard(counts []validation.Count, set, variant string, card []modelcard.ScorerRow) (*plot.Plot, error) {
+	var rows []validation.Count
+	for _, c := range counts {
+		if c.Set == set && c.Variant == variant {
+			rows = append(rows, c)
+		}
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("plots: no validation counts for set %q, template %q", set, variant)
+	}
+	labels := rows[0].Labels
+	p := newPlot(fmt.Sprintf("Scorers on %s: %d labels, responses %s", set, labels, variant),
+		"scorer", fmt.Sprintf("responses accepted (of %d labels)", labels))
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = r.Scorer
+	}
+	type group struct {
+		label string
+		value func(name string) (float64, bool)
+	}
+	cardValue := func(tp bool) func(string) (float64, bool) {
+		return func(name string) (float64, bool) {
+			for _, c := range card {
+				if c.Scorer == name && c.Variant == variant {
+					if tp {
+						return float64(c.TP), true
+					}
+					return float64(c.FP), true
+				}
+			}
+			return 0, false
+		}
+	}
+	ours := func(f func(validation.Count) int) func(string) (float64, bool) {
+		return func(name string) (float64, bool) {
+			for _, r := range rows {
+				if r.Scorer == name {
+					return float64(f(r)), true
+				}
+			}
+			return 0, false
+		}
+	}
+	groups := []group{
+		{"mathrl: correct accepted (TP)", ours(func(c validation.Count) int { return c.TP })},
+		{"mathrl: wrong accepted (FP)", ours(func(c validation.Count) int { return c.FP })},
+		{"mathrl: could not score", ours(func(c validation.Count) int { return c.Errors })},
+	}
+	if len(card) > 0 {
+		groups = append(groups,
+			group{fmt.Sprintf("card %s: TP", card[0].Card), cardValue(true)},
+			group{fmt.Sprintf("card %s: FP", card[0].Card), cardValue(false)})
+	}
+	width := vg.Points(22)
+	for gi, g := range groups {
+		var vals plotter.Values
+		var xs []float64
+		var text []string
+		for i, n := range names {
+			if v, ok := g.value(n); ok {
+				vals = append(vals, v)
+				xs = append(xs, float64(i))
+				text = append(text, strconv.Itoa(int(v)))
+			}
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		if len(vals) != len(names) {
+			return nil, errors.New("plots: the card's scorer table does not cover every scorer")
+		}
+		bars, err := plotter.NewBarChart(vals, width)
+		if err != nil {
+			return nil, fmt.Errorf("plots: %w", err)
+		}
+		bars.Offset = width * vg.Length(float64(gi)-float64(len(groups)-1)/2)
+		bars.Color = Color(gi)
+		bars.LineStyle.Width = 0
+		p.Add(bars)
+		p.Legend.Add(g.label, bars)
+		if err := addOffsetLabels(p, xs, vals, text, bars.Offset); err != nil {
+			return nil, err
+		}
+	}
+	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
+	p.Y.Min, p.Y.Max = 0, float64(labels)*1.45
+	p.Legend.Top, p.Legend.Left = true, false
+	p.Legend.XOffs = vg.Points(-6)
+	return p, nil
+}
+
+// ScorerVariants draws, for one set, the share of correct-by-construction
+// responses (%) each scorer accepted under each of the five response
+// templates: what a response must look like for each scorer.
+func ScorerVariants(counts []validation.Count, set string) (*plot.Plot, error) {
+	var scorers []string
+	labels := 0
+	for _, c := range counts {
+		if c.Set == set {
+			labels = c.Labels
+			if !slices.Contains(scorers, c.Scorer) {
+				scorers = append(scorers, c.Scorer)
+			}
+		}
+	}
+	if len(scorers) == 0 || labels == 0 {
+		return nil, fmt.Errorf("plots: no validation counts for set %q", set)
+	}
+	p := newPlot(fmt.Sprintf("Correct-by-construction responses accepted, by template (%s, %d labels)", set, labels),
+		"response template", "correct responses accepted (%)")
+	width := vg.Points(26)
+	for si, s := range scorers {
+		vals := make(plotter.Values, len(validation.Variants))
+		for vi, v := range validation.Variants {
+			found := false
+			for _, c := range counts {
+				if c.Set == set && c.Scorer == s && c.Variant == v {
+					vals[vi], found = 100*float64(c.TP)/float64(c.Labels), true
+				}
+			}
+			if !found {
+				return nil, fmt.Errorf("plots: no count for set %q, scorer %q, template %q", set, s, v)
+			}
+		}
+		bars, err := plotter.NewBarChart(vals, width)
+		if err != nil {
+			return nil, fmt.Errorf("plots: %w", err)
+		}
+		bars.Offset = width * vg.Length(float64(si)-float64(len(scorers)-1)/2)
+		bars.Color = Color(si)
+		bars.LineStyle.Width = 0
+		p.Add(bars)
+		p.Legend.Add(s, bars)
+		xs := make([]float64, len(vals))
+		text := make([]string, len(vals))
+		for i, v := range vals {
+			xs[i], text[i] = float64(i), fmt.Sprintf("%.0f", v)
+		}
+		if err := addOffsetLabels(p, xs, vals, text, bars.Offset); err != nil {
+			return nil, err
+		}
+	}
+	p.NominalX(validation.Variants...)
+	p.X.Tick.Label.Font.Size = vg.Points(10)
+	p.X.Min, p.X.Max = -0.6, float64(len(validation.Variants))-0.4
+	p.Y.Min, p.Y.Max = 0, 130
+	p.Legend.Top, p.Legend.Left = true, true
+	return p, nil
+}
+
+// addOffsetLabels writes text above bars drawn with the given offset.
+func addOffsetLabels(p *plot.Plot, xs []float64, vals plotter.Values, text []string, offset vg.Length) error {
+	xys := make(plotter.XYs, len(vals))
+	for i, v := range vals {
+		xys[i].X, xys[i].Y = xs[i], v
+	}
+	l, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: text})
+	if err != nil {
+		return fmt.Errorf("plots: %w", err)
+	}
+	for i := range l.TextStyle {
+		l.TextStyle[i].Font = font.From(sans, 10)
+		l.TextStyle[i].XAlign = -0.5
+	}
+	l.Offset = vg.Point{X: offset, Y: vg.Points(2)}
+	p.Add(l)
+	return nil
+}
