@@ -44,7 +44,7 @@ func image() map[string]any {
 
 func TestCheck(t *testing.T) {
 	setup := code("!*go mod edit -require=x@v0.0.0", stream("stderr", "go: added gonum.org/v1/plot v0.17.0\n"))
-	decl := code("import \"fmt\"\n\nfunc helper() {}")
+	decl := code("import \"fmt\"\n\nfunc show() {}")
 	figure := code("%%\nshow(p)", image())
 	for _, tc := range []struct {
 		name  string

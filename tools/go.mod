@@ -1,3 +1,6 @@
+// Pinned tools for the GoNB notebooks (gonb, goimports, gopls), built by
+// scripts/setup-notebooks.sh with `go install tool` into .cache/bin.
+
 module github.com/mathrl/mathrl/tools
 
 go 1.26.8

@@ -36,17 +36,21 @@
 // outcomes stays the same.
 //
 // Where it is not exact:
-//   - Tool calls. Tool output tokens count against the budget. When a call
-//     completes before b but its output would cross b, a sampler running at b
-//     may decline the call, cap the output to what is left, or stop with
-//     "tool-limit", while the derivation simply cuts at token b. The finish
-//     reason and the tool-call count of such a sample can differ, never its
-//     score (it is 0 either way, as no final answer lies before b).
-//   - A tool call cut in half: a call whose closing tag would fall after b is
-//     never run at budget b, but ran under B, and its output may have changed
-//     later tokens. Those tokens are beyond b and so do not matter here, but
-//     the tool-call count of the cut sample still includes the call; it is
-//     the count for the whole response, not for its first b tokens.
+//   - Tool calls near the cut. A call whose own text crosses b is cut in
+//     both cases and never runs at b: that much is exact. But tool output
+//     tokens count against the budget too, and when a call finishes before b
+//     but its output would cross b, the
+//     derivation cuts inside the output, as a sampler does that truncates
+//     tool output to the budget left. A sampler that instead declines a call
+//     it has no room for, or stops with "tool-limit", gives another finish
+//     reason, and its response is then scored on the text before the call
+//     where the derivation gives 0 (rarely a different score: a response that
+//     calls a tool has usually not given its final answer yet).
+//   - Tool-call counts. A cut sample keeps the tool-call count of the whole
+//     response, calls after b included (the file has no token offsets).
+//   - Tools that are not deterministic. Generating again at b runs the tools
+//     again; output that depends on time, randomness or the machine changes
+//     every token after the first call.
 //   - Scores of cut responses. A cut response scores 0 by convention, the
 //     convention of a budget table; a scorer run on the cut text could still
 //     find a final answer written before the cut (for example a box followed

@@ -17,7 +17,7 @@ const (
 	KindCards   = "cards"   // card_benchmarks
 	KindBudgets = "budgets" // budgets_accuracy, budgets_truncation (+ _simulated)
 	KindScorers = "scorers" // scorers_SET, scorers_templates_SET
-	KindPassAtK = "passk"   // NAME (default passk)
+	KindPassAtK = "passk"   // NAME (default passk); one curve per run, or per run and budget when Budgets is set
 	KindTrain   = "train"   // training_NAME
 )
 
@@ -123,11 +123,21 @@ func WriteFigures(what string, o Inputs) ([]string, error) {
 		keys, runs := metrics.SplitRuns(samples)
 		var series []PassAtKSeries
 		for _, key := range keys {
-			s, err := metrics.Summarize(runs[key], metrics.MinSamples(runs[key]))
-			if err != nil {
-				return nil, fmt.Errorf("plots: %s: %w", key.Model, err)
+			budgets := o.Budgets
+			if len(budgets) == 0 {
+				budgets = []int{key.Budget}
 			}
-			series = append(series, PassAtKSeries{Label: fmt.Sprintf("%s, %d tokens", seriesLabel(s), key.Budget), Summary: s})
+			for _, b := range budgets {
+				cut, err := metrics.AtBudget(runs[key], b)
+				if err != nil {
+					return nil, err
+				}
+				s, err := metrics.Summarize(cut, metrics.MinSamples(cut))
+				if err != nil {
+					return nil, fmt.Errorf("plots: %s: %w", key.Model, err)
+				}
+				series = append(series, PassAtKSeries{Label: fmt.Sprintf("%s, %d tokens", seriesLabel(s), b), Summary: s})
+			}
 		}
 		p, err := PassAtK(series)
 		name := o.Name

@@ -130,11 +130,11 @@ func WriteGrid(out io.Writer, grid [][]*plot.Plot, w, h vg.Length, format string
 type niceTicks struct{ Integer bool }
 
 // Ticks implements plot.Ticker.
-func (t niceTicks) Ticks(min, max float64) []plot.Tick {
-	if !(max > min) {
-		return []plot.Tick{{Value: min, Label: strconv.FormatFloat(min, 'g', 4, 64)}}
+func (t niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 4, 64)}}
 	}
-	raw := (max - min) / 6
+	raw := (hi - lo) / 6
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))
 	step := 10 * mag
 	for _, m := range []float64{1, 2, 5} {
@@ -152,7 +152,7 @@ func (t niceTicks) Ticks(min, max float64) []plot.Tick {
 		minor = step
 	}
 	var ticks []plot.Tick
-	for i := math.Ceil(min / minor); i*minor <= max+minor*1e-9; i++ {
+	for i := math.Ceil(lo / minor); i*minor <= hi+minor*1e-9; i++ {
 		v := i * minor
 		if math.Abs(math.Remainder(v, step)) < step*1e-6 {
 			ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', decimals, 64)})

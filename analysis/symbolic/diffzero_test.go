@@ -1,10 +1,8 @@
 package symbolic
 
 import (
-	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,8 +12,8 @@ import (
 	"github.com/mathrl/mathrl/internal/jsonl"
 )
 
-// refRow is one line of testdata/reference.jsonl, written by
-// testdata/make_reference.py with sympy 1.11.1.
+// refRow is one line of testdata/reference.jsonl.gz, written by
+// testdata/make_reference.py with sympy 1.11.1 (Debian python3-sympy).
 type refRow struct {
 	Kind    string `json:"kind"`
 	A       string `json:"a"`
@@ -36,12 +34,8 @@ func readReference(t testing.TB) []refRow {
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
 	var rows []refRow
-	err = jsonl.Read(bytes.NewReader(raw), path, func(line int, b []byte) error {
+	err = jsonl.Read(zr, path, func(line int, b []byte) error {
 		var r refRow
 		if err := json.Unmarshal(b, &r); err != nil {
 			return err
@@ -71,7 +65,7 @@ func TestAgainstSympy(t *testing.T) {
 		got := DiffIsZero(r.A, r.B)
 		if got == r.Equal {
 			agree++
-		} else {
+		} else if total-agree <= 50 {
 			t.Logf("disagree (%s): DiffIsZero(%q, %q) = %v, sympy %v", r.Kind, r.A, r.B, got, r.Equal)
 		}
 		if strings.HasPrefix(r.Kind, "spec:") {

@@ -32,10 +32,6 @@ func bcFromRat(r *big.Rat) bc { return bc{newF().SetRat(r), newF()} }
 
 func (z bc) add(w bc) bc { return bc{newF().Add(z.re, w.re), newF().Add(z.im, w.im)} }
 
-func (z bc) sub(w bc) bc { return bc{newF().Sub(z.re, w.re), newF().Sub(z.im, w.im)} }
-
-func (z bc) neg() bc { return bc{newF().Neg(z.re), newF().Neg(z.im)} }
-
 func (z bc) mul(w bc) bc {
 	re := newF().Sub(newF().Mul(z.re, w.re), newF().Mul(z.im, w.im))
 	im := newF().Add(newF().Mul(z.re, w.im), newF().Mul(z.im, w.re))

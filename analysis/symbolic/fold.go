@@ -110,7 +110,7 @@ func numNode(x *number) *node {
 	case x.kind != finite:
 		fmt.Fprintf(h, "inf%d", x.kind)
 	case x.flt != nil:
-		h.Write([]byte("f" + x.flt.Text('g', -1)))
+		h.Write([]byte("f" + x.flt.Text('p', 0))) // exact binary value
 	default:
 		h.Write([]byte(x.rat.RatString()))
 	}

@@ -214,21 +214,6 @@ func addNum(x, y *number) *number {
 	return ratNum(new(big.Rat).Add(x.rat, y.rat))
 }
 
-func negNum(x *number) *number {
-	switch x.kind {
-	case posInf:
-		return &number{kind: negInf}
-	case negInf:
-		return &number{kind: posInf}
-	case finite:
-		if x.flt != nil {
-			return &number{flt: new(big.Float).Neg(x.flt)}
-		}
-		return ratNum(new(big.Rat).Neg(x.rat))
-	}
-	return x
-}
-
 func mulNum(x, y *number) *number {
 	if x.kind != finite || y.kind != finite {
 		if x.kind == notNum || y.kind == notNum || x.isZero() || y.isZero() {

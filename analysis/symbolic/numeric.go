@@ -27,7 +27,7 @@ func finiteC(z complex128) bool { return finiteF(real(z)) && finiteF(imag(z)) }
 
 // numericZero evaluates n at random complex points for its symbols and
 // reports whether it is zero within rounding error at every point where it
-// can be evaluated.
+// can be evaluated, then confirms a zero with residualZero.
 //
 // A zero that depends on the exact value of a Float literal is accepted only
 // the way sympy accepts it: when the Float cancels against rational
@@ -41,7 +41,13 @@ func numericZero(n *node, b *budget) (bool, error) {
 		return false, err
 	}
 	if !hasFloat(n) {
-		return true, nil
+		// Confirm with many more digits: float64 cannot tell
+		// sqrt(sqrt(...sqrt(2))) from 1.
+		zero, err := residualZero(n, b)
+		if errors.Is(err, errInexact) {
+			return true, nil
+		}
+		return zero, err
 	}
 	// A Float is involved. sympy keeps a power with a Float exponent as a
 	// thing of its own (x**2.5 is not x**2*sqrt(x)): the zero must survive

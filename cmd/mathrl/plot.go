@@ -66,10 +66,12 @@ func newPlotCmd(runF func(what string, opts *plotOptions) error) *cobra.Command 
 			c.Flags().StringVar(&o.Set, "set", "sample300", "label set")
 			c.Flags().StringVar(&o.Variant, "variant", "boxed+answer_line", "response template of the TP/FP figure")
 		})
-	sub("passk --samples FILE...", "pass@k curves, one per run in the samples files (passk)",
-		"  mathrl plot passk --samples a.jsonl,b.jsonl",
+	sub("passk --samples FILE...", "pass@k curves, one per run in the samples files, or per run and budget (passk)",
+		"  mathrl plot passk --samples a.jsonl,b.jsonl\n  mathrl plot passk --samples s.jsonl --budgets 4096,16384 --name passk_budgets",
 		func(c *cobra.Command, o *plotOptions) {
 			c.Flags().StringSliceVar(&o.Samples, "samples", nil, "eval-samples JSONL files (required)")
+			o.Budgets = nil
+			c.Flags().IntSliceVar(&o.Budgets, "budgets", nil, "also derive each run at these budgets in tokens (default: as generated)")
 			c.Flags().StringVar(&o.Name, "name", "passk", "figure file name, without extension")
 			c.MarkFlagRequired("samples")
 		})

@@ -291,6 +291,10 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 				part[i].Weights = w
 			}
 			var ss StepStats
+			tokens := 0
+			for _, q := range part {
+				tokens += len(q.Prompt) + len(q.Response)
+			}
 			micro := cfg.MicroBatchSize
 			if micro <= 0 {
 				micro = len(part)
@@ -340,7 +344,13 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 				kl := ss.KLSum / ss.Tokens
 				m.KL = &kl
 			}
-			m.Extra = map[string]float64{"rollout": float64(st.Rollout + 1), "kept_samples": float64(len(seqs)), "scorer_errors": float64(stats.errors)}
+			// model FLOPs (matmuls only, 2 per weight per token forward, 6 forward+backward)
+			params := float64(model.Config.Params())
+			m.Extra = map[string]float64{
+				"rollout": float64(st.Rollout + 1), "kept_samples": float64(len(seqs)), "scorer_errors": float64(stats.errors),
+				"train_tokens": float64(tokens), "sampled_tokens": float64(rstats.SampledTokens) / float64(nSteps),
+				"train_flops": 6 * params * float64(tokens), "rollout_flops": 2 * params * float64(rstats.SampledTokens) / float64(nSteps),
+			}
 			steps = append(steps, m)
 			if err := run.WriteSteps(steps); err != nil {
 				return err

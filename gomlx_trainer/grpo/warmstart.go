@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -65,6 +66,9 @@ func warmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, chat
 			}
 			ss.Add(s)
 		}
+		if math.IsNaN(ss.Loss) || math.IsInf(ss.Loss, 0) {
+			return fmt.Errorf("grpo: warm-start step %d: loss is %v; stopping: %w", st.SFTStep+1, ss.Loss, ErrNonFinite)
+		}
 		if _, err := l.Apply(cfg.SFTLR); err != nil {
 			return err
 		}
@@ -103,16 +107,21 @@ func traceSequences(ctx context.Context, chat *Chat, tools rollout.ToolRunner, p
 		}()
 	}
 	wg.Wait()
-	seqs := make([]Sequence, len(problems))
+	var seqs []Sequence
+	var failed []error
 	for i, p := range problems {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("grpo: warm start: %w", errs[i])
+		if errs[i] != nil { // a tool failure never stops the run: the trace is left out
+			failed = append(failed, errs[i])
+			continue
 		}
 		s, err := chat.TraceSequence(*p.Trace, outputs[i])
 		if err != nil {
 			return nil, err
 		}
-		seqs[i] = s
+		seqs = append(seqs, s)
+	}
+	if len(seqs) == 0 {
+		return nil, fmt.Errorf("grpo: warm start: every trace's tool call failed, e.g. %w", failed[0])
 	}
 	return seqs, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 )
 
 // workerCgroups gives each worker its own cgroup with the cpu and pids
@@ -26,8 +27,9 @@ func newWorkerCgroups(workers, processes int) (*workerCgroups, error) {
 		return nil, err
 	}
 	g := &workerCgroups{workers: make([][]string, workers)}
-	name := fmt.Sprintf("mathrl-sandbox-%d", os.Getpid())
+	name := fmt.Sprintf("mathrl-sandbox-%d-%d", os.Getpid(), cgroupSeq.Add(1))
 	for _, h := range hier {
+		removeStaleCgroups(h.dir)
 		top := filepath.Join(h.dir, name)
 		if err := os.Mkdir(top, 0o755); err != nil {
 			g.close()
@@ -65,6 +67,29 @@ func newWorkerCgroups(workers, processes int) (*workerCgroups, error) {
 		}
 	}
 	return g, nil
+}
+
+// cgroupSeq numbers the pools of this process.
+var cgroupSeq atomic.Int64
+
+// removeStaleCgroups removes the cgroups left by mathrl processes that ended
+// without closing their pools.
+func removeStaleCgroups(dir string) {
+	tops, _ := filepath.Glob(filepath.Join(dir, "mathrl-sandbox-*-*"))
+	for _, top := range tops {
+		var pid, seq int
+		if _, err := fmt.Sscanf(filepath.Base(top), "mathrl-sandbox-%d-%d", &pid, &seq); err != nil {
+			continue
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+			continue // still running
+		}
+		workers, _ := filepath.Glob(filepath.Join(top, "worker-*"))
+		for _, w := range workers {
+			os.Remove(w)
+		}
+		os.Remove(top)
+	}
 }
 
 // close removes the pool's cgroups (they must be empty: no program running).

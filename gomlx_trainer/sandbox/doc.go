@@ -70,7 +70,8 @@
 //     and whose every process is killed after the call. It can use the
 //     network, read world-readable files (the interpreter must be one:
 //     /root/.pyenv is not, /usr/bin/python3 is), write world-writable folders
-//     such as /tmp, and fill the disk one Config.FileSize file at a time.
+//     such as /tmp (where the next program of the same worker finds what it
+//     left), and fill the disk one Config.FileSize file at a time.
 //   - rlimits: resource limits and a process group only. The program runs as
 //     mathrl's user: it can use the network, read, write and delete whatever
 //     mathrl can (mathrl's environment too, through /proc), signal mathrl,

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -48,60 +49,11 @@ func (p *Pool) runAt(ctx context.Context, cfg Config, level Level, slot int, cod
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	if err := os.Chmod(dir, 0o711); err != nil {
+	spec, err := p.plan(cfg, level, slot, dir, code)
+	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
-	work := filepath.Join(dir, "work")
-	if err := os.Mkdir(work, 0o700); err != nil {
-		return Result{}, fmt.Errorf("sandbox: %w", err)
-	}
-	codeFile := filepath.Join(work, "main.py")
-	if err := os.WriteFile(codeFile, []byte(code), 0o644); err != nil {
-		return Result{}, fmt.Errorf("sandbox: %w", err)
-	}
-
-	limits := Limits{
-		TimeoutSeconds: cfg.Timeout.Seconds(), CPUSeconds: cfg.CPUSeconds, Memory: cfg.Memory,
-		FileSize: cfg.FileSize, Processes: cfg.Processes, OpenFiles: cfg.OpenFiles,
-	}
-	spec := initSpec{Level: level, Exe: p.interp.exe, UID: -1, Limits: limits}
-	if p.cgroups != nil {
-		spec.Cgroup = p.cgroups.workers[slot]
-	}
-	uid := -1
-	if level != LevelRlimits && os.Geteuid() == 0 {
-		uid = p.uidBase + slot
-		spec.UID = uid
-	}
-	tmp := work
-	switch level {
-	case LevelNamespaces:
-		root := filepath.Join(dir, "root")
-		if err := os.Mkdir(root, 0o700); err != nil {
-			return Result{}, fmt.Errorf("sandbox: %w", err)
-		}
-		spec.Root, spec.Code, spec.Dir, spec.Disk = root, codeFile, nsWorkDir, cfg.Disk
-		spec.Binds = p.interp.folders
-		spec.UserNS = os.Geteuid() != 0
-		spec.Limits.Disk = cfg.Disk
-		limits.Disk = cfg.Disk
-		tmp = nsTmpDir
-	case LevelUID:
-		if err := os.Chown(work, uid, uid); err != nil {
-			return Result{}, fmt.Errorf("sandbox: %w", err)
-		}
-		spec.Dir = work
-	default:
-		spec.Dir = work
-		spec.Limits.Processes = 0 // RLIMIT_NPROC would count all of mathrl's user's processes
-	}
-	spec.Args = []string{p.interp.exe, "-I", "-B", "-X", "utf8", filepath.Join(spec.Dir, "main.py")}
-	spec.Env = []string{
-		"PATH=" + filepath.Dir(p.interp.exe) + ":/usr/local/bin:/usr/bin:/bin",
-		"HOME=" + spec.Dir, "TMPDIR=" + tmp, "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
-		"USER=sandbox", "LOGNAME=sandbox", "MPLBACKEND=Agg",
-		"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1", "MKL_NUM_THREADS=1",
-	}
+	uid := spec.UID
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
@@ -149,6 +101,10 @@ func (p *Pool) runAt(ctx context.Context, cfg Config, level Level, slot int, cod
 			cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
 		}
 	}
+	// Pdeathsig fires when the creating thread ends, not the process (see
+	// syscall.SysProcAttr): keep this goroutine on its thread until the program is reaped.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	start := time.Now()
 	err = cmd.Start()
 	outW.Close()
@@ -208,7 +164,7 @@ func (p *Pool) runAt(ctx context.Context, cfg Config, level Level, slot int, cod
 	}
 
 	r := Result{
-		TimedOut: timedOut, Duration: duration, Isolation: p.iso, Limits: limits,
+		TimedOut: timedOut, Duration: duration, Isolation: p.iso, Limits: spec.Limits,
 		maxResponse: cfg.MaxResponse, timeout: cfg.Timeout,
 	}
 	if r.Isolation.Level != level { // a probe
@@ -238,6 +194,59 @@ func (p *Pool) runAt(ctx context.Context, cfg Config, level Level, slot int, cod
 		r.Limit = "cpu"
 	}
 	return r, nil
+}
+
+// plan writes the program into a working folder under dir and returns what
+// the init must do to run it at level as worker slot.
+func (p *Pool) plan(cfg Config, level Level, slot int, dir, code string) (initSpec, error) {
+	if err := os.Chmod(dir, 0o711); err != nil {
+		return initSpec{}, err
+	}
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o700); err != nil {
+		return initSpec{}, err
+	}
+	codeFile := filepath.Join(work, "main.py")
+	if err := os.WriteFile(codeFile, []byte(code), 0o644); err != nil {
+		return initSpec{}, err
+	}
+	spec := initSpec{Level: level, Exe: p.interp.exe, UID: -1, Dir: work, Limits: Limits{
+		TimeoutSeconds: cfg.Timeout.Seconds(), CPUSeconds: cfg.CPUSeconds, Memory: cfg.Memory,
+		FileSize: cfg.FileSize, Processes: cfg.Processes, OpenFiles: cfg.OpenFiles,
+	}}
+	if p.cgroups != nil {
+		spec.Cgroup = p.cgroups.workers[slot]
+	}
+	if level != LevelRlimits && os.Geteuid() == 0 {
+		spec.UID = p.uidBase + slot
+	}
+	tmp := work
+	switch level {
+	case LevelNamespaces:
+		root := filepath.Join(dir, "root")
+		if err := os.Mkdir(root, 0o700); err != nil {
+			return initSpec{}, err
+		}
+		spec.Root, spec.Code, spec.Dir, spec.Disk = root, codeFile, nsWorkDir, cfg.Disk
+		spec.Binds = p.interp.folders
+		spec.UserNS = os.Geteuid() != 0
+		spec.Limits.Disk = cfg.Disk
+		tmp = nsTmpDir
+	case LevelUID:
+		if err := os.Chown(work, spec.UID, spec.UID); err != nil {
+			return initSpec{}, err
+		}
+	case LevelRlimits:
+		spec.Limits.Processes = 0 // RLIMIT_NPROC would count all of mathrl's user's processes
+	}
+	spec.Args = []string{p.interp.exe, "-I", "-B", "-X", "utf8", filepath.Join(spec.Dir, "main.py")}
+	spec.Env = []string{
+		"PATH=" + filepath.Dir(p.interp.exe) + ":/usr/local/bin:/usr/bin:/bin",
+		"HOME=" + spec.Dir, "TMPDIR=" + tmp, "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
+		"USER=sandbox", "LOGNAME=sandbox", "MPLBACKEND=Agg",
+		"OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1", "MKL_NUM_THREADS=1",
+	}
+	return spec, nil
 }
 
 // cpuTime is the user plus system time of an ended process and its waited-for children.

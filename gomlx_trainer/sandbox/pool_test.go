@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -33,14 +34,15 @@ print(sum(i * i for i in range(1000 * n)))
 	return code, fmt.Sprintf("%s %s\n%s\n", h.Num(), h.Denom(), sq)
 }
 
-// TestHonestUnderAttack runs alone (not in parallel with the other tests), so
-// that the load on the machine is the attack's own.
+// TestHonestUnderAttack runs before the parallel tests (its levels in parallel
+// with each other), so that the load on the machine is the attack's own.
 func TestHonestUnderAttack(t *testing.T) {
 	for _, s := range setups(t) {
 		if !s.safe {
 			continue
 		}
 		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
 			// Every hostile program here ends by a CPU or memory limit, or at once,
 			// so a long wall clock only gives the honest ones room on a busy machine.
 			cfg := s.cfg
@@ -53,7 +55,6 @@ func TestHonestUnderAttack(t *testing.T) {
 				"x = [0] * (1 << 40)\n",
 				"l = []\nwhile True:\n    l.append(bytearray(1 << 20))\n",
 				"while True:\n    pass\n",
-				"while True:\n    print('y' * 1000)\n",
 				"import threading\ndef f():\n    while True: pass\nfor i in range(100):\n    threading.Thread(target=f).start()\n",
 				"import os\nos.kill(-1, 9)\n",
 				"import subprocess\nsubprocess.Popen(['sleep', '300'], start_new_session=True)\n",
@@ -196,4 +197,26 @@ func TestMissingInterpreter(t *testing.T) {
 func headLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+func TestWorkerCgroup(t *testing.T) {
+	t.Parallel()
+	eachLevel(t, true, func(t *testing.T, p *sandbox.Pool) {
+		r := run(t, p, "print(open('/proc/self/cgroup').read())")
+		if !r.Isolation.Cgroup {
+			// Documented: without writable cgroups CPU is shared per process, not per worker.
+			t.Logf("no cgroup per worker on this machine")
+			return
+		}
+		want := fmt.Sprintf("/mathrl-sandbox-%d-", os.Getpid())
+		n := 0
+		for _, line := range strings.Split(r.Stdout, "\n") {
+			if strings.Contains(line, want) && strings.Contains(line, "/worker-") {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Errorf("the program is not in a worker cgroup of this pool:\n%s", r.Stdout)
+		}
+	})
 }

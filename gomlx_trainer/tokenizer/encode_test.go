@@ -17,6 +17,9 @@ func compareEncode(t *testing.T, tok *Tokenizer, path string, texts []string) in
 	same, bad := 0, 0
 	for i, s := range texts {
 		got := tok.Encode(s)
+		if again := tok.Encode(s); fmt.Sprint(again) != fmt.Sprint(got) { // now from the BPE cache
+			t.Errorf("Encode(%+q) changed on a second call: %v, then %v", s, got, again)
+		}
 		if fmt.Sprint(got) == fmt.Sprint(want[i]) {
 			same++
 			continue

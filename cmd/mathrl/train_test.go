@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
+)
+
+func TestNewTrainCmd(t *testing.T) {
+	demo, err := grpo.LoadRecipe("demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		check func(t *testing.T, o *trainOptions)
+		err   string
+	}{
+		{"no arguments runs the demo", nil, func(t *testing.T, o *trainOptions) {
+			if o.Config != demo || o.Resume {
+				t.Errorf("config %+v, want the demo recipe", o.Config)
+			}
+		}, ""},
+		{"flags override the recipe", []string{"--config", "math-grpo-qwen3-8b", "--tiny-model", "tiny", "--num-rollout", "1", "--lr", "2e-6", "--use-tools"}, func(t *testing.T, o *trainOptions) {
+			c := o.Config
+			if c.TinyModel != "tiny" || c.NumRollout != 1 || c.LR != 2e-6 || !c.UseTools || c.RolloutBatchSize != 16 || c.RMType != "math" {
+				t.Errorf("config %+v", c)
+			}
+		}, ""},
+		{"a flag left unset keeps the recipe's value", []string{"--config", "retool-grpo-qwen3-4b", "--resume"}, func(t *testing.T, o *trainOptions) {
+			if o.Config.GlobalBatchSize != 256 || o.Config.WeightDecay != 0.1 || !o.Resume {
+				t.Errorf("config %+v resume %v", o.Config, o.Resume)
+			}
+		}, ""},
+		{"bad value", []string{"--eps-clip", "2"}, nil, "eps_clip"},
+		{"unknown recipe", []string{"--config", "nope"}, nil, "no recipe"},
+		{"argument", []string{"extra"}, nil, "unknown command"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got *trainOptions
+			cmd := newTrainCmd(func(_ context.Context, o *trainOptions) error { got = o; return nil })
+			cmd.SetArgs(tc.args)
+			cmd.SetOut(&bytes.Buffer{})
+			cmd.SetErr(&bytes.Buffer{})
+			err := cmd.Execute()
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("train %q: err = %v, want %q", tc.args, err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("train %q: %v", tc.args, err)
+			}
+			tc.check(t, got)
+		})
+	}
+}
+
+func TestNewEvalCmd(t *testing.T) {
+	var got *evalOptions
+	cmd := newEvalCmd(func(_ context.Context, o *evalOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--model", "m", "--data", "aime24", "--samples", "16", "--max-tokens", "16384", "--scorer", "dapo", "--tools"})
+	cmd.SetOut(&bytes.Buffer{})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	r := got.Request
+	if r.Model != "m" || r.Data != "aime24" || r.K != 16 || r.Budget != 16384 || r.Scorer != "dapo" || !r.UseTools || r.Out != "eval-samples.jsonl" {
+		t.Errorf("request %+v", r)
+	}
+	for _, args := range [][]string{{"--data", "x"}, {"--model", "m"}, {"--model", "m", "--data", "x", "--samples", "0"}} {
+		cmd := newEvalCmd(func(context.Context, *evalOptions) error { return nil })
+		cmd.SetArgs(args)
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		if err := cmd.Execute(); err == nil {
+			t.Errorf("eval %q: no error", args)
+		}
+	}
+}
