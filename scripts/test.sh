@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 bash scripts/setup.sh
+bash scripts/setup-notebooks.sh
+export PATH="$root/.cache/bin:$PATH"
 export MATHRL_TEST_CACHE=${MATHRL_TEST_CACHE:-$root/.cache/testdeps}
 export MATHRL_DATA_DIR=${MATHRL_DATA_DIR:-$root/.cache/data}
 export GOMLX_BACKEND=${GOMLX_BACKEND:-go:ops_sequential}
@@ -27,4 +29,5 @@ go vet ./...
 
 echo "== go test"
 go test -count=1 -timeout 80m ./...
-echo "== notebooks"; bash scripts/setup-notebooks.sh && "$root/.cache/bin/mathrl" notebooks run
+echo "== notebooks"
+"$root/.cache/bin/mathrl" notebooks run
