@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"github.com/mathrl/mathrl/internal/jsonl"
@@ -28,34 +27,12 @@ const DAPOSource = "dapo"
 // data_source when present, else DAPOSource. Errors name the stream, the line and
 // the field, e.g. "data: dapo.jsonl:7: field \"reward_model.ground_truth\": missing".
 func ReadDAPO(r io.Reader, name string) ([]Row, error) {
-	var rows []Row
-	seen := map[string]int{}
-	err := jsonl.Read(r, name, func(line int, raw []byte) error {
-		row, err := decodeDAPO(raw, line)
-		if err != nil {
-			return err
-		}
-		if first, dup := seen[row.ID]; dup {
-			return &jsonl.FieldError{Field: "extra_info.index", Err: fmt.Errorf("%q already used on line %d", row.ID, first)}
-		}
-		seen[row.ID] = line
-		rows = append(rows, row)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
-	}
-	return rows, nil
+	return readRows(r, name, "extra_info.index", decodeDAPO)
 }
 
 // ReadDAPOFile reads the DAPO-Math-17k JSONL file at path (see ReadDAPO).
 func ReadDAPOFile(path string) ([]Row, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
-	}
-	defer f.Close()
-	return ReadDAPO(f, path)
+	return readFile(path, ReadDAPO)
 }
 
 // chatMessage is one element of a DAPO prompt.
@@ -64,6 +41,7 @@ type chatMessage struct {
 	Content *string `json:"content"`
 }
 
+// decodeDAPO converts one DAPO line, the line-th of its file, to a Row.
 func decodeDAPO(raw []byte, line int) (Row, error) {
 	obj, err := jsonl.Object(raw)
 	if err != nil {

@@ -30,15 +30,26 @@ type Row struct {
 // errors, which have the form "data: NAME:LINE: field \"F\": what is wrong".
 // Blank lines are skipped; an id seen twice is an error.
 func Read(r io.Reader, name string) ([]Row, error) {
+	return readRows(r, name, "id", decodeRow)
+}
+
+// ReadFile reads and validates the dataset JSONL file at path (see Read).
+func ReadFile(path string) ([]Row, error) {
+	return readFile(path, Read)
+}
+
+// readRows decodes each line of r with decode and checks that no ID is used
+// twice; idField names the field that held the ID in that error.
+func readRows(r io.Reader, name, idField string, decode func(raw []byte, line int) (Row, error)) ([]Row, error) {
 	var rows []Row
 	seen := map[string]int{}
 	err := jsonl.Read(r, name, func(line int, raw []byte) error {
-		row, err := decodeRow(raw)
+		row, err := decode(raw, line)
 		if err != nil {
 			return err
 		}
 		if first, dup := seen[row.ID]; dup {
-			return &jsonl.FieldError{Field: "id", Err: fmt.Errorf("%q already used on line %d", row.ID, first)}
+			return &jsonl.FieldError{Field: idField, Err: fmt.Errorf("%q already used on line %d", row.ID, first)}
 		}
 		seen[row.ID] = line
 		rows = append(rows, row)
@@ -50,17 +61,18 @@ func Read(r io.Reader, name string) ([]Row, error) {
 	return rows, nil
 }
 
-// ReadFile reads and validates the dataset JSONL file at path (see Read).
-func ReadFile(path string) ([]Row, error) {
+// readFile opens path and reads it with read.
+func readFile(path string, read func(r io.Reader, name string) ([]Row, error)) ([]Row, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}
 	defer f.Close()
-	return Read(f, path)
+	return read(f, path)
 }
 
-func decodeRow(raw []byte) (Row, error) {
+// decodeRow decodes one line of a dataset file; the line number is not used.
+func decodeRow(raw []byte, _ int) (Row, error) {
 	obj, err := jsonl.Object(raw)
 	if err != nil {
 		return Row{}, err
@@ -85,29 +97,16 @@ func decodeRow(raw []byte) (Row, error) {
 		return Row{}, err
 	}
 	if _, ok := obj["source"]; ok {
-		if row.Source, err = stringField(obj, "source"); err != nil {
+		if row.Source, err = jsonl.String(obj, "source"); err != nil {
 			return Row{}, err
 		}
 	}
 	return row, nil
 }
 
-// stringField returns obj[field], which must be a JSON string (not null).
-func stringField(obj map[string]json.RawMessage, field string) (string, error) {
-	raw, ok := obj[field]
-	if !ok {
-		return "", &jsonl.FieldError{Field: field, Err: errors.New("missing")}
-	}
-	var s string
-	if raw = bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
-		return "", &jsonl.FieldError{Field: field, Err: fmt.Errorf("want a string, got %s", kind(raw))}
-	}
-	return s, nil
-}
-
 // nonEmptyString returns obj[field], which must be a non-empty string.
 func nonEmptyString(obj map[string]json.RawMessage, field string) (string, error) {
-	s, err := stringField(obj, field)
+	s, err := jsonl.String(obj, field)
 	if err != nil {
 		return "", err
 	}
@@ -145,25 +144,6 @@ func nullableInt(obj map[string]json.RawMessage, field string) (*int, error) {
 		return nil, &jsonl.FieldError{Field: field, Err: fmt.Errorf("want an integer or null, got %s", num)}
 	}
 	return &n, nil
-}
-
-// kind names the JSON type of raw for an error message.
-func kind(raw json.RawMessage) string {
-	switch t := bytes.TrimSpace(raw); {
-	case len(t) == 0:
-		return "nothing"
-	case t[0] == '"':
-		return "a string"
-	case t[0] == '{':
-		return "an object"
-	case t[0] == '[':
-		return "an array"
-	case string(t) == "null":
-		return "null"
-	case string(t) == "true", string(t) == "false":
-		return "a boolean"
-	}
-	return "a number"
 }
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }

@@ -55,6 +55,7 @@ type CellError struct {
 	Reason   string
 }
 
+// Error names the notebook, the cell and the reason.
 func (e *CellError) Error() string {
 	return fmt.Sprintf("notebooks: %s: cell %d (%q): %s", e.Notebook, e.Cell, e.First, e.Reason)
 }

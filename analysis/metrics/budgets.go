@@ -59,3 +59,27 @@ func BudgetTable(samples []Sample, budgets []int, k, resamples int, rng *rand.Ra
 	}
 	return rows, nil
 }
+
+// BudgetTables splits samples into runs (see SplitRuns) and returns the
+// BudgetTable of each run, in SplitRuns' order. k 0 takes, for each run, the
+// fewest samples any of its problems has (MinSamples). The runs draw their
+// bootstrap resamples from rng one after the other.
+func BudgetTables(samples []Sample, budgets []int, k, resamples int, rng *rand.Rand) ([][]Summary, error) {
+	if len(samples) == 0 {
+		return nil, fmt.Errorf("metrics: no samples")
+	}
+	keys, runs := SplitRuns(samples)
+	tables := make([][]Summary, 0, len(keys))
+	for _, key := range keys {
+		runK := k
+		if runK == 0 {
+			runK = MinSamples(runs[key])
+		}
+		rows, err := BudgetTable(runs[key], budgets, runK, resamples, rng)
+		if err != nil {
+			return nil, fmt.Errorf("metrics: model %s, scorer %s, budget %d: %w", key.Model, key.Scorer, key.Budget, err)
+		}
+		tables = append(tables, rows)
+	}
+	return tables, nil
+}

@@ -260,3 +260,56 @@ func closeAll(a, b []float64, tol float64) bool {
 	}
 	return true
 }
+
+// TestBudgetTablesSplitsRuns derives budgets 20 and 100 for two runs worked by hand:
+// model m has one problem with lengths 10 (correct), 30 (correct), 50 (wrong) and
+// 100 (cut at its budget 100); model a has one problem with lengths 10 and 60, both correct.
+func TestBudgetTablesSplitsRuns(t *testing.T) {
+	samples := []Sample{sample("p", 0, 10, FinishStop, 1), sample("p", 1, 30, FinishStop, 1),
+		sample("p", 2, 50, FinishStop, 0), sample("p", 3, 100, FinishLength, 0)}
+	for i, tokens := range []int{10, 60} {
+		s := sample("q", i, tokens, FinishStop, 1)
+		s.Model = "a"
+		samples = append(samples, s)
+	}
+	tables, err := BudgetTables(samples, []int{20, 100}, 0, 10, rand.New(rand.NewPCG(1, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// model, k, then avg, truncation, mean length at budgets 20 and 100; runs sorted by model
+	type row struct {
+		model string
+		k     int
+		vals  [3]float64
+	}
+	want := [][]row{
+		{{"a", 2, [3]float64{0.5, 0.5, 15}}, {"a", 2, [3]float64{1, 0, 35}}},
+		{{"m", 4, [3]float64{0.25, 0.75, 17.5}}, {"m", 4, [3]float64{0.5, 0.25, 47.5}}},
+	}
+	if len(tables) != len(want) {
+		t.Fatalf("got %d tables, want %d", len(tables), len(want))
+	}
+	for i := range want {
+		for j, w := range want[i] {
+			r := tables[i][j]
+			got := row{r.Model, r.K, [3]float64{r.AvgAtK, r.TruncationRate, r.MeanLength}}
+			if got.model != w.model || got.k != w.k || !closeAll(got.vals[:], w.vals[:], 1e-12) {
+				t.Errorf("table %d, budget %d: %+v, want %+v", i, r.Budget, got, w)
+			}
+		}
+	}
+	var b strings.Builder
+	if err := WriteBudgetTables(&b, tables); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(b.String(), "model a, scorer math, 1 problems, k=2\n") || !strings.Contains(b.String(), "\n\nmodel m, scorer math, 1 problems, k=4\n") {
+		t.Errorf("tables:\n%s", b.String())
+	}
+	_, err = BudgetTables(samples, []int{200}, 0, 10, rand.New(rand.NewPCG(1, 0)))
+	if err == nil || !strings.Contains(err.Error(), "model m, scorer math, budget 100") || !strings.Contains(err.Error(), "cannot derive budget 200") {
+		t.Errorf("budget above a cut sample's budget: err = %v", err)
+	}
+	if _, err := BudgetTables(nil, []int{20}, 0, 10, rand.New(rand.NewPCG(1, 0))); err == nil {
+		t.Error("no samples: no error")
+	}
+}

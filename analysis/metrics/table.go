@@ -26,6 +26,22 @@ func WriteBudgetTable(w io.Writer, rows []Summary) error {
 	return tw.Flush()
 }
 
+// WriteBudgetTables writes each of tables (as BudgetTables returns) with
+// WriteBudgetTable, a blank line between two.
+func WriteBudgetTables(w io.Writer, tables [][]Summary) error {
+	for i, rows := range tables {
+		if i > 0 {
+			if _, err := fmt.Fprintln(w); err != nil {
+				return err
+			}
+		}
+		if err := WriteBudgetTable(w, rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // BudgetMarkdown renders rows as a Markdown table, for notebooks and reports.
 func BudgetMarkdown(rows []Summary) string {
 	if len(rows) == 0 {

@@ -140,10 +140,12 @@ type CellError struct {
 	Err    error
 }
 
+// Error formats the error as "modelcard: FILE:LINE: column \"C\": why".
 func (e *CellError) Error() string {
 	return fmt.Sprintf("modelcard: %s:%d: column %q: %v", e.File, e.Line, e.Column, e.Err)
 }
 
+// Unwrap returns the underlying error.
 func (e *CellError) Unwrap() error { return e.Err }
 
 // row gives typed access to one record, recording the first bad cell.

@@ -103,17 +103,5 @@ func runBench(_ context.Context, opts *benchOptions) error {
 		fmt.Fprintln(opts.Out, string(data))
 		return nil
 	}
-	fmt.Fprintf(opts.Out, "params %.3g, batch %d, len %d, new tokens %d\n", float64(res.Params), res.Batch, res.SeqLen, res.NewTokens)
-	if opts.Bench.Train {
-		fmt.Fprintf(opts.Out, "train step: %.1f ms, %.0f tokens/s", res.TrainStepMS, res.TrainTokensPerS)
-		if res.TrainMFU > 0 {
-			fmt.Fprintf(opts.Out, ", MFU %.1f%%", 100*res.TrainMFU)
-		}
-		fmt.Fprintf(opts.Out, " (first step %.1f s)\n", res.TrainCompileS)
-	}
-	if opts.Bench.Decode {
-		fmt.Fprintf(opts.Out, "decode: %.2f ms/step, %.0f tokens/s, prefill %.1f ms (warm-up %.1f s)\n",
-			res.DecodeStepMS, res.DecodeTokensPerS, res.PrefillMS, res.DecodeCompileS)
-	}
-	return nil
+	return res.WriteText(opts.Out)
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/internal/atomicfile"
@@ -69,35 +70,16 @@ func runBudgets(opts *budgetsOptions) error {
 	if len(samples) == 0 {
 		return fmt.Errorf("budgets: %s holds no samples", opts.Samples)
 	}
-	rng := rand.New(rand.NewPCG(opts.Seed, 0))
-	keys, runs := metrics.SplitRuns(samples)
-	var all []metrics.Summary
-	for i, key := range keys {
-		k := opts.K
-		if k == 0 {
-			k = metrics.MinSamples(runs[key])
-		}
-		rows, err := metrics.BudgetTable(runs[key], opts.Budgets, k, opts.Resamples, rng)
-		if err != nil {
-			return fmt.Errorf("budgets: model %s, scorer %s, budget %d: %w", key.Model, key.Scorer, key.Budget, err)
-		}
-		if opts.JSON {
-			all = append(all, rows...)
-			continue
-		}
-		if i > 0 {
-			fmt.Fprintln(opts.Out)
-		}
-		if err := metrics.WriteBudgetTable(opts.Out, rows); err != nil {
-			return err
-		}
+	tables, err := metrics.BudgetTables(samples, opts.Budgets, opts.K, opts.Resamples, rand.New(rand.NewPCG(opts.Seed, 0)))
+	if err != nil {
+		return fmt.Errorf("budgets: %w", err)
 	}
-	if opts.JSON {
-		enc := json.NewEncoder(opts.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(all)
+	if !opts.JSON {
+		return metrics.WriteBudgetTables(opts.Out, tables)
 	}
-	return nil
+	enc := json.NewEncoder(opts.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(slices.Concat(tables...))
 }
 
 // simulateOptions are the flags of `mathrl budgets simulate`.

@@ -26,11 +26,7 @@ func TestNewBudgetsCmd(t *testing.T) {
 		{[]string{"--samples", "s", "--budgets", "4k"}, budgetsOptions{}, "invalid argument"},
 	} {
 		var got *budgetsOptions
-		cmd := newBudgetsCmd(func(o *budgetsOptions) error { got = o; return nil })
-		cmd.SetArgs(tc.args)
-		cmd.SetOut(&bytes.Buffer{})
-		cmd.SetErr(&bytes.Buffer{})
-		err := cmd.Execute()
+		_, _, err := execute(newBudgetsCmd(func(o *budgetsOptions) error { got = o; return nil }), "", tc.args...)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("budgets %q: err = %v, want %q", tc.args, err, tc.err)
@@ -100,10 +96,7 @@ func TestBudgetsRun(t *testing.T) {
 
 func TestBudgetsSimulate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sim.jsonl")
-	cmd := newBudgetsCmd(nil)
-	cmd.SetArgs([]string{"simulate", "--out", path, "--problems", "3", "--k", "4"})
-	cmd.SetOut(&bytes.Buffer{})
-	if err := cmd.Execute(); err != nil {
+	if _, _, err := execute(newBudgetsCmd(nil), "", "simulate", "--out", path, "--problems", "3", "--k", "4"); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(path)

@@ -10,9 +10,10 @@ import (
 
 func newChatCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "chat",
-		Short: "Work with the Qwen3 chat template",
-		Args:  cobra.NoArgs,
+		Use:     "chat",
+		Short:   "Work with the Qwen3 chat template",
+		Example: `  mathrl chat render --tokenizer tokenizer.json --in conversations.jsonl`,
+		Args:    cobra.NoArgs,
 	}
 	cmd.AddCommand(newChatRenderCmd(nil))
 	return cmd

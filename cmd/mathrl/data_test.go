@@ -18,10 +18,7 @@ func TestNewDataPullCmd(t *testing.T) {
 		{[]string{"--set", "math500", "--set", "aime24"}, dataPullOptions{Sets: []string{"math500", "aime24"}}},
 	} {
 		var got *dataPullOptions
-		cmd := newDataPullCmd(func(_ context.Context, o *dataPullOptions) error { got = o; return nil })
-		cmd.SetArgs(tc.args)
-		cmd.SetOut(&bytes.Buffer{})
-		if err := cmd.Execute(); err != nil {
+		if _, _, err := execute(newDataPullCmd(func(_ context.Context, o *dataPullOptions) error { got = o; return nil }), "", tc.args...); err != nil {
 			t.Fatalf("data pull %q: %v", tc.args, err)
 		}
 		got.Out = nil
@@ -42,10 +39,7 @@ func TestDataListRun(t *testing.T) {
 }
 
 func TestDataPullUnknownSet(t *testing.T) {
-	root := newRootCmd()
-	root.SetArgs([]string{"data", "pull", "--dir", t.TempDir(), "--from", t.TempDir(), "--set", "gsm8k"})
-	root.SetOut(&bytes.Buffer{})
-	err := root.Execute()
+	_, _, err := runCLI(t, "", "data", "pull", "--dir", t.TempDir(), "--from", t.TempDir(), "--set", "gsm8k")
 	if err == nil || !strings.Contains(err.Error(), `unknown set "gsm8k"`) {
 		t.Errorf("data pull --set gsm8k: error %v", err)
 	}

@@ -1,6 +1,3 @@
-// Command mathrl trains and evaluates LLMs with reinforcement learning on verifiable math.
-//
-// Every subcommand lives in its own file; this file only wires cancellation and exits.
 package main
 
 import (

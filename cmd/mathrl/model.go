@@ -76,16 +76,9 @@ func runModelInit(_ context.Context, opts *modelInitOptions) error {
 	if opts.VocabSize != 0 {
 		cfg.VocabSize = opts.VocabSize
 	}
-	stored := map[string]string{"": "", "bf16": "BF16", "bfloat16": "BF16", "f16": "F16", "float16": "F16",
-		"f32": "F32", "float32": "F32"}[opts.DType]
-	if stored == "" && opts.DType != "" {
-		return fmt.Errorf("model init: --dtype %q (bf16, f16 or f32)", opts.DType)
-	}
-	if stored == "" {
-		stored = map[string]string{"bfloat16": "BF16", "float16": "F16"}[cfg.DType]
-		if stored == "" {
-			stored = "F32"
-		}
+	stored, err := qwen3.StoredDType(opts.DType, cfg)
+	if err != nil {
+		return fmt.Errorf("model init: --dtype: %w", err)
 	}
 	fmt.Fprintf(opts.Log, "model init: %s, %.3g parameters, %s, seed %d\n", opts.Config, float64(cfg.Params()), stored, opts.Seed)
 	return qwen3.WriteRandom(cfg, opts.Out, stored, opts.Seed)

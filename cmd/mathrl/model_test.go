@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"math"
@@ -18,10 +17,8 @@ import (
 
 func TestNewModelCmdsParse(t *testing.T) {
 	var gotInit *modelInitOptions
-	cmd := newModelInitCmd(func(_ context.Context, o *modelInitOptions) error { gotInit = o; return nil })
-	cmd.SetArgs([]string{"--config", "tiny", "--out", "d", "--seed", "4", "--dtype", "bf16"})
-	cmd.SetErr(&bytes.Buffer{})
-	if err := cmd.Execute(); err != nil {
+	initCmd := newModelInitCmd(func(_ context.Context, o *modelInitOptions) error { gotInit = o; return nil })
+	if _, _, err := execute(initCmd, "", "--config", "tiny", "--out", "d", "--seed", "4", "--dtype", "bf16"); err != nil {
 		t.Fatal(err)
 	}
 	gotInit.Log = nil
@@ -31,10 +28,8 @@ func TestNewModelCmdsParse(t *testing.T) {
 
 	var gotGen *generateOptions
 	gen := newGenerateCmd(func(_ context.Context, o *generateOptions) error { gotGen = o; return nil })
-	gen.SetArgs([]string{"--model", "m", "--max-new-tokens", "9", "--temperature", "0.7", "--top-p", "0.9",
-		"--top-k", "5", "--seed", "2", "--stop", "3,4", "--backend", "cpu"})
-	gen.SetErr(&bytes.Buffer{})
-	if err := gen.Execute(); err != nil {
+	if _, _, err := execute(gen, "", "--model", "m", "--max-new-tokens", "9", "--temperature", "0.7", "--top-p", "0.9",
+		"--top-k", "5", "--seed", "2", "--stop", "3,4", "--backend", "cpu"); err != nil {
 		t.Fatal(err)
 	}
 	wantS := sampler.Options{MaxNewTokens: 9, Temperature: 0.7, TopP: 0.9, TopK: 5, Seed: 2, StopIDs: []int{3, 4}}
@@ -42,8 +37,7 @@ func TestNewModelCmdsParse(t *testing.T) {
 		t.Errorf("generate options %+v", *gotGen)
 	}
 	gen = newGenerateCmd(func(_ context.Context, o *generateOptions) error { gotGen = o; return nil })
-	gen.SetArgs([]string{"--model", "m"})
-	if err := gen.Execute(); err != nil {
+	if _, _, err := execute(gen, "", "--model", "m"); err != nil {
 		t.Fatal(err)
 	}
 	if gotGen.Sampling.StopIDs != nil {
@@ -51,42 +45,25 @@ func TestNewModelCmdsParse(t *testing.T) {
 	}
 	for _, args := range [][]string{{"--out", "d"}, {"--config", "tiny"}} {
 		c := newModelInitCmd(func(context.Context, *modelInitOptions) error { return nil })
-		c.SetArgs(args)
-		c.SetErr(&bytes.Buffer{})
-		c.SetOut(&bytes.Buffer{})
-		if err := c.Execute(); err == nil {
+		if _, _, err := execute(c, "", args...); err == nil {
 			t.Errorf("model init %v: no error for a missing required flag", args)
 		}
 	}
 }
 
-func run(t *testing.T, args ...string) string {
-	t.Helper()
-	root := newRootCmd()
-	var out, errOut bytes.Buffer
-	root.SetArgs(args)
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetIn(strings.NewReader(""))
-	if err := root.ExecuteContext(context.Background()); err != nil {
-		t.Fatalf("mathrl %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
-	}
-	return out.String()
-}
-
 func TestModelInitForwardGenerate(t *testing.T) {
 	dir := t.TempDir()
 	model := filepath.Join(dir, "tiny")
-	run(t, "model", "init", "--config", "tiny", "--out", model, "--seed", "1")
+	mustRunCLI(t, "model", "init", "--config", "tiny", "--out", model, "--seed", "1")
 	in := filepath.Join(dir, "in.jsonl")
 	os.WriteFile(in, []byte("{\"input_ids\": [1, 2, 3], \"id\": \"a\"}\n{\"input_ids\": [4]}\n"), 0o644)
 	out := filepath.Join(dir, "out.jsonl")
-	run(t, "forward", "--model", model, "--in", in, "--out", out, "--backend", "cpu")
+	mustRunCLI(t, "forward", "--model", model, "--in", in, "--out", out, "--backend", "cpu")
 	lines := readLines(t, out)
 	if len(lines) != 2 || lines[0]["id"] != "a" || len(lines[0]["logits_last"].([]any)) != 300 {
 		t.Fatalf("forward output %v", lines)
 	}
-	run(t, "generate", "--model", model, "--in", in, "--out", out, "--backend", "cpu", "--max-new-tokens", "5",
+	mustRunCLI(t, "generate", "--model", model, "--in", in, "--out", out, "--backend", "cpu", "--max-new-tokens", "5",
 		"--temperature", "1", "--seed", "3", "--stop=")
 	lines = readLines(t, out)
 	for _, l := range lines {
@@ -99,7 +76,7 @@ func TestModelInitForwardGenerate(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(in, []byte("{\"prompt\": \"1+1=\"}\n"), 0o644)
-	run(t, "generate", "--model", model, "--in", in, "--out", out, "--backend", "cpu", "--max-new-tokens", "4", "--stop=")
+	mustRunCLI(t, "generate", "--model", model, "--in", in, "--out", out, "--backend", "cpu", "--max-new-tokens", "4", "--stop=")
 	lines = readLines(t, out)
 	ids := lines[0]["output_ids"].([]any)
 	var want []int
@@ -111,11 +88,7 @@ func TestModelInitForwardGenerate(t *testing.T) {
 	}
 	// A bad line names the file, the line and the field.
 	os.WriteFile(in, []byte("{\"input_ids\": [1]}\n{\"input_ids\": [1, 999]}\n"), 0o644)
-	root := newRootCmd()
-	root.SetArgs([]string{"forward", "--model", model, "--in", in, "--backend", "cpu"})
-	root.SetOut(&bytes.Buffer{})
-	root.SetErr(&bytes.Buffer{})
-	err := root.Execute()
+	_, _, err := runCLI(t, "", "forward", "--model", model, "--in", in, "--backend", "cpu")
 	if err == nil || !strings.Contains(err.Error(), in+":2") || !strings.Contains(err.Error(), "input_ids") {
 		t.Errorf("bad id: %v", err)
 	}
@@ -137,7 +110,7 @@ func TestForwardCommandMatchesTransformers(t *testing.T) {
 	line, _ := json.Marshal(map[string]any{"input_ids": ref.InputIDs[0]})
 	in := filepath.Join(t.TempDir(), "in.jsonl")
 	os.WriteFile(in, append(line, '\n'), 0o644)
-	out := run(t, "forward", "--model", dir, "--in", in, "--backend", "cpu")
+	out := mustRunCLI(t, "forward", "--model", dir, "--in", in, "--backend", "cpu")
 	var got struct {
 		LogitsLast []float64 `json:"logits_last"`
 	}

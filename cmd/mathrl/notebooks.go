@@ -20,9 +20,10 @@ type notebooksRunOptions struct {
 
 func newNotebooksCmd(runF func(context.Context, *notebooksRunOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "notebooks",
-		Short: "Work with the GoNB notebooks in notebooks/",
-		Args:  cobra.NoArgs,
+		Use:     "notebooks",
+		Short:   "Work with the GoNB notebooks in notebooks/",
+		Example: `  mathrl notebooks run budgets`,
+		Args:    cobra.NoArgs,
 	}
 	opts := notebooksRunOptions{Options: notebooks.Options{Dir: "notebooks", Out: filepath.Join("results", "notebooks"),
 		Jupyter: "/usr/bin/jupyter", Kernel: "gonb", Timeout: 10 * time.Minute}}

@@ -22,10 +22,7 @@ func TestNewNotebooksCmd(t *testing.T) {
 	} {
 		var got *notebooksRunOptions
 		cmd := newNotebooksCmd(func(_ context.Context, o *notebooksRunOptions) error { got = o; return nil })
-		cmd.SetArgs(tc.args)
-		cmd.SetOut(&bytes.Buffer{})
-		cmd.SetErr(&bytes.Buffer{})
-		if err := cmd.Execute(); err != nil {
+		if _, _, err := execute(cmd, "", tc.args...); err != nil {
 			t.Fatalf("notebooks %q: %v", tc.args, err)
 		}
 		if (len(got.Only) > 0 || len(tc.only) > 0) && !reflect.DeepEqual(got.Only, tc.only) || got.Options.Out != tc.out || got.Timeout != tc.tmo ||

@@ -32,11 +32,7 @@ func TestNewPlotCmd(t *testing.T) {
 	} {
 		var gotWhat string
 		var got *plotOptions
-		cmd := newPlotCmd(func(what string, o *plotOptions) error { gotWhat, got = what, o; return nil })
-		cmd.SetArgs(tc.args)
-		cmd.SetOut(&bytes.Buffer{})
-		cmd.SetErr(&bytes.Buffer{})
-		err := cmd.Execute()
+		_, _, err := execute(newPlotCmd(func(what string, o *plotOptions) error { gotWhat, got = what, o; return nil }), "", tc.args...)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("plot %q: err = %v, want %q", tc.args, err, tc.err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -28,11 +27,7 @@ func TestNewSandboxExecCmd(t *testing.T) {
 		{[]string{"--memory", "1000"}, sandboxExecOptions{}, "memory"},
 	} {
 		var got *sandboxExecOptions
-		cmd := newSandboxExecCmd(func(_ context.Context, o *sandboxExecOptions) error { got = o; return nil })
-		cmd.SetArgs(tc.args)
-		cmd.SetOut(&bytes.Buffer{})
-		cmd.SetErr(&bytes.Buffer{})
-		err := cmd.Execute()
+		_, _, err := execute(newSandboxExecCmd(func(_ context.Context, o *sandboxExecOptions) error { got = o; return nil }), "", tc.args...)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("sandbox exec %q: err = %v, want %q", tc.args, err, tc.err)
@@ -55,11 +50,8 @@ func TestSandboxExecRun(t *testing.T) {
 	if err := os.WriteFile(prog, []byte("import sys\nprint(6 * 7)\nsys.exit('<bad>')\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	cmd := newSandboxExecCmd(nil)
-	cmd.SetArgs([]string{"--in", prog, "--timeout", "20s"})
-	cmd.SetOut(&out)
-	if err := cmd.ExecuteContext(context.Background()); err != nil {
+	out, _, err := execute(newSandboxExecCmd(nil), "", "--in", prog, "--timeout", "20s")
+	if err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -67,13 +59,13 @@ func TestSandboxExecRun(t *testing.T) {
 		ExitCode     int    `json:"exit_code"`
 		Isolation    struct{ Level string }
 	}
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
-		t.Fatalf("%v in %s", err, out.String())
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v in %s", err, out)
 	}
 	if got.ExitCode != 1 || got.ToolResponse != "42\n[stderr]\n<bad>\n[exit status 1]" || got.Isolation.Level == "" {
-		t.Errorf("got %+v from\n%s", got, out.String())
+		t.Errorf("got %+v from\n%s", got, out)
 	}
-	if !strings.Contains(out.String(), `"<bad>`) {
-		t.Errorf("JSON escapes < and >:\n%s", out.String())
+	if !strings.Contains(out, `"<bad>`) {
+		t.Errorf("JSON escapes < and >:\n%s", out)
 	}
 }

@@ -23,11 +23,7 @@ func TestNewScoreCmd(t *testing.T) {
 		{nil, scoreOptions{}, "scorer"},
 	} {
 		var got *scoreOptions
-		cmd := newScoreCmd(func(_ context.Context, o *scoreOptions) error { got = o; return nil })
-		cmd.SetArgs(tc.args)
-		cmd.SetOut(&bytes.Buffer{})
-		cmd.SetErr(&bytes.Buffer{})
-		err := cmd.Execute()
+		_, _, err := execute(newScoreCmd(func(_ context.Context, o *scoreOptions) error { got = o; return nil }), "", tc.args...)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("score %q: err = %v, want %q", tc.args, err, tc.err)

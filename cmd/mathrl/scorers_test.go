@@ -23,9 +23,7 @@ func TestNewScorersValidateCmd(t *testing.T) {
 	} {
 		var got *scorersValidateOptions
 		cmd := newScorersValidateCmd(func(_ context.Context, o *scorersValidateOptions) error { got = o; return nil })
-		cmd.SetArgs(tc.args)
-		cmd.SetOut(&bytes.Buffer{})
-		if err := cmd.Execute(); err != nil {
+		if _, _, err := execute(cmd, "", tc.args...); err != nil {
 			t.Fatalf("scorers validate %q: %v", tc.args, err)
 		}
 		got.Stdout, got.Stderr = nil, nil

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -23,11 +22,7 @@ func TestNewTokenizeCmd(t *testing.T) {
 		{nil, tokenizer.TokenizeOptions{}, "tokenizer"},
 	} {
 		var got *tokenizer.TokenizeOptions
-		cmd := newTokenizeCmd(func(_ context.Context, o *tokenizer.TokenizeOptions) error { got = o; return nil })
-		cmd.SetArgs(tc.args)
-		cmd.SetOut(&bytes.Buffer{})
-		cmd.SetErr(&bytes.Buffer{})
-		err := cmd.Execute()
+		_, _, err := execute(newTokenizeCmd(func(_ context.Context, o *tokenizer.TokenizeOptions) error { got = o; return nil }), "", tc.args...)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("tokenize %q: err = %v, want %q", tc.args, err, tc.err)
@@ -50,14 +45,8 @@ func TestTokenizeAndChatCommands(t *testing.T) {
 	dir := t.TempDir()
 	tokPath := filepath.Join(dir, "tok.json")
 	run := func(stdin string, args ...string) (string, error) {
-		root := newRootCmd()
-		var out bytes.Buffer
-		root.SetArgs(args)
-		root.SetIn(strings.NewReader(stdin))
-		root.SetOut(&out)
-		root.SetErr(&bytes.Buffer{})
-		err := root.Execute()
-		return out.String(), err
+		out, _, err := runCLI(t, stdin, args...)
+		return out, err
 	}
 	if _, err := run("", "tokenizer", "new", "--bytes", "--out", tokPath); err != nil {
 		t.Fatal(err)

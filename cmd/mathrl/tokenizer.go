@@ -13,9 +13,10 @@ import (
 
 func newTokenizerCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "tokenizer",
-		Short: "Create tokenizer files",
-		Args:  cobra.NoArgs,
+		Use:     "tokenizer",
+		Short:   "Create tokenizer files",
+		Example: `  mathrl tokenizer new --bytes --out models/tiny/tokenizer.json`,
+		Args:    cobra.NoArgs,
 	}
 	cmd.AddCommand(newTokenizerNewCmd(nil))
 	return cmd

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/gomlx/gomlx/backends"
@@ -41,6 +42,27 @@ type Result struct {
 	PrefillMS        float64 `json:"prefill_ms,omitempty"`         // reading the prompts and sampling the first tokens
 	DecodeStepMS     float64 `json:"decode_step_ms,omitempty"`     // one token for every sequence
 	DecodeTokensPerS float64 `json:"decode_tokens_per_s,omitempty"`
+}
+
+// WriteText writes r as a few lines of text: sizes, then the training step and
+// decoding lines of the parts that were measured (a zero step time means not
+// measured), with MFU when it was computed.
+func (r Result) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "params %.3g, batch %d, len %d, new tokens %d\n", float64(r.Params), r.Batch, r.SeqLen, r.NewTokens)
+	if r.TrainStepMS > 0 {
+		fmt.Fprintf(&b, "train step: %.1f ms, %.0f tokens/s", r.TrainStepMS, r.TrainTokensPerS)
+		if r.TrainMFU > 0 {
+			fmt.Fprintf(&b, ", MFU %.1f%%", 100*r.TrainMFU)
+		}
+		fmt.Fprintf(&b, " (first step %.1f s)\n", r.TrainCompileS)
+	}
+	if r.DecodeStepMS > 0 {
+		fmt.Fprintf(&b, "decode: %.2f ms/step, %.0f tokens/s, prefill %.1f ms (warm-up %.1f s)\n",
+			r.DecodeStepMS, r.DecodeTokensPerS, r.PrefillMS, r.DecodeCompileS)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // TrainFLOPs is the model FLOPs of one training step: 6 per parameter per token

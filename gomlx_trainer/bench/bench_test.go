@@ -3,13 +3,12 @@ package bench
 import (
 	"io"
 	"math"
-	"os"
+	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -25,14 +24,7 @@ func TestTrainFLOPs(t *testing.T) {
 }
 
 func TestRunTiny(t *testing.T) {
-	config := os.Getenv("GOMLX_BACKEND")
-	if config == "" {
-		config = "go:ops_sequential"
-	}
-	b, err := backends.NewWithConfig(config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := backendtest.New(t)
 	cfg, _ := qwen3.NamedConfig("tiny")
 	m, err := qwen3.NewRandom(cfg, dtypes.Float32, 1)
 	if err != nil {
@@ -54,5 +46,31 @@ func TestRunTiny(t *testing.T) {
 	}
 	if !changed {
 		t.Error("train step left model.layers.0.mlp.up_proj.weight unchanged")
+	}
+}
+
+func TestResultWriteText(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		res  Result
+		want string
+	}{
+		{"both, with MFU", Result{Params: 1234567, Batch: 8, SeqLen: 64, NewTokens: 32, TrainCompileS: 2.04, TrainStepMS: 12.345,
+			TrainTokensPerS: 41475.3, TrainMFU: 0.3125, DecodeCompileS: 1.25, PrefillMS: 3.05, DecodeStepMS: 0.756, DecodeTokensPerS: 10582.01},
+			"params 1.23e+06, batch 8, len 64, new tokens 32\n" +
+				"train step: 12.3 ms, 41475 tokens/s, MFU 31.2% (first step 2.0 s)\n" +
+				"decode: 0.76 ms/step, 10582 tokens/s, prefill 3.0 ms (warm-up 1.2 s)\n"},
+		{"train only, no MFU", Result{Params: 300, Batch: 1, SeqLen: 2, NewTokens: 0, TrainCompileS: 0.5, TrainStepMS: 1, TrainTokensPerS: 2000},
+			"params 300, batch 1, len 2, new tokens 0\ntrain step: 1.0 ms, 2000 tokens/s (first step 0.5 s)\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := tc.res.WriteText(&b); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != tc.want {
+				t.Errorf("WriteText:\n%s\nwant:\n%s", b.String(), tc.want)
+			}
+		})
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 )
 
 // BenchmarkMLPGradient times the gradient of a two-layer MLP (the shape of a
@@ -14,7 +16,7 @@ import (
 //
 //	go test -run X -bench MLPGradient -benchtime 3x ./gomlx_trainer/gomlxfix/
 func BenchmarkMLPGradient(b *testing.B) {
-	backend := testBackend(b)
+	backend := backendtest.New(b)
 	rng := rand.New(rand.NewPCG(5, 6))
 	x, w1, w2 := randTensor(rng, 64, 128), randTensor(rng, 128, 384), randTensor(rng, 384, 128)
 	build := func() *Exec {

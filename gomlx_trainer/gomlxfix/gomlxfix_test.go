@@ -3,27 +3,14 @@ package gomlxfix
 import (
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
-)
 
-func testBackend(t testing.TB) backends.Backend {
-	t.Helper()
-	config := os.Getenv("GOMLX_BACKEND")
-	if config == "" {
-		config = "go:ops_sequential"
-	}
-	b, err := backends.NewWithConfig(config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
+)
 
 func randTensor(rng *rand.Rand, dims ...int) *tensors.Tensor {
 	n := 1
@@ -76,7 +63,7 @@ func gradients(t *testing.T, b backends.Backend, op func(l, r *Node) *Node, lhs,
 }
 
 func TestDotGradientsMatchGoMLX(t *testing.T) {
-	b := testBackend(t)
+	b := backendtest.New(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	cases := []struct {
 		name       string
@@ -133,7 +120,7 @@ func TestDotGradientsMatchGoMLX(t *testing.T) {
 // TestDotGradientUsesMatmul checks that the new rule builds no broadcast outer
 // product: no node in the gradient graph is larger than the operands and output.
 func TestDotGradientUsesMatmul(t *testing.T) {
-	b := testBackend(t)
+	b := backendtest.New(t)
 	Install()
 	g := NewGraph(b, "check")
 	l := Parameter(g, "l", randTensor(rand.New(rand.NewPCG(1, 1)), 8, 16, 32).Shape())
@@ -161,7 +148,7 @@ func TestDotGradientUsesMatmul(t *testing.T) {
 }
 
 func TestSliceGradientWithoutPad(t *testing.T) {
-	b := testBackend(t)
+	b := backendtest.New(t)
 	rng := rand.New(rand.NewPCG(3, 4))
 	x := randTensor(rng, 4, 6)
 	w := randTensor(rng, 2, 3)
@@ -187,7 +174,7 @@ func TestSliceGradientWithoutPad(t *testing.T) {
 }
 
 func TestRsqrtGradientMatchesFiniteDifference(t *testing.T) {
-	b := testBackend(t)
+	b := backendtest.New(t)
 	withRules(true, func() {
 		xs := []float32{0.25, 1, 2.5, 9}
 		exec := MustNewExec(b, func(x *Node) *Node { return Gradient(ReduceAllSum(Rsqrt(x)), x)[0] })

@@ -61,6 +61,9 @@ func SaveCheckpoint(dir string, model *qwen3.Model, tokenizerJSON []byte, st Tra
 		return fmt.Errorf("grpo: checkpoint: %w", err)
 	}
 	defer os.RemoveAll(tmp) // gone after the rename; cleans up after a failure
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return fmt.Errorf("grpo: checkpoint: %w", err)
+	}
 	dtype := "F32"
 	if model.DType == dtypes.BFloat16 {
 		dtype = "BF16"
@@ -100,19 +103,28 @@ func SaveCheckpoint(dir string, model *qwen3.Model, tokenizerJSON []byte, st Tra
 	return nil
 }
 
-// LoadCheckpoint reads a checkpoint folder: the model in dtype, with the
-// optimizer moments restored into its context, and the trainer state.
-func LoadCheckpoint(dir string, dtype dtypes.DType) (*qwen3.Model, TrainState, error) {
+// readTrainState reads dir/trainer_state.json.
+func readTrainState(dir string) (TrainState, error) {
 	var st TrainState
 	data, err := os.ReadFile(filepath.Join(dir, stateFile))
 	if err != nil {
-		return nil, st, fmt.Errorf("grpo: checkpoint: %w", err)
+		return st, fmt.Errorf("grpo: checkpoint: %w", err)
 	}
 	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, st, fmt.Errorf("grpo: checkpoint %s: %w", filepath.Join(dir, stateFile), err)
+		return st, fmt.Errorf("grpo: checkpoint %s: %w", filepath.Join(dir, stateFile), err)
 	}
 	if st.Version != CheckpointVersion {
-		return nil, st, fmt.Errorf("grpo: checkpoint %s: version %d, this build reads %d", dir, st.Version, CheckpointVersion)
+		return st, fmt.Errorf("grpo: checkpoint %s: version %d, this build reads %d", dir, st.Version, CheckpointVersion)
+	}
+	return st, nil
+}
+
+// LoadCheckpoint reads a checkpoint folder: the model in dtype, with the
+// optimizer moments restored into its context, and the trainer state.
+func LoadCheckpoint(dir string, dtype dtypes.DType) (*qwen3.Model, TrainState, error) {
+	st, err := readTrainState(dir)
+	if err != nil {
+		return nil, st, err
 	}
 	model, err := qwen3.Load(dir, dtype)
 	if err != nil {

@@ -148,6 +148,7 @@ type EvalRequest struct {
 	Tokenizer   string // "" : the model folder's tokenizer.json; "bytes"
 	Out         string // eval-samples JSONL file
 	BatchSize   int
+	Tools       rollout.ToolRunner // nil: a sandbox pool
 }
 
 // RunEval loads a model, evaluates it and writes the samples; it returns the
@@ -162,6 +163,10 @@ func RunEval(ctx context.Context, backend backends.Backend, req EvalRequest) (me
 		return metrics.Summary{}, err
 	}
 	cfg := Default()
+	if st, err := readTrainState(req.Model); err == nil {
+		// a checkpoint of a run: render prompts as that run did
+		cfg.SystemPrompt, cfg.OfferToolSpec = st.Config.SystemPrompt, st.Config.OfferToolSpec
+	}
 	cfg.HFCheckpoint, cfg.Tokenizer, cfg.UseTools = req.Model, req.Tokenizer, req.UseTools
 	chat, err := NewChat(cfg, model.Config.VocabSize)
 	if err != nil {
@@ -178,8 +183,8 @@ func RunEval(ctx context.Context, backend backends.Backend, req EvalRequest) (me
 	if req.MaxPrompts > 0 && len(problems) > req.MaxPrompts {
 		problems = problems[:req.MaxPrompts]
 	}
-	var tools rollout.ToolRunner
-	if req.UseTools {
+	tools := req.Tools
+	if req.UseTools && tools == nil {
 		tcfg := Default()
 		if tools, _, err = NewToolRunner(tcfg); err != nil {
 			return metrics.Summary{}, err

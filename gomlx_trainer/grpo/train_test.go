@@ -12,6 +12,7 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 
+	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 )
 
@@ -76,10 +77,52 @@ func TestTrainSmoke(t *testing.T) {
 			t.Errorf("run folder: %v", err)
 		}
 	}
-	if dir, _ := LatestCheckpoint(run.CkptDir()); filepath.Base(dir) != CheckpointName(len(steps)) {
-		t.Errorf("latest checkpoint %q", dir)
+	dir, _ := LatestCheckpoint(run.CkptDir())
+	if filepath.Base(dir) != CheckpointName(len(steps)) {
+		t.Fatalf("latest checkpoint %q", dir)
+	}
+
+	// `mathrl eval` on the final checkpoint gives the trainer's final evaluation, sample for sample.
+	out := filepath.Join(t.TempDir(), "eval.jsonl")
+	sum, err := RunEval(context.Background(), testBackend(t), EvalRequest{
+		Model: dir, Data: cfg.EvalPromptData, MaxPrompts: cfg.EvalMaxPrompts, K: cfg.NSamplesPerEvalPrompt,
+		Budget: cfg.EvalMaxResponseLen, Scorer: cfg.RMType, UseTools: cfg.UseTools, MaxTurns: cfg.MaxTurns,
+		Temperature: cfg.EvalTemperature, TopP: cfg.EvalTopP, Seed: uint64(cfg.Seed), DType: cfg.DType,
+		Out: out, BatchSize: max(cfg.Samples(), 16), Tools: arithTools{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.K != cfg.NSamplesPerEvalPrompt || len(sum.Problems) != cfg.EvalMaxPrompts {
+		t.Errorf("summary %+v", sum)
+	}
+	got := readSamples(t, out)
+	want := readSamples(t, filepath.Join(cfg.Save, "samples", CheckpointName(len(steps))+".jsonl"))
+	if len(got) != len(want) || len(got) == 0 {
+		t.Fatalf("eval wrote %d samples, the trainer %d", len(got), len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		g.Model, w.Model = "", ""
+		if g != w {
+			t.Errorf("sample %d: mathrl eval %+v, trainer %+v", i, g, w)
+		}
 	}
 	t.Logf("%s", log)
+}
+
+func readSamples(t *testing.T, path string) []metrics.Sample {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := metrics.ReadSamples(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 type testLog struct{ b []byte }

@@ -7,13 +7,15 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 )
 
 // TestTokenLogProbs compares TokenLogProbs with log_softmax of Logits computed on
 // the host, on a batch with two rows.
 func TestTokenLogProbs(t *testing.T) {
 	dir, ref := loadReference(t)
-	b := testBackend(t)
+	b := backendtest.New(t)
 	m, err := Load(dir, dtypes.Float32)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +58,7 @@ func TestTokenLogProbs(t *testing.T) {
 // (through RoPE), the MLP and the final norm.
 func TestTokenLogProbsGradient(t *testing.T) {
 	dir, ref := loadReference(t)
-	b := testBackend(t)
+	b := backendtest.New(t)
 	m, err := Load(dir, dtypes.Float32)
 	if err != nil {
 		t.Fatal(err)

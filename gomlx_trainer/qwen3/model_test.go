@@ -8,28 +8,14 @@ import (
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 	"github.com/mathrl/mathrl/internal/testenv"
 )
-
-// testBackend is GoMLX's pure Go backend unless GOMLX_BACKEND says otherwise.
-func testBackend(t testing.TB) backends.Backend {
-	t.Helper()
-	config := os.Getenv("GOMLX_BACKEND")
-	if config == "" {
-		config = "go:ops_sequential"
-	}
-	b, err := backends.NewWithConfig(config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // reference is reference.json next to the tiny checkpoint, written by
 // Hugging Face transformers 5.17.0 (Qwen3ForCausalLM, float32 compute).
@@ -98,7 +84,7 @@ func logitsOf(t *testing.T, b backends.Backend, m *Model, ids [][]int32) [][][]f
 
 func TestLogitsMatchTransformers(t *testing.T) {
 	dir, ref := loadReference(t)
-	b := testBackend(t)
+	b := backendtest.New(t)
 	m, err := Load(dir, dtypes.Float32)
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +142,7 @@ func checkReferenceLogits(t *testing.T, b backends.Backend, m *Model, ref refere
 // token (no cache) and compares with transformers' greedy generate.
 func TestGreedyMatchesTransformers(t *testing.T) {
 	dir, ref := loadReference(t)
-	b := testBackend(t)
+	b := backendtest.New(t)
 	m, err := Load(dir, dtypes.Float32)
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +186,7 @@ func GreedyNoCache(t testing.TB, b backends.Backend, m *Model, prompt []int, n i
 // error grows through the layers, so the bound is loose.
 func TestBFloat16Compute(t *testing.T) {
 	dir, ref := loadReference(t)
-	b := testBackend(t)
+	b := backendtest.New(t)
 	m, err := Load(dir, dtypes.BFloat16)
 	if err != nil {
 		t.Fatal(err)

@@ -172,6 +172,24 @@ func randomValues(spec TensorSpec, seed uint64, index int) []float32 {
 	return vals
 }
 
+// StoredDType returns the safetensors dtype ("BF16", "F16" or "F32") that
+// name asks for: bf16 or bfloat16, f16 or float16, f32 or float32. An empty
+// name keeps cfg's own torch_dtype (bfloat16 or float16), else gives F32.
+func StoredDType(name string, cfg Config) (string, error) {
+	if name == "" {
+		name = cfg.DType
+		if name != "bfloat16" && name != "float16" {
+			return "F32", nil
+		}
+	}
+	stored := map[string]string{"bf16": "BF16", "bfloat16": "BF16", "f16": "F16", "float16": "F16",
+		"f32": "F32", "float32": "F32"}[name]
+	if stored == "" {
+		return "", fmt.Errorf("qwen3: stored dtype %q (bf16, f16 or f32)", name)
+	}
+	return stored, nil
+}
+
 // WriteRandom writes dir/config.json and dir/model.safetensors for a random
 // model (the weights of NewRandom with the same seed), stored as dtype ("BF16",
 // "F16" or "F32"), drawing one tensor at a time.

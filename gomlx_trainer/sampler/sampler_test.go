@@ -10,28 +10,15 @@ import (
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/internal/testenv"
 )
-
-func testBackend(t testing.TB) backends.Backend {
-	t.Helper()
-	config := os.Getenv("GOMLX_BACKEND")
-	if config == "" {
-		config = "go:ops_sequential"
-	}
-	b, err := backends.NewWithConfig(config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // tinyModel loads the tiny Hugging Face checkpoint and its reference.json
 // (transformers 5.17.0 greedy continuation).
@@ -129,7 +116,7 @@ func logSoftmax(x []float32, temperature float64) []float64 {
 
 func TestGreedyWithCacheMatchesTransformers(t *testing.T) {
 	m, prompt, want := tinyModel(t)
-	b := testBackend(t)
+	b := backendtest.New(t)
 	s := New(b, m)
 	res, err := s.Generate(context.Background(), [][]int{prompt}, Options{MaxNewTokens: len(want), StopIDs: []int{}})
 	if err != nil {
@@ -148,7 +135,7 @@ func TestGreedyWithCacheMatchesTransformers(t *testing.T) {
 // recompute of that prompt alone.
 func TestBatchedGreedyMatchesNoCache(t *testing.T) {
 	m, prompt, _ := tinyModel(t)
-	b := testBackend(t)
+	b := backendtest.New(t)
 	full := newFullLogits(b, m)
 	prompts := [][]int{prompt[:3], prompt, {5, 900, 17, 42, 300, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {7}}
 	const n = 12
@@ -168,7 +155,7 @@ func TestBatchedGreedyMatchesNoCache(t *testing.T) {
 // output", continues, and compares with a full recompute of the whole text.
 func TestAppendMatchesNoCache(t *testing.T) {
 	m, prompt, want := tinyModel(t)
-	b := testBackend(t)
+	b := backendtest.New(t)
 	full := newFullLogits(b, m)
 	// Sequence 0 stops at the first greedy token (from the 3rd on) not seen before.
 	k := 2
@@ -222,7 +209,7 @@ func TestAppendMatchesNoCache(t *testing.T) {
 
 func TestSamplingReproducibleAndLogProbs(t *testing.T) {
 	m, prompt, _ := tinyModel(t)
-	b := testBackend(t)
+	b := backendtest.New(t)
 	s := New(b, m)
 	prompts := [][]int{prompt, prompt[:5]}
 	opts := Options{MaxNewTokens: 10, Temperature: 0.7, Seed: 42, StopIDs: []int{}}
@@ -263,7 +250,7 @@ func TestSamplingReproducibleAndLogProbs(t *testing.T) {
 
 func TestTopKOneAndTinyTopPAreGreedy(t *testing.T) {
 	m, prompt, want := tinyModel(t)
-	b := testBackend(t)
+	b := backendtest.New(t)
 	s := New(b, m)
 	for _, opts := range []Options{
 		{MaxNewTokens: 12, Temperature: 1, TopK: 1, Seed: 1, StopIDs: []int{}},
@@ -283,7 +270,7 @@ func TestTopKOneAndTinyTopPAreGreedy(t *testing.T) {
 // every token against the allowed set computed on the host from full logits.
 func TestTopKTopPKeepOnlyAllowedTokens(t *testing.T) {
 	m, prompt, _ := tinyModel(t)
-	b := testBackend(t)
+	b := backendtest.New(t)
 	full := newFullLogits(b, m)
 	const temp = 3.0
 	for _, opts := range []Options{
@@ -350,7 +337,7 @@ func allowedTokens(logits []float32, temp float64, k int, p float64) map[int]boo
 
 func TestStopAndBadInput(t *testing.T) {
 	m, prompt, want := tinyModel(t)
-	b := testBackend(t)
+	b := backendtest.New(t)
 	s := New(b, m)
 	res, err := s.Generate(context.Background(), [][]int{prompt}, Options{MaxNewTokens: 20, StopIDs: []int{want[0]}})
 	if err != nil {

@@ -68,10 +68,11 @@
 //   - uid: resource limits; a dedicated unprivileged uid per worker, which
 //     cannot signal mathrl, read private files or write where others may not,
 //     and whose every process is killed after the call. It can use the
-//     network, read world-readable files (the interpreter must be one:
-//     /root/.pyenv is not, /usr/bin/python3 is), write world-writable folders
-//     such as /tmp (where the next program of the same worker finds what it
-//     left), and fill the disk one Config.FileSize file at a time.
+//     network, read world-readable files (the interpreter must be one: a
+//     pyenv in a private home folder is not, /usr/bin/python3 is), write
+//     world-writable folders such as /tmp (where the next program of the same
+//     worker finds what it left), and fill the disk one Config.FileSize file
+//     at a time.
 //   - rlimits: resource limits and a process group only. The program runs as
 //     mathrl's user: it can use the network, read, write and delete whatever
 //     mathrl can (mathrl's environment too, through /proc), signal mathrl,

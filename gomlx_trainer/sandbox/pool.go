@@ -24,6 +24,7 @@ type SetupError struct {
 	Msg   string
 }
 
+// Error names the level and what went wrong.
 func (e *SetupError) Error() string { return fmt.Sprintf("sandbox: %s level: %s", e.Level, e.Msg) }
 
 // Pool runs Python programs, at most Config.Workers at a time. It is safe for

@@ -1,5 +1,3 @@
-// Package jsonl reads JSON Lines files one object at a time, with line numbers
-// in every error, and without bufio.Scanner's 64 KiB line limit.
 package jsonl
 
 import (
@@ -20,6 +18,8 @@ type Error struct {
 	Err   error
 }
 
+// Error formats the error as "NAME:LINE: field \"F\": why", or "NAME:LINE: why"
+// when no field is known.
 func (e *Error) Error() string {
 	if e.Field != "" {
 		return fmt.Sprintf("%s:%d: field %q: %v", e.Name, e.Line, e.Field, e.Err)
@@ -27,6 +27,7 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s:%d: %v", e.Name, e.Line, e.Err)
 }
 
+// Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
 // FieldError is returned by a Read callback to say which field of the line was
@@ -36,7 +37,10 @@ type FieldError struct {
 	Err   error
 }
 
+// Error formats the error as "field \"F\": why".
 func (e *FieldError) Error() string { return fmt.Sprintf("field %q: %v", e.Field, e.Err) }
+
+// Unwrap returns the underlying error.
 func (e *FieldError) Unwrap() error { return e.Err }
 
 // Read calls fn for each non-blank line of r with its 1-based number and raw

@@ -108,30 +108,35 @@ func labelVerdicts(labels []string, partners []int, i int, names []string) ([]ve
 		}
 		for _, name := range names {
 			var v verdict
-			r, err := scorer.ScoreLabel(name, tpResp, label)
-			switch {
-			case errors.Is(err, scorer.ErrNonNumericLabel):
-				v.err = true
-			case err != nil:
+			var err error
+			if v.tp, v.err, err = positive(name, tpResp, label); err != nil {
 				return nil, err
-			default:
-				v.tp = r.Reward > 0
 			}
 			if partners[i] >= 0 {
-				r, err := scorer.ScoreLabel(name, fpResp, label)
-				switch {
-				case errors.Is(err, scorer.ErrNonNumericLabel):
-					v.err = true
-				case err != nil:
+				var labelErr bool
+				if v.fp, labelErr, err = positive(name, fpResp, label); err != nil {
 					return nil, err
-				default:
-					v.fp = r.Reward > 0
 				}
+				v.err = v.err || labelErr
 			}
 			out = append(out, v)
 		}
 	}
 	return out, nil
+}
+
+// positive scores resp against label with the scorer name: ok says the reward
+// is positive, labelErr that the scorer rejected the label
+// (scorer.ErrNonNumericLabel); any other scorer error is returned.
+func positive(name, resp string, label scorer.Label) (ok, labelErr bool, err error) {
+	r, err := scorer.ScoreLabel(name, resp, label)
+	switch {
+	case errors.Is(err, scorer.ErrNonNumericLabel):
+		return false, true, nil
+	case err != nil:
+		return false, false, err
+	}
+	return r.Reward > 0, false, nil
 }
 
 func b2i(b bool) int {
