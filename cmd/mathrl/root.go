@@ -11,6 +11,10 @@ func newRootCmd() *cobra.Command {
 		Long: `mathrl trains Qwen3 models with GRPO on verifiable math (optionally with a
 Python code_interpreter tool), scores answers with slime's math scorers and
 analyses the results.`,
+		Example: `  mathrl train                                  # the CPU demo: tiny Qwen3, arithmetic, real tool calls
+  mathrl scorers validate                       # slime's three scorers on every MATH/AIME label
+  mathrl score --scorer math --in samples.jsonl # score responses against labels
+  mathrl doctor                                 # what this machine offers (backends, sandbox)`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

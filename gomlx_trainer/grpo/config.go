@@ -42,6 +42,7 @@ type Config struct {
 	RolloutTemperature    float64 `yaml:"rollout_temperature" json:"rollout_temperature"`           // sampling temperature
 	RolloutTopP           float64 `yaml:"rollout_top_p" json:"rollout_top_p"`                       // nucleus sampling threshold (1: off)
 	RolloutTopK           int     `yaml:"rollout_top_k" json:"rollout_top_k"`                       // top-k sampling (0: off)
+	SamplingBatchSize     int     `yaml:"sampling_batch_size" json:"sampling_batch_size"`           // sequences generated at once, rollouts and evaluation alike (0: a whole rollout); bounds the KV cache on a GPU
 
 	// --- tools
 	UseTools        bool    `yaml:"use_tools" json:"use_tools"`               // offer the code_interpreter tool and run its calls in the sandbox
@@ -191,6 +192,8 @@ func (c Config) Validate() error {
 		return bad("rollout_top_p", "%g is outside (0, 1]", c.RolloutTopP)
 	case c.RolloutTopK < 0:
 		return bad("rollout_top_k", "%d is negative", c.RolloutTopK)
+	case c.SamplingBatchSize < 0:
+		return bad("sampling_batch_size", "%d is negative", c.SamplingBatchSize)
 	case c.MaxTurns < 0:
 		return bad("max_turns", "%d is negative", c.MaxTurns)
 	case c.ToolTimeout <= 0:

@@ -149,6 +149,7 @@ type EvalRequest struct {
 	Out         string // eval-samples JSONL file
 	BatchSize   int
 	Tools       rollout.ToolRunner // nil: a sandbox pool
+	ArithDigits int                // Data "arith": largest operand length (0: the checkpoint run's, else 4)
 }
 
 // RunEval loads a model, evaluates it and writes the samples; it returns the
@@ -164,8 +165,11 @@ func RunEval(ctx context.Context, backend backends.Backend, req EvalRequest) (me
 	}
 	cfg := Default()
 	if st, err := readTrainState(req.Model); err == nil {
-		// a checkpoint of a run: render prompts as that run did
-		cfg.SystemPrompt, cfg.OfferToolSpec = st.Config.SystemPrompt, st.Config.OfferToolSpec
+		// a checkpoint of a run: render prompts (and generate tasks) as that run did
+		cfg.SystemPrompt, cfg.OfferToolSpec, cfg.ArithMaxDigits = st.Config.SystemPrompt, st.Config.OfferToolSpec, st.Config.ArithMaxDigits
+	}
+	if req.ArithDigits > 0 {
+		cfg.ArithMaxDigits = req.ArithDigits
 	}
 	cfg.HFCheckpoint, cfg.Tokenizer, cfg.UseTools = req.Model, req.Tokenizer, req.UseTools
 	chat, err := NewChat(cfg, model.Config.VocabSize)
@@ -176,7 +180,7 @@ func RunEval(ctx context.Context, backend backends.Backend, req EvalRequest) (me
 	if n == 0 {
 		n = 64 // generated tasks: 64 unless asked
 	}
-	problems, err := LoadProblems(req.Data, n, evalSeed(req.Seed), 4)
+	problems, err := LoadProblems(req.Data, n, evalSeed(req.Seed), cfg.ArithMaxDigits)
 	if err != nil {
 		return metrics.Summary{}, err
 	}

@@ -178,3 +178,36 @@ func TestTokenLogProbs(t *testing.T) {
 	}
 	_ = tensors.FromValue[[]float32]
 }
+
+// TestTokenLogProbsGatherPath checks that the gather used for large
+// vocabularies gives the one-hot path's values and gradients.
+func TestTokenLogProbsGatherPath(t *testing.T) {
+	backend := testBackend(t)
+	logits := [][][]float32{{{1, 2, 0.5, -1}, {-1, 0, 3, 0.2}}, {{0.2, 0.1, 0.2, 4}, {5, -5, 0, 1}}}
+	targets := [][]int32{{1, 2}, {3, 0}}
+	run := func() ([][]float32, [][][]float32) {
+		res := MustExecOnceN(backend, func(l, tg *Node) []*Node {
+			lp, _ := TokenLogProbs(l, tg, 0.8)
+			w := Const(l.Graph(), [][]float32{{1, 2}, {3, 4}})
+			return []*Node{lp, Gradient(ReduceAllSum(Mul(w, lp)), l)[0]}
+		}, logits, targets)
+		return res[0].Value().([][]float32), res[1].Value().([][][]float32)
+	}
+	lpHot, gradHot := run()
+	saved := oneHotVocab
+	oneHotVocab = 2 // force the gather
+	defer func() { oneHotVocab = saved }()
+	lpGather, gradGather := run()
+	for b := range lpHot {
+		for p := range lpHot[b] {
+			if !near(float64(lpHot[b][p]), float64(lpGather[b][p]), 1e-6) {
+				t.Errorf("logp[%d][%d]: one-hot %v, gather %v", b, p, lpHot[b][p], lpGather[b][p])
+			}
+			for v := range gradHot[b][p] {
+				if !near(float64(gradHot[b][p][v]), float64(gradGather[b][p][v]), 1e-6) {
+					t.Errorf("grad[%d][%d][%d]: one-hot %v, gather %v", b, p, v, gradHot[b][p][v], gradGather[b][p][v])
+				}
+			}
+		}
+	}
+}

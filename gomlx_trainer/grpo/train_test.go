@@ -88,7 +88,7 @@ func TestTrainSmoke(t *testing.T) {
 		Model: dir, Data: cfg.EvalPromptData, MaxPrompts: cfg.EvalMaxPrompts, K: cfg.NSamplesPerEvalPrompt,
 		Budget: cfg.EvalMaxResponseLen, Scorer: cfg.RMType, UseTools: cfg.UseTools, MaxTurns: cfg.MaxTurns,
 		Temperature: cfg.EvalTemperature, TopP: cfg.EvalTopP, Seed: uint64(cfg.Seed), DType: cfg.DType,
-		Out: out, BatchSize: max(cfg.Samples(), 16), Tools: arithTools{},
+		Out: out, BatchSize: evalBatch(cfg), Tools: arithTools{},
 	})
 	if err != nil {
 		t.Fatal(err)

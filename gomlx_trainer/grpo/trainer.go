@@ -161,7 +161,7 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 			ModelName: fmt.Sprintf("%s@step-%d", filepath.Base(cfg.Save), st.Step), Problems: evalSet,
 			K: cfg.NSamplesPerEvalPrompt, Budget: cfg.EvalMaxResponseLen, Temperature: cfg.EvalTemperature,
 			TopP: cfg.EvalTopP, Scorer: cfg.RMType, UseTools: cfg.UseTools, MaxTurns: cfg.MaxTurns,
-			Seed: uint64(cfg.Seed), BatchSize: max(cfg.Samples(), 16),
+			Seed: uint64(cfg.Seed), BatchSize: evalBatch(cfg),
 		})
 		if err != nil {
 			return err
@@ -185,6 +185,11 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 	// --- supervised warm start on generated traces (once, before GRPO)
 	if st.SFTStep < cfg.SFTSteps {
 		if err := warmStart(ctx, cfg, &st, learner, chat, tools, train, log); err != nil {
+			if ctx.Err() != nil { // Ctrl-C: save, then stop; --resume finishes the warm start
+				if serr := save(); serr != nil {
+					return serr
+				}
+			}
 			return err
 		}
 		if err := ResetOptimizer(model.Ctx); err != nil {
@@ -230,11 +235,26 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 				prompts = append(prompts, ids)
 			}
 		}
-		samples, rstats, err := generate(ctx, smp, chat, tools, prompts, genOptions{
-			budget: cfg.RolloutMaxResponseLen, temperature: cfg.RolloutTemperature, topP: cfg.RolloutTopP,
-			topK: cfg.RolloutTopK, useTools: cfg.UseTools, maxTurns: cfg.MaxTurns, concurrency: cfg.ToolConcurrency,
-			seed: rng.Uint64(), toolDeadlineS: cfg.ToolTimeout + 5,
-		})
+		var samples []rollout.Sample
+		var rstats rollout.Stats
+		chunk := cfg.SamplingBatchSize
+		if chunk <= 0 {
+			chunk = len(prompts)
+		}
+		seed := rng.Uint64()
+		for c := 0; c < len(prompts) && err == nil; c += chunk {
+			var part []rollout.Sample
+			var ps rollout.Stats
+			part, ps, err = generate(ctx, smp, chat, tools, prompts[c:min(c+chunk, len(prompts))], genOptions{
+				budget: cfg.RolloutMaxResponseLen, temperature: cfg.RolloutTemperature, topP: cfg.RolloutTopP,
+				topK: cfg.RolloutTopK, useTools: cfg.UseTools, maxTurns: cfg.MaxTurns, concurrency: cfg.ToolConcurrency,
+				seed: seed + uint64(c), toolDeadlineS: cfg.ToolTimeout + 5,
+			})
+			samples = append(samples, part...)
+			rstats.GenerateSeconds += ps.GenerateSeconds
+			rstats.ToolSeconds += ps.ToolSeconds
+			rstats.SampledTokens += ps.SampledTokens
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				continue // saved and reported at the top of the loop
@@ -383,6 +403,14 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 	}
 	log.Printf("done: %d rollouts, %d optimizer steps in %s; run folder %s", st.Rollout, st.Step, time.Since(runStart).Round(time.Second), cfg.Save)
 	return nil
+}
+
+// evalBatch is the number of sequences evaluated at once.
+func evalBatch(cfg Config) int {
+	if cfg.SamplingBatchSize > 0 {
+		return cfg.SamplingBatchSize
+	}
+	return max(cfg.Samples(), 16)
 }
 
 // arithTrainSize is the number of generated training tasks (prompt_data arith).

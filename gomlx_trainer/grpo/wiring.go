@@ -251,7 +251,7 @@ type Problem struct {
 // Rows without an answer are left out.
 func LoadProblems(spec string, n int, seed uint64, maxDigits int) ([]Problem, error) {
 	if spec == "arith" {
-		tasks := arith.Generate(rand.New(rand.NewPCG(seed, 0xa417)), n, maxDigits, fmt.Sprintf("arith/%d/", seed))
+		tasks := arith.Generate(rand.New(rand.NewPCG(seed, 0xa417)), n, maxDigits, fmt.Sprintf("arith/d%d/%d/", maxDigits, seed))
 		out := make([]Problem, len(tasks))
 		for i, t := range tasks {
 			tr := arith.WarmStart(t)

@@ -1,0 +1,55 @@
+package grpo
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/mathrl/mathrl/data/arith"
+	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
+)
+
+// TestTraceSequenceIsTheTemplate checks that a warm-start trace, built piece by
+// piece as a rollout builds it (prompt, sampled call, appended tool turn,
+// sampled answer), is the chat template's rendering of the whole conversation,
+// and that the mask is 1 exactly on the assistant's own text.
+func TestTraceSequenceIsTheTemplate(t *testing.T) {
+	cfg := Default()
+	cfg.Tokenizer, cfg.UseTools, cfg.OfferToolSpec = "bytes", true, true
+	chat, err := NewChat(cfg, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := arith.WarmStart(arith.New("*", 4821, 37))
+	if tr.Code == "" {
+		t.Fatal("trace without a tool call")
+	}
+	seq, err := chat.TraceSequence(tr, "178377\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []byte(`{"code": "` + tr.Code + `"}`)
+	full, err := tokenizer.RenderChat([]tokenizer.Message{
+		{Role: "system", Content: tokenizer.SystemPrompt},
+		{Role: "user", Content: tr.Problem},
+		{Role: "assistant", ToolCalls: []tokenizer.MessageToolCall{{FunctionCall: tokenizer.FunctionCall{Name: "code_interpreter", Arguments: args}}}},
+		{Role: "tool", Content: "178377\n"},
+		{Role: "assistant", Content: tr.Final},
+	}, []tokenizer.Tool{tokenizer.CodeInterpreterTool}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := chat.Decode(append(slices.Clone(seq.Prompt), seq.Response...)) + "\n"
+	if got != full {
+		t.Fatalf("trace renders as\n%q\ntemplate gives\n%q", got, full)
+	}
+	var own string
+	for i, id := range seq.Response {
+		if seq.Mask[i] == 1 {
+			own += chat.Decode([]int{id})
+		}
+	}
+	want := `<tool_call>` + "\n" + `{"name": "code_interpreter", "arguments": {"code": "print(4821*37)"}}` + "\n" + `</tool_call>\boxed{178377}<|im_end|>`
+	if own != want {
+		t.Errorf("tokens with mask 1:\n%q\nwant\n%q", own, want)
+	}
+}
