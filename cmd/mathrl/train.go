@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -49,7 +50,7 @@ all in one run folder (--save). Every recipe key is also a flag (rollout_batch_s
 				return err
 			}
 			opts.Config, opts.Out = cfg, cmd.OutOrStdout()
-			opts.Command = strings.Join(os.Args, " ")
+			opts.Command = strings.Join(append([]string{filepath.Base(os.Args[0])}, os.Args[1:]...), " ")
 			if runF == nil {
 				runF = runTrain
 			}
