@@ -70,3 +70,16 @@ func TestTraceCodeRunsInPython(t *testing.T) {
 		t.Error("no trace called the tool")
 	}
 }
+
+// TestToolTraceOnEasyTasks checks that ToolTrace calls the tool on a task
+// WarmStart answers directly, with the same boxed answer.
+func TestToolTraceOnEasyTasks(t *testing.T) {
+	task := New("*", 7, 8)
+	if WarmStart(task).Code != "" {
+		t.Fatalf("WarmStart calls the tool on the easy task %s", task.Problem)
+	}
+	tr := ToolTrace(task)
+	if tr.Code != "print(7*8)" || tr.Final != `\boxed{56}` {
+		t.Errorf("ToolTrace(%s) = code %q, final %q", task.Problem, tr.Code, tr.Final)
+	}
+}

@@ -84,6 +84,7 @@ type Config struct {
 	SFTSteps     int     `yaml:"sft_steps" json:"sft_steps"`           // optimizer steps on generated solution traces before GRPO (0: none)
 	SFTBatchSize int     `yaml:"sft_batch_size" json:"sft_batch_size"` // traces per warm-start step
 	SFTLR        float64 `yaml:"sft_lr" json:"sft_lr"`                 // warm-start learning rate
+	SFTAllTool   bool    `yaml:"sft_all_tool" json:"sft_all_tool"`     // warm-start traces call the tool on every task, not only on those with a two-digit operand
 
 	// --- evaluation
 	EvalInterval          int     `yaml:"eval_interval" json:"eval_interval"`                         // evaluate every N rollouts (0: only at the start and the end)

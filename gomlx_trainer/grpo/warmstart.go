@@ -12,6 +12,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 
+	"github.com/mathrl/mathrl/data/arith"
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 )
 
@@ -22,6 +23,10 @@ func warmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, chat
 	var traces []Problem
 	for _, p := range train {
 		if p.Trace != nil {
+			if cfg.SFTAllTool {
+				tr := arith.ToolTrace(p.Trace.Task)
+				p.Trace = &tr
+			}
 			traces = append(traces, p)
 		}
 	}
@@ -29,19 +34,38 @@ func warmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, chat
 		return errors.New("grpo: sft_steps needs generated tasks with traces (prompt_data: arith)")
 	}
 	log.Printf("warm start: %d steps of %d traces, lr %g", cfg.SFTSteps, cfg.SFTBatchSize, cfg.SFTLR)
+	// The tool calls of step k+1's traces run while step k trains: they wait on
+	// process start-up more than on the CPU, so the two overlap well.
+	type prepared struct {
+		seqs []Sequence
+		err  error
+	}
+	prepare := func(step int) <-chan prepared {
+		ch := make(chan prepared, 1)
+		go func() {
+			batch := make([]Problem, cfg.SFTBatchSize)
+			for i := range batch {
+				// traces are taken from the end of the list, training prompts from its start
+				batch[i] = traces[len(traces)-1-(step*cfg.SFTBatchSize+i)%len(traces)]
+			}
+			seqs, err := traceSequences(ctx, chat, tools, batch, cfg.ToolConcurrency)
+			ch <- prepared{seqs, err}
+		}()
+		return ch
+	}
 	start := time.Now()
+	next := prepare(st.SFTStep)
 	for st.SFTStep < cfg.SFTSteps {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("grpo: warm start interrupted: %w", err)
 		}
-		batch := make([]Problem, cfg.SFTBatchSize)
-		for i := range batch {
-			// traces are taken from the end of the list, training prompts from its start
-			batch[i] = traces[len(traces)-1-(st.SFTStep*cfg.SFTBatchSize+i)%len(traces)]
+		p := <-next
+		if p.err != nil {
+			return p.err
 		}
-		seqs, err := traceSequences(ctx, chat, tools, batch, cfg.ToolConcurrency)
-		if err != nil {
-			return err
+		seqs := p.seqs
+		if st.SFTStep+1 < cfg.SFTSteps {
+			next = prepare(st.SFTStep + 1)
 		}
 		masks := make([][]float32, len(seqs))
 		for i := range seqs {
