@@ -81,10 +81,10 @@ type Config struct {
 	ClipGrad        float64 `yaml:"clip_grad" json:"clip_grad"`                 // global gradient-norm clip (0: off)
 
 	// --- supervised warm start (before GRPO; the demo uses it)
-	SFTSteps     int     `yaml:"sft_steps" json:"sft_steps"`           // optimizer steps on generated solution traces before GRPO (0: none)
-	SFTBatchSize int     `yaml:"sft_batch_size" json:"sft_batch_size"` // traces per warm-start step
-	SFTLR        float64 `yaml:"sft_lr" json:"sft_lr"`                 // warm-start learning rate
-	SFTAllTool   bool    `yaml:"sft_all_tool" json:"sft_all_tool"`     // warm-start traces call the tool on every task, not only on those with a two-digit operand
+	SFTSteps        int     `yaml:"sft_steps" json:"sft_steps"`                 // optimizer steps on generated solution traces before GRPO (0: none)
+	SFTBatchSize    int     `yaml:"sft_batch_size" json:"sft_batch_size"`       // traces per warm-start step
+	SFTLR           float64 `yaml:"sft_lr" json:"sft_lr"`                       // warm-start learning rate
+	SFTToolFraction float64 `yaml:"sft_tool_fraction" json:"sft_tool_fraction"` // share of the easy warm-start tasks (no two-digit operand) whose trace calls the tool; the others answer directly (tasks with a two-digit operand always call it)
 
 	// --- evaluation
 	EvalInterval          int     `yaml:"eval_interval" json:"eval_interval"`                         // evaluate every N rollouts (0: only at the start and the end)
@@ -243,6 +243,8 @@ func (c Config) Validate() error {
 		return bad("sft_batch_size", "%d, want at least 1", c.SFTBatchSize)
 	case c.SFTLR < 0:
 		return bad("sft_lr", "%g is negative", c.SFTLR)
+	case c.SFTToolFraction < 0 || c.SFTToolFraction > 1:
+		return bad("sft_tool_fraction", "%g outside [0, 1]", c.SFTToolFraction)
 	case c.EvalInterval < 0:
 		return bad("eval_interval", "%d is negative", c.EvalInterval)
 	case c.EvalMaxPrompts < 0:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"time"
@@ -16,20 +17,31 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 )
 
+// warmStartTraces returns the problems that have a warm-start trace. A trace
+// that answers directly (an easy task) is replaced by the task's tool-calling
+// trace with probability toolFraction, drawn with seed: 0 keeps the direct
+// answers, 1 calls the tool on every task.
+func warmStartTraces(train []Problem, toolFraction float64, seed uint64) []Problem {
+	rng := rand.New(rand.NewPCG(seed, 0x5f7))
+	var traces []Problem
+	for _, p := range train {
+		if p.Trace == nil {
+			continue
+		}
+		if p.Trace.Code == "" && rng.Float64() < toolFraction {
+			tr := arith.ToolTrace(p.Trace.Task)
+			p.Trace = &tr
+		}
+		traces = append(traces, p)
+	}
+	return traces
+}
+
 // warmStart runs the supervised warm start: sft_steps steps of sft_batch_size
 // generated traces, whose tool calls are run for real so the tool responses the
 // model learns from are real Python output.
 func warmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, chat *Chat, tools rollout.ToolRunner, train []Problem, log *progress) error {
-	var traces []Problem
-	for _, p := range train {
-		if p.Trace != nil {
-			if cfg.SFTAllTool {
-				tr := arith.ToolTrace(p.Trace.Task)
-				p.Trace = &tr
-			}
-			traces = append(traces, p)
-		}
-	}
+	traces := warmStartTraces(train, cfg.SFTToolFraction, uint64(cfg.Seed))
 	if len(traces) == 0 {
 		return errors.New("grpo: sft_steps needs generated tasks with traces (prompt_data: arith)")
 	}

@@ -1,0 +1,64 @@
+package grpo
+
+import (
+	"testing"
+)
+
+func TestWarmStartTracesToolFraction(t *testing.T) {
+	probs, err := LoadProblems("arith", 4000, 7, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(traces []Problem) (easyTool, easy, hardDirect int) {
+		for _, p := range traces {
+			switch {
+			case !p.Trace.Hard():
+				easy++
+				if p.Trace.Code != "" {
+					easyTool++
+				}
+			case p.Trace.Code == "":
+				hardDirect++
+			}
+		}
+		return
+	}
+	for _, tc := range []struct {
+		fraction float64
+		lo, hi   float64 // accepted share of easy tasks that call the tool
+	}{{0, 0, 0}, {1, 1, 1}, {0.5, 0.42, 0.58}, {0.2, 0.13, 0.27}} {
+		traces := warmStartTraces(probs, tc.fraction, 3)
+		if len(traces) != len(probs) {
+			t.Fatalf("fraction %g: %d traces from %d problems", tc.fraction, len(traces), len(probs))
+		}
+		easyTool, easy, hardDirect := count(traces)
+		if easy < 500 {
+			t.Fatalf("only %d easy tasks among %d", easy, len(probs))
+		}
+		if hardDirect != 0 {
+			t.Errorf("fraction %g: %d hard tasks answer directly", tc.fraction, hardDirect)
+		}
+		if share := float64(easyTool) / float64(easy); share < tc.lo || share > tc.hi {
+			t.Errorf("fraction %g: %d of %d easy traces call the tool (%.3f)", tc.fraction, easyTool, easy, share)
+		}
+		for i, p := range traces {
+			if p.ID != probs[i].ID || p.Trace.Task != probs[i].Trace.Task {
+				t.Fatalf("fraction %g: trace %d is %s, want %s", tc.fraction, i, p.ID, probs[i].ID)
+			}
+		}
+	}
+	// The same seed picks the same traces; another seed picks others.
+	a, b, c := warmStartTraces(probs, 0.5, 3), warmStartTraces(probs, 0.5, 3), warmStartTraces(probs, 0.5, 4)
+	same, differ := true, false
+	for i := range a {
+		same = same && a[i].Trace.Code == b[i].Trace.Code
+		differ = differ || a[i].Trace.Code != c[i].Trace.Code
+	}
+	if !same || !differ {
+		t.Errorf("seeded choice: same seed equal %v, other seed differs %v", same, differ)
+	}
+	// The input is left alone.
+	if probs[0].Trace == nil || (probs[0].Trace.Code == "") == probs[0].Trace.Hard() {
+		t.Errorf("input trace changed: %+v", probs[0].Trace)
+	}
+}
