@@ -72,6 +72,7 @@ rendered as that run rendered them (system prompt, tool spec).`,
 	f.StringVar(&r.Out, "out", "", "eval-samples JSONL to write (default eval-samples.jsonl)")
 	f.IntVar(&r.BatchSize, "batch", 64, "sequences generated at once")
 	f.IntVar(&r.ArithDigits, "arith-max-digits", 0, "--data arith: largest operand length (default: the checkpoint run's, else 4)")
+	f.StringVar(&r.ArithOps, "arith-ops", "", `--data arith: operations, "*+", "*" or "+" (default: the checkpoint run's, else "*+")`)
 	f.StringVar(&opts.Backend, "backend", "auto", "cpu, cuda or auto")
 	f.StringVar(&opts.PJRTPlugin, "pjrt-plugin", "", "path to a PJRT CUDA plugin (--backend cuda)")
 	return cmd

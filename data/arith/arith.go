@@ -3,6 +3,7 @@ package arith
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 
 	"github.com/mathrl/mathrl/data"
@@ -23,18 +24,29 @@ func (t Task) Row() data.Row {
 	return data.Row{ID: t.ID, Problem: t.Problem, Answer: &ans, Source: "arith"}
 }
 
-// Generate returns n tasks drawn with rng: a multiplication or an addition (3 to
-// 1) of two numbers with 1..maxDigits digits each. The same seed and arguments
-// give the same tasks; idPrefix goes in front of each index in the ids.
-func Generate(rng *rand.Rand, n, maxDigits int, idPrefix string) []Task {
+// Ops names the operations Generate draws from: "*+" (multiplication or
+// addition, 3 to 1), "*" or "+".
+var Ops = []string{"*+", "*", "+"}
+
+// Generate returns n tasks drawn with rng: an operation of ops (see Ops) on
+// two numbers with 1..maxDigits digits each. The same seed and arguments give
+// the same tasks; idPrefix goes in front of each index in the ids. It panics
+// on a maxDigits outside 1..18 or an ops not in Ops.
+func Generate(rng *rand.Rand, n, maxDigits int, ops, idPrefix string) []Task {
 	if maxDigits < 1 || maxDigits > 18 {
 		panic(fmt.Sprintf("arith: maxDigits %d outside 1..18", maxDigits))
 	}
+	if !slices.Contains(Ops, ops) {
+		panic(fmt.Sprintf("arith: ops %q, want one of %q", ops, Ops))
+	}
 	tasks := make([]Task, n)
 	for i := range tasks {
-		op := "*"
-		if rng.IntN(4) == 0 {
-			op = "+"
+		op := ops
+		if ops == "*+" {
+			op = "*"
+			if rng.IntN(4) == 0 {
+				op = "+"
+			}
 		}
 		a := number(rng, 1+rng.IntN(maxDigits))
 		b := number(rng, 1+rng.IntN(maxDigits))
@@ -108,4 +120,11 @@ func WarmStart(t Task) Trace {
 // task is hard.
 func ToolTrace(t Task) Trace {
 	return Trace{Task: t, Code: fmt.Sprintf("print(%d%s%d)", t.A, t.Op, t.B), Final: `\boxed{` + t.Answer + `}`}
+}
+
+// UnprintedToolTrace returns the trace of t whose tool call evaluates the
+// expression without printing it, the slip models make in a Python script: the
+// tool answers "[no output]" and the trace writes the answer from memory.
+func UnprintedToolTrace(t Task) Trace {
+	return Trace{Task: t, Code: fmt.Sprintf("%d%s%d", t.A, t.Op, t.B), Final: `\boxed{` + t.Answer + `}`}
 }

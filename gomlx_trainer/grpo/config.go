@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 
+	"github.com/mathrl/mathrl/data/arith"
 	"gopkg.in/yaml.v3"
 )
 
@@ -32,6 +34,7 @@ type Config struct {
 	EvalMaxPrompts int    `yaml:"eval_max_prompts" json:"eval_max_prompts"` // use only the first N evaluation prompts (0: all)
 	RolloutShuffle bool   `yaml:"rollout_shuffle" json:"rollout_shuffle"`   // shuffle the training prompts every epoch
 	ArithMaxDigits int    `yaml:"arith_max_digits" json:"arith_max_digits"` // largest operand length of the generated arithmetic tasks (prompt_data: arith)
+	ArithOps       string `yaml:"arith_ops" json:"arith_ops"`               // operations of the generated tasks: "*+" (3 to 1), "*" or "+"
 
 	// --- rollout
 	NumRollout            int     `yaml:"num_rollout" json:"num_rollout"`                           // number of rollouts (sampling rounds) in the run
@@ -81,10 +84,11 @@ type Config struct {
 	ClipGrad        float64 `yaml:"clip_grad" json:"clip_grad"`                 // global gradient-norm clip (0: off)
 
 	// --- supervised warm start (before GRPO; the demo uses it)
-	SFTSteps        int     `yaml:"sft_steps" json:"sft_steps"`                 // optimizer steps on generated solution traces before GRPO (0: none)
-	SFTBatchSize    int     `yaml:"sft_batch_size" json:"sft_batch_size"`       // traces per warm-start step
-	SFTLR           float64 `yaml:"sft_lr" json:"sft_lr"`                       // warm-start learning rate
-	SFTToolFraction float64 `yaml:"sft_tool_fraction" json:"sft_tool_fraction"` // share of the easy warm-start tasks (no two-digit operand) whose trace calls the tool; the others answer directly (tasks with a two-digit operand always call it)
+	SFTSteps             int     `yaml:"sft_steps" json:"sft_steps"`                           // optimizer steps on generated solution traces before GRPO (0: none)
+	SFTBatchSize         int     `yaml:"sft_batch_size" json:"sft_batch_size"`                 // traces per warm-start step
+	SFTLR                float64 `yaml:"sft_lr" json:"sft_lr"`                                 // warm-start learning rate
+	SFTToolFraction      float64 `yaml:"sft_tool_fraction" json:"sft_tool_fraction"`           // share of the easy warm-start tasks (no two-digit operand) whose trace calls the tool; the others answer directly (tasks with a two-digit operand always call it)
+	SFTUnprintedFraction float64 `yaml:"sft_unprinted_fraction" json:"sft_unprinted_fraction"` // share of the warm-start tool calls that evaluate the expression without print(): the tool shows "[no output]" and the trace answers from memory
 
 	// --- evaluation
 	EvalInterval          int     `yaml:"eval_interval" json:"eval_interval"`                         // evaluate every N rollouts (0: only at the start and the end)
@@ -109,6 +113,7 @@ func Default() Config {
 
 		RolloutShuffle: true,
 		ArithMaxDigits: 4,
+		ArithOps:       "*+",
 
 		NumRollout:            10,
 		RolloutBatchSize:      8,
@@ -177,6 +182,8 @@ func (c Config) Validate() error {
 		return bad("prompt_data", "empty")
 	case c.ArithMaxDigits < 1 || c.ArithMaxDigits > 18:
 		return bad("arith_max_digits", "%d is outside 1..18", c.ArithMaxDigits)
+	case !slices.Contains(arith.Ops, c.ArithOps):
+		return bad("arith_ops", "%q, want one of %q", c.ArithOps, arith.Ops)
 	case c.NumRollout < 0:
 		return bad("num_rollout", "%d is negative", c.NumRollout)
 	case c.RolloutBatchSize < 1:
@@ -245,6 +252,8 @@ func (c Config) Validate() error {
 		return bad("sft_lr", "%g is negative", c.SFTLR)
 	case c.SFTToolFraction < 0 || c.SFTToolFraction > 1:
 		return bad("sft_tool_fraction", "%g outside [0, 1]", c.SFTToolFraction)
+	case c.SFTUnprintedFraction < 0 || c.SFTUnprintedFraction > 1:
+		return bad("sft_unprinted_fraction", "%g outside [0, 1]", c.SFTUnprintedFraction)
 	case c.EvalInterval < 0:
 		return bad("eval_interval", "%d is negative", c.EvalInterval)
 	case c.EvalMaxPrompts < 0:
@@ -365,4 +374,9 @@ func kindName(k reflect.Kind) string {
 	default:
 		return k.String()
 	}
+}
+
+// arithTasks returns the generated tasks the config asks for (prompt_data: arith).
+func (c Config) arithTasks() ArithTasks {
+	return ArithTasks{MaxDigits: c.ArithMaxDigits, Ops: c.ArithOps}
 }

@@ -150,6 +150,7 @@ type EvalRequest struct {
 	BatchSize   int
 	Tools       rollout.ToolRunner // nil: a sandbox pool
 	ArithDigits int                // Data "arith": largest operand length (0: the checkpoint run's, else 4)
+	ArithOps    string             // Data "arith": operations, one of arith.Ops ("": the checkpoint run's, else "*+")
 }
 
 // RunEval loads a model, evaluates it and writes the samples; it returns the
@@ -166,10 +167,17 @@ func RunEval(ctx context.Context, backend backends.Backend, req EvalRequest) (me
 	cfg := Default()
 	if st, err := readTrainState(req.Model); err == nil {
 		// a checkpoint of a run: render prompts (and generate tasks) as that run did
-		cfg.SystemPrompt, cfg.OfferToolSpec, cfg.ArithMaxDigits = st.Config.SystemPrompt, st.Config.OfferToolSpec, st.Config.ArithMaxDigits
+		cfg.SystemPrompt, cfg.OfferToolSpec = st.Config.SystemPrompt, st.Config.OfferToolSpec
+		cfg.ArithMaxDigits, cfg.ArithOps = st.Config.ArithMaxDigits, st.Config.ArithOps
+		if cfg.ArithOps == "" {
+			cfg.ArithOps = Default().ArithOps
+		}
 	}
 	if req.ArithDigits > 0 {
 		cfg.ArithMaxDigits = req.ArithDigits
+	}
+	if req.ArithOps != "" {
+		cfg.ArithOps = req.ArithOps
 	}
 	cfg.HFCheckpoint, cfg.Tokenizer, cfg.UseTools = req.Model, req.Tokenizer, req.UseTools
 	chat, err := NewChat(cfg, model.Config.VocabSize)
@@ -180,7 +188,7 @@ func RunEval(ctx context.Context, backend backends.Backend, req EvalRequest) (me
 	if n == 0 {
 		n = 64 // generated tasks: 64 unless asked
 	}
-	problems, err := LoadProblems(req.Data, n, evalSeed(req.Seed), cfg.ArithMaxDigits)
+	problems, err := LoadProblems(req.Data, n, evalSeed(req.Seed), cfg.arithTasks())
 	if err != nil {
 		return metrics.Summary{}, err
 	}

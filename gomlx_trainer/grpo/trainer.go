@@ -110,7 +110,7 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 	}
 
 	// --- data: training prompts in a seeded order, evaluation prompts fixed
-	train, err := LoadProblems(cfg.PromptData, arithTrainSize, uint64(cfg.Seed), cfg.ArithMaxDigits)
+	train, err := LoadProblems(cfg.PromptData, arithTrainSize, uint64(cfg.Seed), cfg.arithTasks())
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 		if n == 0 {
 			n = 64
 		}
-		if evalSet, err = LoadProblems(cfg.EvalPromptData, n, evalSeed(uint64(cfg.Seed)), cfg.ArithMaxDigits); err != nil {
+		if evalSet, err = LoadProblems(cfg.EvalPromptData, n, evalSeed(uint64(cfg.Seed)), cfg.arithTasks()); err != nil {
 			return err
 		}
 		if cfg.EvalMaxPrompts > 0 && len(evalSet) > cfg.EvalMaxPrompts {

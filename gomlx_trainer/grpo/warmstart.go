@@ -19,10 +19,12 @@ import (
 
 // warmStartTraces returns the problems that have a warm-start trace. A trace
 // that answers directly (an easy task) is replaced by the task's tool-calling
-// trace with probability toolFraction, drawn with seed: 0 keeps the direct
-// answers, 1 calls the tool on every task.
-func warmStartTraces(train []Problem, toolFraction float64, seed uint64) []Problem {
+// trace with probability toolFraction (0 keeps the direct answers, 1 calls the
+// tool on every task); then a tool-calling trace is replaced by its unprinted
+// form with probability unprinted. Both draws use seed.
+func warmStartTraces(train []Problem, toolFraction, unprinted float64, seed uint64) []Problem {
 	rng := rand.New(rand.NewPCG(seed, 0x5f7))
+	slips := rand.New(rand.NewPCG(seed, 0x9a1))
 	var traces []Problem
 	for _, p := range train {
 		if p.Trace == nil {
@@ -30,6 +32,10 @@ func warmStartTraces(train []Problem, toolFraction float64, seed uint64) []Probl
 		}
 		if p.Trace.Code == "" && rng.Float64() < toolFraction {
 			tr := arith.ToolTrace(p.Trace.Task)
+			p.Trace = &tr
+		}
+		if p.Trace.Code != "" && slips.Float64() < unprinted {
+			tr := arith.UnprintedToolTrace(p.Trace.Task)
 			p.Trace = &tr
 		}
 		traces = append(traces, p)
@@ -41,7 +47,7 @@ func warmStartTraces(train []Problem, toolFraction float64, seed uint64) []Probl
 // generated traces, whose tool calls are run for real so the tool responses the
 // model learns from are real Python output.
 func warmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, chat *Chat, tools rollout.ToolRunner, train []Problem, log *progress) error {
-	traces := warmStartTraces(train, cfg.SFTToolFraction, uint64(cfg.Seed))
+	traces := warmStartTraces(train, cfg.SFTToolFraction, cfg.SFTUnprintedFraction, uint64(cfg.Seed))
 	if len(traces) == 0 {
 		return errors.New("grpo: sft_steps needs generated tasks with traces (prompt_data: arith)")
 	}

@@ -1,11 +1,14 @@
 package grpo
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/mathrl/mathrl/data/arith"
 )
 
 func TestWarmStartTracesToolFraction(t *testing.T) {
-	probs, err := LoadProblems("arith", 4000, 7, 2)
+	probs, err := LoadProblems("arith", 4000, 7, ArithTasks{MaxDigits: 2, Ops: "*+"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +30,7 @@ func TestWarmStartTracesToolFraction(t *testing.T) {
 		fraction float64
 		lo, hi   float64 // accepted share of easy tasks that call the tool
 	}{{0, 0, 0}, {1, 1, 1}, {0.5, 0.42, 0.58}, {0.2, 0.13, 0.27}} {
-		traces := warmStartTraces(probs, tc.fraction, 3)
+		traces := warmStartTraces(probs, tc.fraction, 0, 3)
 		if len(traces) != len(probs) {
 			t.Fatalf("fraction %g: %d traces from %d problems", tc.fraction, len(traces), len(probs))
 		}
@@ -48,7 +51,7 @@ func TestWarmStartTracesToolFraction(t *testing.T) {
 		}
 	}
 	// The same seed picks the same traces; another seed picks others.
-	a, b, c := warmStartTraces(probs, 0.5, 3), warmStartTraces(probs, 0.5, 3), warmStartTraces(probs, 0.5, 4)
+	a, b, c := warmStartTraces(probs, 0.5, 0, 3), warmStartTraces(probs, 0.5, 0, 3), warmStartTraces(probs, 0.5, 0, 4)
 	same, differ := true, false
 	for i := range a {
 		same = same && a[i].Trace.Code == b[i].Trace.Code
@@ -60,5 +63,36 @@ func TestWarmStartTracesToolFraction(t *testing.T) {
 	// The input is left alone.
 	if probs[0].Trace == nil || (probs[0].Trace.Code == "") == probs[0].Trace.Hard() {
 		t.Errorf("input trace changed: %+v", probs[0].Trace)
+	}
+}
+
+func TestWarmStartTracesUnprinted(t *testing.T) {
+	probs, err := LoadProblems("arith", 2000, 9, ArithTasks{MaxDigits: 1, Ops: "*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range probs {
+		if p.Trace.Op != "*" || !strings.Contains(p.ID, "d1*") {
+			t.Fatalf("ops \"*\" gave %s (%s)", p.Text, p.ID)
+		}
+	}
+	traces := warmStartTraces(probs, 1, 0.5, 3)
+	unprinted := 0
+	for _, p := range traces {
+		switch {
+		case p.Trace.Code == "":
+			t.Fatalf("%s: no tool call with sft_tool_fraction 1", p.Text)
+		case !strings.HasPrefix(p.Trace.Code, "print("):
+			unprinted++
+			if want := arith.UnprintedToolTrace(p.Trace.Task); *p.Trace != want {
+				t.Fatalf("%s: trace %+v, want %+v", p.Text, *p.Trace, want)
+			}
+		}
+	}
+	if share := float64(unprinted) / float64(len(traces)); share < 0.45 || share > 0.55 {
+		t.Errorf("%d of %d traces unprinted (%.3f), want about half", unprinted, len(traces), share)
+	}
+	if _, err := LoadProblems("arith", 10, 9, ArithTasks{MaxDigits: 1, Ops: "/"}); err == nil {
+		t.Error("ops \"/\" accepted")
 	}
 }

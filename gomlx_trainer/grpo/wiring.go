@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -246,12 +247,25 @@ type Problem struct {
 	Trace            *arith.Trace // a warm-start solution, for generated tasks
 }
 
-// LoadProblems returns the problems named by spec: "arith" (n generated tasks
+// ArithTasks says which arithmetic tasks to generate.
+type ArithTasks struct {
+	MaxDigits int    // largest operand length, 1..18
+	Ops       string // one of arith.Ops
+}
+
+// LoadProblems returns the problems named by spec: "arith" (n tasks of kind
 // drawn with seed), a dataset name known to the data package, or a JSONL file.
 // Rows without an answer are left out.
-func LoadProblems(spec string, n int, seed uint64, maxDigits int) ([]Problem, error) {
+func LoadProblems(spec string, n int, seed uint64, kind ArithTasks) ([]Problem, error) {
 	if spec == "arith" {
-		tasks := arith.Generate(rand.New(rand.NewPCG(seed, 0xa417)), n, maxDigits, fmt.Sprintf("arith/d%d/%d/", maxDigits, seed))
+		if !slices.Contains(arith.Ops, kind.Ops) || kind.MaxDigits < 1 || kind.MaxDigits > 18 {
+			return nil, fmt.Errorf("grpo: arithmetic tasks of %d digits and ops %q (want 1..18 digits, ops one of %q)", kind.MaxDigits, kind.Ops, arith.Ops)
+		}
+		prefix := fmt.Sprintf("arith/d%d/%d/", kind.MaxDigits, seed)
+		if kind.Ops != "*+" {
+			prefix = fmt.Sprintf("arith/d%d%s/%d/", kind.MaxDigits, kind.Ops, seed)
+		}
+		tasks := arith.Generate(rand.New(rand.NewPCG(seed, 0xa417)), n, kind.MaxDigits, kind.Ops, prefix)
 		out := make([]Problem, len(tasks))
 		for i, t := range tasks {
 			tr := arith.WarmStart(t)
