@@ -19,21 +19,23 @@ type trainPanel struct {
 type trainSeries struct {
 	label string
 	value func(metrics.StepMetrics) float64
+	extra string // when set, the series is the Extra metric of that name, drawn only if some step has it
 }
 
 var trainPanels = []trainPanel{
-	{"Reward", "reward", []trainSeries{{"mean", func(m metrics.StepMetrics) float64 { return m.RewardMean }}}},
-	{"Accuracy", "accepted by the scorer (%)", []trainSeries{{"accuracy", func(m metrics.StepMetrics) float64 { return 100 * m.Accuracy }}}},
+	{"Reward", "reward", []trainSeries{{label: "mean", value: func(m metrics.StepMetrics) float64 { return m.RewardMean }}}},
+	{"Accuracy", "accepted by the scorer (%)", []trainSeries{{label: "accuracy", value: func(m metrics.StepMetrics) float64 { return 100 * m.Accuracy }}}},
 	{"Response length", "tokens", []trainSeries{
-		{"mean", func(m metrics.StepMetrics) float64 { return m.ResponseLenMean }},
-		{"max", func(m metrics.StepMetrics) float64 { return float64(m.ResponseLenMax) }}}},
-	{"Truncation", "cut at the budget (%)", []trainSeries{{"truncated", func(m metrics.StepMetrics) float64 { return 100 * m.TruncationRate }}}},
+		{label: "mean", value: func(m metrics.StepMetrics) float64 { return m.ResponseLenMean }},
+		{label: "max", value: func(m metrics.StepMetrics) float64 { return float64(m.ResponseLenMax) }}}},
+	{"Truncation", "cut at the budget (%)", []trainSeries{{label: "truncated", value: func(m metrics.StepMetrics) float64 { return 100 * m.TruncationRate }}}},
 	{"Tool use", "per response / rate", []trainSeries{
-		{"tool calls per response", func(m metrics.StepMetrics) float64 { return m.ToolCallsPerSample }},
-		{"tool error rate", func(m metrics.StepMetrics) float64 { return m.ToolErrorRate }}}},
+		{label: "tool calls per response", value: func(m metrics.StepMetrics) float64 { return m.ToolCallsPerSample }},
+		{label: "tool error rate", value: func(m metrics.StepMetrics) float64 { return m.ToolErrorRate }},
+		{label: "calls without output", extra: "tool_no_output_rate"}}},
 	{"Policy", "value", []trainSeries{
-		{"entropy", func(m metrics.StepMetrics) float64 { return m.Entropy }},
-		{"clip fraction x10", func(m metrics.StepMetrics) float64 { return 10 * m.ClipFraction }}}},
+		{label: "entropy", value: func(m metrics.StepMetrics) float64 { return m.Entropy }},
+		{label: "clip fraction x10", value: func(m metrics.StepMetrics) float64 { return 10 * m.ClipFraction }}}},
 }
 
 // TrainingCurves draws a run's metrics log as a 2×3 grid: reward, accuracy,
@@ -48,9 +50,17 @@ func TrainingCurves(name string, steps []metrics.StepMetrics) ([][]*plot.Plot, e
 		p := newPlot(fmt.Sprintf("%s: %s", name, panel.title), "optimizer step", panel.ylabel)
 		p.Title.TextStyle.Font.Size = vg.Points(13)
 		for i, s := range panel.series {
+			if s.extra != "" && !anyStepHas(steps, s.extra) {
+				continue
+			}
 			xys := make(plotter.XYs, len(steps))
 			for j, m := range steps {
-				xys[j].X, xys[j].Y = float64(m.Step), s.value(m)
+				xys[j].X = float64(m.Step)
+				if s.extra != "" {
+					xys[j].Y = m.Extra[s.extra] // 0 on a step without it
+				} else {
+					xys[j].Y = s.value(m)
+				}
 			}
 			line, points, err := plotter.NewLinePoints(xys)
 			if err != nil {
@@ -83,3 +93,13 @@ const (
 	TrainingWidth  = 15 * vg.Inch
 	TrainingHeight = 8 * vg.Inch
 )
+
+// anyStepHas reports whether some step carries the Extra metric name.
+func anyStepHas(steps []metrics.StepMetrics, name string) bool {
+	for _, m := range steps {
+		if _, ok := m.Extra[name]; ok {
+			return true
+		}
+	}
+	return false
+}

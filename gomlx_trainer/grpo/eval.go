@@ -198,9 +198,11 @@ func RunEval(ctx context.Context, backend backends.Backend, req EvalRequest) (me
 	tools := req.Tools
 	if req.UseTools && tools == nil {
 		tcfg := Default()
-		if tools, _, err = NewToolRunner(tcfg); err != nil {
+		var closeTools func()
+		if tools, closeTools, _, err = NewToolRunner(tcfg); err != nil {
 			return metrics.Summary{}, err
 		}
+		defer closeTools()
 	}
 	samples, err := Evaluate(ctx, sampler.New(backend, model), chat, tools, EvalOptions{
 		ModelName: req.Model, Problems: problems, K: req.K, Budget: req.Budget, Temperature: req.Temperature,

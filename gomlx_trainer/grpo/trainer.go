@@ -91,9 +91,11 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 	}
 	tools, isolation := opt.Tools, "injected"
 	if tools == nil && (cfg.UseTools || cfg.SFTSteps > 0) {
-		if tools, isolation, err = NewToolRunner(cfg); err != nil {
+		var closeTools func()
+		if tools, closeTools, isolation, err = NewToolRunner(cfg); err != nil {
 			return err
 		}
+		defer closeTools()
 	}
 	learner := NewLearner(opt.Backend, model,
 		LossConfig{EpsLow: cfg.EpsClip, EpsHigh: cfg.EpsClipHigh, KLCoef: klCoef(cfg), KLType: cfg.KLLossType, EntropyCoef: cfg.EntropyCoef},
@@ -371,6 +373,10 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 				"train_tokens": float64(tokens), "sampled_tokens": float64(rstats.SampledTokens) / float64(nSteps),
 				"train_flops": 6 * params * float64(tokens), "rollout_flops": 2 * params * float64(rstats.SampledTokens) / float64(nSteps),
 			}
+			if stats.toolCalls > 0 {
+				// calls that ran cleanly but printed nothing: what the demo's GRPO unlearns
+				m.Extra["tool_no_output_rate"] = float64(stats.toolNoOutput) / float64(stats.toolCalls)
+			}
 			steps = append(steps, m)
 			if err := run.WriteSteps(steps); err != nil {
 				return err
@@ -490,6 +496,7 @@ type rolloutStats struct {
 	lenSum                        int
 	lenMax                        int
 	toolCalls, toolErrors         int
+	toolNoOutput                  int
 }
 
 func (r *rolloutStats) add(s rollout.Sample, rw Reward) {
@@ -509,6 +516,7 @@ func (r *rolloutStats) add(s rollout.Sample, rw Reward) {
 	r.lenMax = max(r.lenMax, len(s.IDs))
 	r.toolCalls += s.ToolCalls
 	r.toolErrors += s.ToolErrors
+	r.toolNoOutput += s.NoOutput
 }
 
 func (r *rolloutStats) rewardMean() float64     { return r.rewardSum / float64(max(r.n, 1)) }

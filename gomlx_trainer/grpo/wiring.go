@@ -208,20 +208,22 @@ func (r sandboxRunner) Run(ctx context.Context, code string) (rollout.ToolOutput
 	if err != nil {
 		return rollout.ToolOutput{}, err
 	}
-	return rollout.ToolOutput{Text: res.ToolResponse(), Failed: res.ExitCode != 0 || res.TimedOut || res.Killed}, nil
+	failed := res.ExitCode != 0 || res.TimedOut || res.Killed
+	return rollout.ToolOutput{Text: res.ToolResponse(), Failed: failed, NoOutput: !failed && res.Stdout == "" && res.Stderr == ""}, nil
 }
 
-// NewToolRunner starts the sandbox pool of a run.
-func NewToolRunner(cfg Config) (rollout.ToolRunner, string, error) {
+// NewToolRunner starts the sandbox pool of a run; close releases the pool's
+// cgroups once no call runs any more.
+func NewToolRunner(cfg Config) (tools rollout.ToolRunner, close func(), isolation string, err error) {
 	sc := sandbox.Default()
 	sc.Workers = cfg.ToolConcurrency
 	sc.Timeout = time.Duration(cfg.ToolTimeout * float64(time.Second))
 	sc.CPUSeconds = max(1, int(cfg.ToolTimeout+0.999))
 	pool, err := sandbox.NewPool(sc)
 	if err != nil {
-		return nil, "", fmt.Errorf("grpo: sandbox: %w", err)
+		return nil, nil, "", fmt.Errorf("grpo: sandbox: %w", err)
 	}
-	return sandboxRunner{pool: pool}, string(pool.Isolation().Level), nil
+	return sandboxRunner{pool: pool}, pool.Close, string(pool.Isolation().Level), nil
 }
 
 // NewPolicy returns the run's initial policy: a random model of the tiny_model

@@ -1,6 +1,7 @@
 package grpo
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -51,5 +52,34 @@ func TestTraceSequenceIsTheTemplate(t *testing.T) {
 	want := `<tool_call>` + "\n" + `{"name": "code_interpreter", "arguments": {"code": "print(4821*37)"}}` + "\n" + `</tool_call>\boxed{178377}<|im_end|>`
 	if own != want {
 		t.Errorf("tokens with mask 1:\n%q\nwant\n%q", own, want)
+	}
+}
+
+// TestToolRunnerReportsNoOutput runs programs in the real sandbox: a clean
+// program that prints nothing is flagged NoOutput, one that prints or fails
+// is not.
+func TestToolRunnerReportsNoOutput(t *testing.T) {
+	cfg := Default()
+	runner, closeRunner, _, err := NewToolRunner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeRunner()
+	for _, tc := range []struct {
+		code             string
+		noOutput, failed bool
+	}{
+		{"7*8", true, false},
+		{"print(7*8)", false, false},
+		{"import sys; sys.exit(3)", false, true},
+		{"import sys; sys.stderr.write('x')", false, false},
+	} {
+		out, err := runner.Run(context.Background(), tc.code)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.code, err)
+		}
+		if out.NoOutput != tc.noOutput || out.Failed != tc.failed {
+			t.Errorf("%s: no output %v, failed %v (response %q); want %v, %v", tc.code, out.NoOutput, out.Failed, out.Text, tc.noOutput, tc.failed)
+		}
 	}
 }

@@ -37,8 +37,9 @@ type ToolRunner interface {
 
 // ToolOutput is the result of one tool call.
 type ToolOutput struct {
-	Text   string // what the model sees
-	Failed bool   // the program failed (error exit, killed, timed out): counted as a tool error
+	Text     string // what the model sees
+	Failed   bool   // the program failed (error exit, killed, timed out): counted as a tool error
+	NoOutput bool   // the program ran and exited cleanly but printed nothing (a forgotten print())
 }
 
 // Protocol is the text side of the tool protocol (the tokenizer implements it).
@@ -74,6 +75,7 @@ type Sample struct {
 	Finish     metrics.Finish // stop, length or tool-limit
 	ToolCalls  int            // code_interpreter calls run
 	ToolErrors int            // calls that failed to parse or to run, or whose program failed
+	NoOutput   int            // calls whose program ran cleanly but printed nothing
 }
 
 // Stats are the wall-clock times of a Run.
@@ -164,6 +166,9 @@ func Run(ctx context.Context, session Session, n int, proto Protocol, tools Tool
 			if c.failed {
 				s.ToolErrors++
 			}
+			if c.noOutput {
+				s.NoOutput++
+			}
 			ids := proto.ToolResponseIDs(c.response)
 			if room := opt.Budget - len(s.IDs); len(ids) > room {
 				ids = ids[:room] // the response does not fit: cut it, and the sample ends on length
@@ -189,6 +194,7 @@ type pendingCall struct {
 	text     string // the turn's text, ending in </tool_call>
 	response string
 	failed   bool
+	noOutput bool
 }
 
 // runCalls parses and runs calls, at most opt.Concurrency at a time, filling
@@ -225,7 +231,7 @@ func runCalls(ctx context.Context, calls []pendingCall, proto Protocol, tools To
 				c.response, c.failed = "tool error: "+err.Error(), true
 				return
 			}
-			c.response, c.failed = out.Text, out.Failed
+			c.response, c.failed, c.noOutput = out.Text, out.Failed, out.NoOutput && !out.Failed
 		}()
 	}
 	wg.Wait()

@@ -108,6 +108,8 @@ func (f *fakeTools) Run(ctx context.Context, code string) (ToolOutput, error) {
 		panic("runner crashed")
 	case "exit1":
 		return ToolOutput{Text: "Traceback", Failed: true}, nil
+	case "silent":
+		return ToolOutput{Text: "[no output]", NoOutput: true}, nil
 	}
 	return ToolOutput{Text: "out(" + code + ")"}, nil
 }
@@ -124,6 +126,7 @@ func TestRun(t *testing.T) {
 		{call(strings.Repeat("q", 60))},                         // 6: tool response overflows the budget
 		{call("exit1"), turnOf("k", endID)},                     // 7: a failing program is a tool error
 		{turnOf("abc", 'z')},                                    // 8: the sampler stopped early (cache full)
+		{call("silent"), call("1"), turnOf("k", endID)},         // 9: a call that printed nothing
 	}
 	n := len(script)
 	sess := &fakeSession{script: script, next: make([]int, n), appended: make([][]int, n)}
@@ -134,22 +137,23 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []struct {
-		finish      metrics.Finish
-		calls, errs int
+		finish              metrics.Finish
+		calls, errs, silent int
 	}{
-		{metrics.FinishStop, 0, 0},
-		{metrics.FinishStop, 1, 0},
-		{metrics.FinishToolLimit, 2, 0},
-		{metrics.FinishLength, 0, 0},
-		{metrics.FinishStop, 2, 2},
-		{metrics.FinishStop, 1, 1},
-		{metrics.FinishLength, 1, 0},
-		{metrics.FinishStop, 1, 1},
-		{metrics.FinishLength, 0, 0},
+		{metrics.FinishStop, 0, 0, 0},
+		{metrics.FinishStop, 1, 0, 0},
+		{metrics.FinishToolLimit, 2, 0, 0},
+		{metrics.FinishLength, 0, 0, 0},
+		{metrics.FinishStop, 2, 2, 0},
+		{metrics.FinishStop, 1, 1, 0},
+		{metrics.FinishLength, 1, 0, 0},
+		{metrics.FinishStop, 1, 1, 0},
+		{metrics.FinishLength, 0, 0, 0},
+		{metrics.FinishStop, 2, 0, 1},
 	}
 	for i, s := range samples {
-		if s.Finish != want[i].finish || s.ToolCalls != want[i].calls || s.ToolErrors != want[i].errs {
-			t.Errorf("sample %d: finish %s, calls %d, errors %d; want %+v (text %q)", i, s.Finish, s.ToolCalls, s.ToolErrors, want[i], s.Text)
+		if s.Finish != want[i].finish || s.ToolCalls != want[i].calls || s.ToolErrors != want[i].errs || s.NoOutput != want[i].silent {
+			t.Errorf("sample %d: finish %s, calls %d, errors %d, no output %d; want %+v (text %q)", i, s.Finish, s.ToolCalls, s.ToolErrors, s.NoOutput, want[i], s.Text)
 		}
 		if len(s.IDs) > opt.Budget || len(s.Mask) != len(s.IDs) || len(s.LogProbs) != len(s.IDs) {
 			t.Errorf("sample %d: %d ids, %d mask, %d log-probs, budget %d", i, len(s.IDs), len(s.Mask), len(s.LogProbs), opt.Budget)
