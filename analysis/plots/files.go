@@ -1,6 +1,8 @@
 package plots
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/analysis/modelcard"
+	"github.com/mathrl/mathrl/internal/jsonl"
 	"gonum.org/v1/plot"
 )
 
@@ -159,7 +162,11 @@ func WriteFigures(what string, o Inputs) ([]string, error) {
 		if name == "" {
 			name = filepath.Base(filepath.Dir(o.Metrics))
 		}
-		grid, err := TrainingCurves(name, steps)
+		evals, err := readEvalsBeside(o.Metrics)
+		if err != nil {
+			return nil, err
+		}
+		grid, err := TrainingCurves(name, steps, evals)
 		if err != nil {
 			return nil, err
 		}
@@ -225,4 +232,39 @@ func seriesLabel(s metrics.Summary) string {
 		return "SIMULATED samples (not a model)"
 	}
 	return "mathrl: " + s.Model
+}
+
+// readEvalsBeside reads the eval.jsonl that a training run writes next to its
+// metrics file (lines with step, k, avg_at_k and pass_at_k); none is no error.
+func readEvalsBeside(metricsPath string) ([]EvalPoint, error) {
+	path := filepath.Join(filepath.Dir(metricsPath), "eval.jsonl")
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []EvalPoint
+	err = jsonl.Read(f, path, func(_ int, raw []byte) error {
+		var e struct {
+			Step    *int     `json:"step"`
+			K       int      `json:"k"`
+			AvgAtK  *float64 `json:"avg_at_k"`
+			PassAtK *float64 `json:"pass_at_k"`
+		}
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return err
+		}
+		if e.Step == nil || e.AvgAtK == nil || e.PassAtK == nil {
+			return errors.New("want step, avg_at_k and pass_at_k")
+		}
+		out = append(out, EvalPoint{Step: *e.Step, K: e.K, AvgAtK: *e.AvgAtK, PassAtK: *e.PassAtK})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("plots: %w", err)
+	}
+	return out, nil
 }

@@ -93,7 +93,7 @@ func TestGoldenTrainingCurves(t *testing.T) {
 			Accuracy: 0.25 + 0.5*f, ResponseLenMean: 800 - 200*f, ResponseLenMax: 1024, TruncationRate: 0.1 * (1 - f),
 			ToolCallsPerSample: 0.5 + f, ToolErrorRate: 0.05, Entropy: 0.5 - 0.1*f, ClipFraction: 0.02, LR: 1e-6})
 	}
-	grid, err := TrainingCurves("golden", steps)
+	grid, err := TrainingCurves("golden", steps, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

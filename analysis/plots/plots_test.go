@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -44,7 +45,7 @@ func simulatedBudgets(t *testing.T) []metrics.Summary {
 
 // checkFigure saves the grid, then checks the PNG's size and that the SVG
 // carries every wanted text (titles, axis labels, legend entries).
-func checkFigure(t *testing.T, name string, grid [][]*plot.Plot, w, h float64, want ...string) {
+func checkFigure(t *testing.T, name string, grid [][]*plot.Plot, w, h float64, want ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	if *figDir != "" {
@@ -75,6 +76,7 @@ func checkFigure(t *testing.T, name string, grid [][]*plot.Plot, w, h float64, w
 			t.Errorf("%s.svg lacks %q", name, s)
 		}
 	}
+	return text
 }
 
 func TestCardBenchmarks(t *testing.T) {
@@ -125,12 +127,28 @@ func TestTrainingCurves(t *testing.T) {
 			Accuracy: 0.2 + 0.5*f, ResponseLenMean: 900 - 300*f, ResponseLenMax: 2048, TruncationRate: 0.2 * (1 - f),
 			ToolCallsPerSample: 0.3 + f, ToolErrorRate: 0.1, Entropy: 0.6 - 0.2*f, ClipFraction: 0.01, LR: 1e-6})
 	}
-	grid, err := TrainingCurves("demo", steps)
+	grid, err := TrainingCurves("demo", steps, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFigure(t, "training", grid, 15, 8, "demo: Reward", "demo: Accuracy", "demo: Response length",
+	svg := checkFigure(t, "training", grid, 15, 8, "demo: Reward", "demo: Accuracy", "demo: Response length",
 		"demo: Truncation", "demo: Tool use", "tool calls per response", "optimizer step", "max")
+	for _, absent := range []string{"eval avg@", "calls without output"} {
+		if strings.Contains(svg, absent) {
+			t.Errorf("figure without evaluations or extras draws %q", absent)
+		}
+	}
+
+	// With evaluations and the no-output extra, both are drawn.
+	for i := range steps {
+		steps[i].Extra = map[string]float64{"tool_no_output_rate": 0.3 * (1 - float64(i)/40)}
+	}
+	evals := []EvalPoint{{Step: 0, K: 2, AvgAtK: 0.1, PassAtK: 0.2}, {Step: 20, K: 2, AvgAtK: 0.3, PassAtK: 0.4}, {Step: 40, K: 2, AvgAtK: 0.4, PassAtK: 0.5}}
+	grid, err = TrainingCurves("demo", steps, evals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFigure(t, "training_with_evals", grid, 15, 8, "eval avg@2", "eval pass@2", "calls without output")
 }
 
 // svgText returns the text drawn in an SVG written by gonum/plot (one <text> per string).
@@ -191,9 +209,34 @@ func TestReadValidationCSVErrors(t *testing.T) {
 }
 
 func TestTrainingCurvesOneStep(t *testing.T) {
-	grid, err := TrainingCurves("one", []metrics.StepMetrics{{Version: 1, Step: 1, Samples: 8, Accuracy: 0.5, LR: 1e-6}})
+	grid, err := TrainingCurves("one", []metrics.StepMetrics{{Version: 1, Step: 1, Samples: 8, Accuracy: 0.5, LR: 1e-6}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkFigure(t, "training_one_step", grid, 15, 8, "one: Reward", "optimizer step")
+}
+
+func TestReadEvalsBeside(t *testing.T) {
+	dir := t.TempDir()
+	metricsPath := filepath.Join(dir, "train.jsonl")
+	if got, err := readEvalsBeside(metricsPath); err != nil || got != nil {
+		t.Fatalf("no eval.jsonl: %v, %v", got, err)
+	}
+	evalPath := filepath.Join(dir, "eval.jsonl")
+	good := `{"step":0,"rollout":0,"k":2,"avg_at_k":0.117,"pass_at_k":0.1875,"truncation_rate":0.05}` + "\n" +
+		`{"step":5,"rollout":5,"k":2,"avg_at_k":0.164,"pass_at_k":0.203}` + "\n"
+	if err := os.WriteFile(evalPath, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readEvalsBeside(metricsPath)
+	want := []EvalPoint{{Step: 0, K: 2, AvgAtK: 0.117, PassAtK: 0.1875}, {Step: 5, K: 2, AvgAtK: 0.164, PassAtK: 0.203}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, %v; want %+v", got, err, want)
+	}
+	if err := os.WriteFile(evalPath, []byte(good+`{"step":10,"k":2}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readEvalsBeside(metricsPath); err == nil || !strings.Contains(err.Error(), "eval.jsonl:3") {
+		t.Errorf("line without avg_at_k: %v, want an error naming eval.jsonl:3", err)
+	}
 }

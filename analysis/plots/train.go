@@ -38,10 +38,20 @@ var trainPanels = []trainPanel{
 		{label: "clip fraction x10", value: func(m metrics.StepMetrics) float64 { return 10 * m.ClipFraction }}}},
 }
 
-// TrainingCurves draws a run's metrics log as a 2×3 grid: reward, accuracy,
-// response length, truncation, tool use, and policy entropy and clipping,
-// each against the optimizer step. name goes into every panel's title.
-func TrainingCurves(name string, steps []metrics.StepMetrics) ([][]*plot.Plot, error) {
+// EvalPoint is one evaluation of a run's policy on its held-out problems,
+// drawn on the accuracy panel next to the training accuracy.
+type EvalPoint struct {
+	Step    int     // optimizer steps taken before the evaluation
+	K       int     // samples per problem
+	AvgAtK  float64 // mean accuracy over all samples
+	PassAtK float64 // problems solved by at least one of k samples
+}
+
+// TrainingCurves draws a run's metrics log as a 2×3 grid: reward, accuracy
+// (with the evaluations, when there are any), response length, truncation,
+// tool use, and policy entropy and clipping, each against the optimizer step.
+// name goes into every panel's title.
+func TrainingCurves(name string, steps []metrics.StepMetrics, evals []EvalPoint) ([][]*plot.Plot, error) {
 	if len(steps) == 0 {
 		return nil, fmt.Errorf("plots: training curves: no steps")
 	}
@@ -75,6 +85,11 @@ func TrainingCurves(name string, steps []metrics.StepMetrics) ([][]*plot.Plot, e
 			p.Add(line, points)
 			p.Legend.Add(s.label, line)
 		}
+		if panel.title == "Accuracy" && len(evals) > 0 {
+			if err := addEvalLines(p, evals, len(panel.series)); err != nil {
+				return nil, err
+			}
+		}
 		p.X.Tick.Marker = niceTicks{Integer: true}
 		if p.Y.Min > 0 {
 			p.Y.Min = 0
@@ -102,4 +117,32 @@ func anyStepHas(steps []metrics.StepMetrics, name string) bool {
 		}
 	}
 	return false
+}
+
+// addEvalLines draws evaluation avg@k and pass@k (in %) on p, in the colors
+// after the first `used`.
+func addEvalLines(p *plot.Plot, evals []EvalPoint, used int) error {
+	k := evals[len(evals)-1].K
+	for i, s := range []struct {
+		label string
+		value func(EvalPoint) float64
+	}{
+		{fmt.Sprintf("eval avg@%d", k), func(e EvalPoint) float64 { return e.AvgAtK }},
+		{fmt.Sprintf("eval pass@%d", k), func(e EvalPoint) float64 { return e.PassAtK }},
+	} {
+		xys := make(plotter.XYs, len(evals))
+		for j, e := range evals {
+			xys[j].X, xys[j].Y = float64(e.Step), 100*s.value(e)
+		}
+		line, points, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return fmt.Errorf("plots: %s: %w", s.label, err)
+		}
+		line.Color, points.Color = Color(used+i), Color(used+i)
+		line.Width = vg.Points(2.4)
+		points.Shape, points.Radius = draw.BoxGlyph{}, vg.Points(2.5)
+		p.Add(line, points)
+		p.Legend.Add(s.label, line)
+	}
+	return nil
 }

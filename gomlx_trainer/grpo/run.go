@@ -216,12 +216,21 @@ func (r RunFolder) AppendEval(p EvalPoint) error {
 	})
 }
 
-// Figures draws the training curves into figures/train.{png,svg}.
+// Figures draws the training curves, with the evaluations of eval.jsonl, into
+// figures/train.{png,svg}.
 func (r RunFolder) Figures(name string, steps []metrics.StepMetrics) error {
 	if len(steps) == 0 {
 		return nil
 	}
-	grid, err := plots.TrainingCurves(name, steps)
+	points, err := r.ReadEvals()
+	if err != nil {
+		return err
+	}
+	evals := make([]plots.EvalPoint, len(points))
+	for i, p := range points {
+		evals[i] = plots.EvalPoint{Step: p.Step, K: p.K, AvgAtK: p.AvgAtK, PassAtK: p.PassAtK}
+	}
+	grid, err := plots.TrainingCurves(name, steps, evals)
 	if err != nil {
 		return err
 	}

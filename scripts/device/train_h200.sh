@@ -4,7 +4,9 @@
 # tied, bf16): the retool recipe (configs/retool-grpo-qwen3-4b.yaml) with the model
 # swapped and the sizes cut to fit a few minutes. Prints, per optimizer step, the time
 # split (rollout / tools / scoring / train) and the MFU of the train step and of
-# sampling; writes the run folder under $OUT (default ./train-out).
+# sampling; then checks that transformers loads what mathrl writes (check_export.py: a
+# tiny float32 checkpoint's logits against mathrl forward, and the run's checkpoint);
+# writes the run folder under $OUT (default ./train-out).
 #
 # The GPU machine needs no Go: build the binary beforehand on an x86-64 Linux machine
 # (cgo on, glibc >= 2.34) and bring it along with the real Qwen3 tokenizer.json:
@@ -59,3 +61,8 @@ tot = {k: sum(r[k] for r in late) for k in ("rollout_seconds", "tool_seconds", "
 all_s = sum(tot.values())
 print("split after the first step: " + ", ".join(f"{k.split('_')[0]} {v / all_s:.0%}" for k, v in tot.items()))
 PY
+
+echo "== transformers loads what mathrl writes"
+"$bin" model init --config tiny --dtype f32 --seed 5 --out "$out/export-tiny"
+ckpt=$(ls -d "$out"/run/ckpt/step-* | tail -1)
+python3 scripts/device/check_export.py "$bin" "$out/export-tiny" "$ckpt" | tee "$out/export.txt"
