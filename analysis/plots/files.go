@@ -1,7 +1,6 @@
 package plots
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/analysis/modelcard"
-	"github.com/mathrl/mathrl/internal/jsonl"
 	"gonum.org/v1/plot"
 )
 
@@ -235,8 +233,8 @@ func seriesLabel(s metrics.Summary) string {
 }
 
 // readEvalsBeside reads the eval.jsonl that a training run writes next to its
-// metrics file (lines with step, k, avg_at_k and pass_at_k); none is no error.
-func readEvalsBeside(metricsPath string) ([]EvalPoint, error) {
+// metrics file; none is no error.
+func readEvalsBeside(metricsPath string) ([]metrics.EvalPoint, error) {
 	path := filepath.Join(filepath.Dir(metricsPath), "eval.jsonl")
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -246,25 +244,5 @@ func readEvalsBeside(metricsPath string) ([]EvalPoint, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var out []EvalPoint
-	err = jsonl.Read(f, path, func(_ int, raw []byte) error {
-		var e struct {
-			Step    *int     `json:"step"`
-			K       int      `json:"k"`
-			AvgAtK  *float64 `json:"avg_at_k"`
-			PassAtK *float64 `json:"pass_at_k"`
-		}
-		if err := json.Unmarshal(raw, &e); err != nil {
-			return err
-		}
-		if e.Step == nil || e.AvgAtK == nil || e.PassAtK == nil {
-			return errors.New("want step, avg_at_k and pass_at_k")
-		}
-		out = append(out, EvalPoint{Step: *e.Step, K: e.K, AvgAtK: *e.AvgAtK, PassAtK: *e.PassAtK})
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("plots: %w", err)
-	}
-	return out, nil
+	return metrics.ReadEvalPoints(f, path)
 }

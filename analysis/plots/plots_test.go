@@ -143,7 +143,7 @@ func TestTrainingCurves(t *testing.T) {
 	for i := range steps {
 		steps[i].Extra = map[string]float64{"tool_no_output_rate": 0.3 * (1 - float64(i)/40)}
 	}
-	evals := []EvalPoint{{Step: 0, K: 2, AvgAtK: 0.1, PassAtK: 0.2}, {Step: 20, K: 2, AvgAtK: 0.3, PassAtK: 0.4}, {Step: 40, K: 2, AvgAtK: 0.4, PassAtK: 0.5}}
+	evals := []metrics.EvalPoint{{Step: 0, K: 2, AvgAtK: 0.1, PassAtK: 0.2}, {Step: 20, K: 2, AvgAtK: 0.3, PassAtK: 0.4}, {Step: 40, K: 2, AvgAtK: 0.4, PassAtK: 0.5}}
 	grid, err = TrainingCurves("demo", steps, evals)
 	if err != nil {
 		t.Fatal(err)
@@ -229,14 +229,14 @@ func TestReadEvalsBeside(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := readEvalsBeside(metricsPath)
-	want := []EvalPoint{{Step: 0, K: 2, AvgAtK: 0.117, PassAtK: 0.1875}, {Step: 5, K: 2, AvgAtK: 0.164, PassAtK: 0.203}}
+	want := []metrics.EvalPoint{{Step: 0, K: 2, AvgAtK: 0.117, PassAtK: 0.1875, Truncation: 0.05}, {Step: 5, Rollout: 5, K: 2, AvgAtK: 0.164, PassAtK: 0.203}}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, %v; want %+v", got, err, want)
 	}
-	if err := os.WriteFile(evalPath, []byte(good+`{"step":10,"k":2}`+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(evalPath, []byte(good+`{"step":10,"k":2,"avg_at_k":"high"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := readEvalsBeside(metricsPath); err == nil || !strings.Contains(err.Error(), "eval.jsonl:3") {
-		t.Errorf("line without avg_at_k: %v, want an error naming eval.jsonl:3", err)
+		t.Errorf("ill-typed avg_at_k: %v, want an error naming eval.jsonl:3", err)
 	}
 }

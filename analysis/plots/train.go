@@ -38,20 +38,11 @@ var trainPanels = []trainPanel{
 		{label: "clip fraction x10", value: func(m metrics.StepMetrics) float64 { return 10 * m.ClipFraction }}}},
 }
 
-// EvalPoint is one evaluation of a run's policy on its held-out problems,
-// drawn on the accuracy panel next to the training accuracy.
-type EvalPoint struct {
-	Step    int     // optimizer steps taken before the evaluation
-	K       int     // samples per problem
-	AvgAtK  float64 // mean accuracy over all samples
-	PassAtK float64 // problems solved by at least one of k samples
-}
-
 // TrainingCurves draws a run's metrics log as a 2×3 grid: reward, accuracy
 // (with the evaluations, when there are any), response length, truncation,
 // tool use, and policy entropy and clipping, each against the optimizer step.
 // name goes into every panel's title.
-func TrainingCurves(name string, steps []metrics.StepMetrics, evals []EvalPoint) ([][]*plot.Plot, error) {
+func TrainingCurves(name string, steps []metrics.StepMetrics, evals []metrics.EvalPoint) ([][]*plot.Plot, error) {
 	if len(steps) == 0 {
 		return nil, fmt.Errorf("plots: training curves: no steps")
 	}
@@ -60,17 +51,16 @@ func TrainingCurves(name string, steps []metrics.StepMetrics, evals []EvalPoint)
 		p := newPlot(fmt.Sprintf("%s: %s", name, panel.title), "optimizer step", panel.ylabel)
 		p.Title.TextStyle.Font.Size = vg.Points(13)
 		for i, s := range panel.series {
-			if s.extra != "" && !anyStepHas(steps, s.extra) {
-				continue
+			value := s.value
+			if s.extra != "" {
+				if !anyStepHas(steps, s.extra) {
+					continue
+				}
+				value = func(m metrics.StepMetrics) float64 { return m.Extra[s.extra] } // 0 on a step without it
 			}
 			xys := make(plotter.XYs, len(steps))
 			for j, m := range steps {
-				xys[j].X = float64(m.Step)
-				if s.extra != "" {
-					xys[j].Y = m.Extra[s.extra] // 0 on a step without it
-				} else {
-					xys[j].Y = s.value(m)
-				}
+				xys[j].X, xys[j].Y = float64(m.Step), value(m)
 			}
 			line, points, err := plotter.NewLinePoints(xys)
 			if err != nil {
@@ -121,14 +111,14 @@ func anyStepHas(steps []metrics.StepMetrics, name string) bool {
 
 // addEvalLines draws evaluation avg@k and pass@k (in %) on p, in the colors
 // after the first `used`.
-func addEvalLines(p *plot.Plot, evals []EvalPoint, used int) error {
+func addEvalLines(p *plot.Plot, evals []metrics.EvalPoint, used int) error {
 	k := evals[len(evals)-1].K
 	for i, s := range []struct {
 		label string
-		value func(EvalPoint) float64
+		value func(metrics.EvalPoint) float64
 	}{
-		{fmt.Sprintf("eval avg@%d", k), func(e EvalPoint) float64 { return e.AvgAtK }},
-		{fmt.Sprintf("eval pass@%d", k), func(e EvalPoint) float64 { return e.PassAtK }},
+		{fmt.Sprintf("eval avg@%d", k), func(e metrics.EvalPoint) float64 { return e.AvgAtK }},
+		{fmt.Sprintf("eval pass@%d", k), func(e metrics.EvalPoint) float64 { return e.PassAtK }},
 	} {
 		xys := make(plotter.XYs, len(evals))
 		for j, e := range evals {

@@ -19,7 +19,6 @@ import (
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/analysis/plots"
 	"github.com/mathrl/mathrl/internal/atomicfile"
-	"github.com/mathrl/mathrl/internal/jsonl"
 )
 
 // RunFolder is one run's folder:
@@ -27,7 +26,7 @@ import (
 //	config.json       the resolved Config
 //	provenance.json   code version, Go and module versions, backend, device, seeds
 //	train.jsonl       one metrics.StepMetrics line per optimizer step
-//	eval.jsonl        one EvalPoint line per evaluation
+//	eval.jsonl        one metrics.EvalPoint line per evaluation
 //	samples/          eval samples (metrics.Sample JSONL), step-NNNNNN.jsonl
 //	ckpt/             checkpoints, step-NNNNNN/ (Hugging Face folders + optimizer and trainer state)
 //	figures/          training curves (PNG and SVG)
@@ -152,21 +151,8 @@ func (r RunFolder) WriteSteps(steps []metrics.StepMetrics) error {
 	})
 }
 
-// EvalPoint is one line of eval.jsonl: an evaluation of the policy after Step
-// optimizer steps.
-type EvalPoint struct {
-	Step       int     `json:"step"`
-	Rollout    int     `json:"rollout"`
-	K          int     `json:"k"`
-	AvgAtK     float64 `json:"avg_at_k"`
-	PassAtK    float64 `json:"pass_at_k"`
-	Truncation float64 `json:"truncation_rate"`
-	ToolCalls  float64 `json:"tool_calls_mean"`
-	Errors     int     `json:"scorer_errors"`
-}
-
-// ReadEvals returns the lines of eval.jsonl.
-func (r RunFolder) ReadEvals() ([]EvalPoint, error) {
+// ReadEvals returns the lines of eval.jsonl (none when there is no file).
+func (r RunFolder) ReadEvals() ([]metrics.EvalPoint, error) {
 	path := filepath.Join(string(r), "eval.jsonl")
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -176,26 +162,12 @@ func (r RunFolder) ReadEvals() ([]EvalPoint, error) {
 		return nil, fmt.Errorf("grpo: %w", err)
 	}
 	defer f.Close()
-	var out []EvalPoint
-	err = jsonl.Read(f, path, func(_ int, raw []byte) error {
-		var p EvalPoint
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&p); err != nil {
-			return err
-		}
-		out = append(out, p)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("grpo: %w", err)
-	}
-	return out, nil
+	return metrics.ReadEvalPoints(f, path)
 }
 
 // AppendEval adds p to eval.jsonl, replacing any earlier line of the same or a
 // later step (left by a run that resumed from an earlier checkpoint).
-func (r RunFolder) AppendEval(p EvalPoint) error {
+func (r RunFolder) AppendEval(p metrics.EvalPoint) error {
 	points, err := r.ReadEvals()
 	if err != nil {
 		return err
@@ -222,13 +194,9 @@ func (r RunFolder) Figures(name string, steps []metrics.StepMetrics) error {
 	if len(steps) == 0 {
 		return nil
 	}
-	points, err := r.ReadEvals()
+	evals, err := r.ReadEvals()
 	if err != nil {
 		return err
-	}
-	evals := make([]plots.EvalPoint, len(points))
-	for i, p := range points {
-		evals[i] = plots.EvalPoint{Step: p.Step, K: p.K, AvgAtK: p.AvgAtK, PassAtK: p.PassAtK}
 	}
 	grid, err := plots.TrainingCurves(name, steps, evals)
 	if err != nil {

@@ -175,7 +175,7 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 		if err != nil {
 			return err
 		}
-		if err := run.AppendEval(EvalPoint{Step: st.Step, Rollout: st.Rollout, AvgAtK: sum.AvgAtK, PassAtK: sum.PassAtK,
+		if err := run.AppendEval(metrics.EvalPoint{Step: st.Step, Rollout: st.Rollout, AvgAtK: sum.AvgAtK, PassAtK: sum.PassAtK,
 			K: sum.K, Truncation: sum.TruncationRate, ToolCalls: sum.ToolCallsMean, Errors: sum.Errors}); err != nil {
 			return err
 		}
