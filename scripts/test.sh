@@ -29,5 +29,16 @@ go vet ./...
 
 echo "== go test"
 go test -count=1 -timeout 80m ./...
+echo "== GPU check scripts (scripts/device), dry run on the CPU with tiny sizes"
+dry="$root/.cache/device-dry"
+rm -rf "$dry"
+tiny=${MATHRL_TEST_MODELS:+$MATHRL_TEST_MODELS/tiny-qwen3-hf}
+if ! OUT="$dry" MATHRL_BIN="$root/.cache/bin/mathrl" TINY_MODEL="$tiny" BACKEND=cpu MODEL=tiny DTYPE=float32 \
+  TOKENIZER=bytes SKIP_TORCH=1 BATCH=4 LEN=32 NEW_TOKENS=8 STEPS=1 ROLLOUTS=1 PROMPTS=2 GROUP=2 RESPONSE=24 \
+  MICRO=2 SFT_BATCH=2 bash scripts/device/check_h200.sh > "$dry.log" 2>&1; then
+  cat "$dry.log"
+  exit 1
+fi
+cat "$dry/summary.txt"
 echo "== notebooks"
 "$root/.cache/bin/mathrl" notebooks run

@@ -31,7 +31,7 @@ func newBenchCmd(runF func(context.Context, *benchOptions) error) *cobra.Command
 		Short: "Measure training-step and decoding throughput of a Qwen3 model",
 		Long: `Bench times a training step (forward, backward and an SGD update of every weight on
 batch x len tokens) and sampler decoding (batch prompts of len tokens, new-tokens sampled with
-the KV cache) on a randomly initialised model of a named config, or on --model. Compilation is
+the KV cache, then again with the whole cache allocated from the start, as a baseline) on a randomly initialised model of a named config, or on --model. Compilation is
 timed apart. With --peak-tflops (default 989, an H200's dense bf16 peak, on CUDA) it reports MFU.`,
 		Example: `  mathrl bench --config tiny --backend cpu --batch 8 --len 64 --new-tokens 32
   mathrl bench --config qwen3-0.6b --dtype bf16 --backend cuda --batch 64 --len 320 --new-tokens 256 --json`,

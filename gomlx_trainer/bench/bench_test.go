@@ -35,7 +35,8 @@ func TestRunTiny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TrainStepMS <= 0 || res.TrainTokensPerS <= 0 || res.TrainMFU <= 0 || res.DecodeStepMS <= 0 || res.DecodeTokensPerS <= 0 {
+	if res.TrainStepMS <= 0 || res.TrainTokensPerS <= 0 || res.TrainMFU <= 0 || res.DecodeStepMS <= 0 || res.DecodeTokensPerS <= 0 ||
+		res.DecodeWholeCacheStepMS <= 0 {
 		t.Errorf("result %+v", res)
 	}
 	// The training step really updates the weights.

@@ -9,11 +9,13 @@ import (
 
 // CacheShapes returns the shapes of the key/value cache for batch rows of up to
 // capacity tokens: for each layer a key then a value tensor, each
-// [batch, capacity, kvHeads, headDim] in dtype.
+// [batch, kvHeads, capacity, headDim] in dtype. Heads come before positions so
+// that attention's batched matmuls read the cache as it lies, without a
+// transposed copy at every step.
 func (c Config) CacheShapes(batch, capacity int, dtype dtypes.DType) []shapes.Shape {
 	out := make([]shapes.Shape, 0, 2*c.Layers)
 	for i := 0; i < 2*c.Layers; i++ {
-		out = append(out, shapes.Make(dtype, batch, capacity, c.KVHeads, c.HeadDim))
+		out = append(out, shapes.Make(dtype, batch, c.KVHeads, capacity, c.HeadDim))
 	}
 	return out
 }
@@ -24,7 +26,7 @@ func (c Config) CacheShapes(batch, capacity int, dtype dtypes.DType) []shapes.Sh
 //   - start [batch] int32: the position of row b's first token (the number of
 //     tokens already in its cache);
 //   - lens [batch] int32: real tokens per row, 0 to chunk (0 leaves the row alone);
-//   - cache: as CacheShapes.
+//   - cache: as CacheShapes, of any capacity that holds every row's start+lens.
 //
 // Each real token's key and value are added into its slot with ScatterSum (the
 // pure Go backend has no DynamicUpdateSlice, and a Where over the whole cache
@@ -40,30 +42,34 @@ func Extend(ctx *context.Context, cfg Config, tokens, start, lens *Node, cache [
 	if len(cache) != 2*cfg.Layers {
 		panic("qwen3: Extend: cache must hold a key and a value tensor per layer")
 	}
-	capacity := cache[0].Shape().Dimensions[1]
+	capacity := cache[0].Shape().Dimensions[2]
 	start = ConvertDType(start, dtypes.Int32)
 	lens = ConvertDType(lens, dtypes.Int32)
 	positions := Add(InsertAxes(start, -1), Iota(g, shapes.Make(dtypes.Int32, b, c), 1)) // [b, c]
 
 	slots := Iota(g, shapes.Make(dtypes.Int32, b, c, capacity), 2)
 	visible := LessOrEqual(slots, BroadcastToDims(InsertAxes(positions, -1), b, c, capacity)) // [b, c, capacity]
-	// Token j of row b goes to cache[b, start[b]+j]; padding tokens add zeros (at a
-	// clamped position), which leaves the cache unchanged.
+	// Token j of row b goes to cache[b, :, start[b]+j]; padding tokens add zeros
+	// (at a clamped position), which leaves the cache unchanged.
+	kvh := cfg.KVHeads
 	valid := LessThan(Iota(g, shapes.Make(dtypes.Int32, b, c), 1), BroadcastToDims(InsertAxes(lens, -1), b, c))
+	valid = BroadcastToDims(Reshape(valid, b, c, 1, 1), b, c, kvh, cfg.HeadDim)
+	indexShape := shapes.Make(dtypes.Int32, b, c, kvh, 1)
 	index := Concatenate([]*Node{
-		InsertAxes(Iota(g, shapes.Make(dtypes.Int32, b, c), 0), -1),
-		InsertAxes(MinScalar(positions, capacity-1), -1),
-	}, -1) // [b, c, 2]
+		Iota(g, indexShape, 0), // row
+		Iota(g, indexShape, 2), // kv head
+		BroadcastToDims(Reshape(MinScalar(positions, capacity-1), b, c, 1, 1), b, c, kvh, 1), // slot
+	}, -1) // [b, c, kvHeads, 3]
 
 	newCache = make([]*Node, len(cache))
-	kv := func(layer int, k, v *Node) (*Node, *Node, *Node) {
+	kv := func(layer int, k, v *Node) (*Node, *Node, *Node, bool) {
 		write := func(x, old *Node) *Node {
-			x = Where(valid, x, ZerosLike(x))
+			x = Where(valid, x, ZerosLike(x)) // x: [b, c, kvHeads, headDim]
 			return ScatterSum(old, index, x, false, false)
 		}
 		newCache[2*layer] = write(k, cache[2*layer])
 		newCache[2*layer+1] = write(v, cache[2*layer+1])
-		return newCache[2*layer], newCache[2*layer+1], visible
+		return newCache[2*layer], newCache[2*layer+1], visible, true
 	}
 	h := decoder(ctx, cfg, tokens, positions, kv) // [b, c, hidden]
 	var last *Node

@@ -71,28 +71,34 @@ func applyRope(x, cos, sin *Node) *Node {
 	return Add(Mul(x, cos), Mul(rotated, sin))
 }
 
-// attention is grouped-query attention. q: [b, t, heads, hd]; k, v: [b, s, kvHeads, hd];
-// visible: bool [b, t, s], true where query t may attend to key s. Scores and
-// softmax are computed in float32. Returns [b, t, heads*hd].
-func attention(cfg Config, q, k, v, visible *Node) *Node {
+// attention is grouped-query attention. q: [b, t, heads, hd]; k, v: [b, s, kvHeads, hd]
+// or, with headsFirst, [b, kvHeads, s, hd] (the cache's layout); visible: bool
+// [b, t, s], true where query t may attend to key s. Scores and softmax are
+// computed in float32. Returns [b, t, heads*hd].
+func attention(cfg Config, q, k, v, visible *Node, headsFirst bool) *Node {
 	b, t := q.Shape().Dimensions[0], q.Shape().Dimensions[1]
-	s := k.Shape().Dimensions[1]
+	seqAxis, headAxis := 1, 2
+	if headsFirst {
+		seqAxis, headAxis = 2, 1
+	}
+	s := k.Shape().Dimensions[seqAxis]
 	groups := cfg.Heads / cfg.KVHeads
 	qg := Reshape(q, b, t, cfg.KVHeads, groups, cfg.HeadDim)
-	scores := DotGeneral(qg, []int{4}, []int{0, 2}, k, []int{3}, []int{0, 2}) // [b, kv, t, g, s]
+	scores := DotGeneral(qg, []int{4}, []int{0, 2}, k, []int{3}, []int{0, headAxis}) // [b, kv, t, g, s]
 	scores.AssertDims(b, cfg.KVHeads, t, groups, s)
 	scores = MulScalar(ConvertDType(scores, dtypes.Float32), 1/math.Sqrt(float64(cfg.HeadDim)))
 	mask := BroadcastToDims(Reshape(visible, b, 1, t, 1, s), b, cfg.KVHeads, t, groups, s)
 	scores = Where(mask, scores, Scalar(q.Graph(), dtypes.Float32, maskedScore))
 	probs := ConvertDType(Softmax(scores, -1), q.DType())
-	out := DotGeneral(probs, []int{4}, []int{0, 1}, v, []int{1}, []int{0, 2}) // [b, kv, t, g, hd]
-	out = TransposeAllAxes(out, 0, 2, 1, 3, 4)                                // [b, t, kv, g, hd]
+	out := DotGeneral(probs, []int{4}, []int{0, 1}, v, []int{seqAxis}, []int{0, headAxis}) // [b, kv, t, g, hd]
+	out = TransposeAllAxes(out, 0, 2, 1, 3, 4)                                             // [b, t, kv, g, hd]
 	return Reshape(out, b, t, cfg.Heads*cfg.HeadDim)
 }
 
 // kvFunc receives a layer's new keys and values [b, t, kvHeads, hd] and returns the
-// keys and values to attend to [b, s, kvHeads, hd] with the visibility mask [b, t, s].
-type kvFunc func(layer int, k, v *Node) (keys, values, visible *Node)
+// keys and values to attend to, [b, s, kvHeads, hd] or, with headsFirst,
+// [b, kvHeads, s, hd], with the visibility mask [b, t, s].
+type kvFunc func(layer int, k, v *Node) (keys, values, visible *Node, headsFirst bool)
 
 // decoder runs the embedding and every layer on ids [b, t] at int32 positions
 // [b, t], and returns the final normalised hidden states [b, t, hidden].
@@ -114,8 +120,8 @@ func decoder(ctx *context.Context, cfg Config, ids, positions *Node, kv kvFunc) 
 		v := Reshape(linear(h, w("self_attn.v_proj")), b, t, cfg.KVHeads, cfg.HeadDim)
 		q = applyRope(rmsNorm(q, w("self_attn.q_norm"), eps), cos, sin)
 		k = applyRope(rmsNorm(k, w("self_attn.k_norm"), eps), cos, sin)
-		keys, values, visible := kv(i, k, v)
-		x = Add(x, linear(attention(cfg, q, keys, values, visible), w("self_attn.o_proj")))
+		keys, values, visible, headsFirst := kv(i, k, v)
+		x = Add(x, linear(attention(cfg, q, keys, values, visible, headsFirst), w("self_attn.o_proj")))
 		h = rmsNorm(x, w("post_attention_layernorm"), eps)
 		gate := linear(h, w("mlp.gate_proj"))
 		up := linear(h, w("mlp.up_proj"))
@@ -156,7 +162,7 @@ func Hidden(ctx *context.Context, cfg Config, ids *Node) *Node {
 	b, t := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
 	positions := Iota(g, shapes.Make(dtypes.Int32, b, t), 1)
 	visible := causal(g, b, t)
-	return decoder(ctx, cfg, ids, positions, func(_ int, k, v *Node) (*Node, *Node, *Node) { return k, v, visible })
+	return decoder(ctx, cfg, ids, positions, func(_ int, k, v *Node) (*Node, *Node, *Node, bool) { return k, v, visible, false })
 }
 
 // TokenLogProbs returns, for token ids [batch, seq], the float32 log-probability

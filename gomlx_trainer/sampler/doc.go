@@ -4,9 +4,11 @@
 // prompt, the last sampled token, or appended tool output), writes their keys and
 // values into the cache and samples the next token in the graph.
 //
-// Shapes are static: the batch is fixed per session, the cache length is a power
-// of two, and the chunk length is 1 or a power of two from 16, so a session
-// compiles a handful of graphs whatever its prompt lengths.
+// Shapes are static: the batch is fixed per session, the chunk length is 1 or a
+// power of two from 16, and the cache grows with the sequences through a few
+// lengths (64, 128, 256, then multiples of 256, up to the capacity), so that a
+// step attends over about the used part of the cache rather than all of it; a
+// session compiles a handful of graphs whatever its prompt lengths.
 //
 // Sampling is temperature, top-k and top-p (both found by bisection in the graph,
 // since there is no sort op), stop ids and a token budget, reproducible from a

@@ -207,6 +207,66 @@ func TestAppendMatchesNoCache(t *testing.T) {
 	}
 }
 
+// TestGrowingCacheMatchesFullCache runs prompts whose cache grows from 64 to
+// 128, 256 and 512 slots of a capacity of 1024: greedy tokens equal a full
+// recompute, and sampled tokens and log-probs equal those of a cache allocated
+// at full capacity from the start.
+func TestGrowingCacheMatchesFullCache(t *testing.T) {
+	m, prompt, _ := tinyModel(t)
+	b := backendtest.New(t)
+	long := func(n int) []int {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = prompt[i%len(prompt)] + i%7
+		}
+		return out
+	}
+	prompts := [][]int{long(50), long(100), prompt[:4]}
+	const n = 40
+	s := New(b, m)
+	greedy, err := s.Generate(context.Background(), prompts, Options{MaxNewTokens: n, StopIDs: []int{}, Capacity: 1024, MaxChunk: 48})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := newFullLogits(b, m)
+	for i, p := range prompts {
+		if want := full.greedyNoCache(t, p, n); !slices.Equal(greedy[i].IDs, want) {
+			t.Errorf("greedy, prompt %d: growing cache %v, recomputed %v", i, greedy[i].IDs, want)
+		}
+	}
+	opts := Options{MaxNewTokens: 4 * n, Temperature: 0.9, TopP: 0.95, Seed: 7, StopIDs: []int{}, Capacity: 1024}
+	growing, err := s.Generate(context.Background(), prompts, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.FullCache = true
+	fixed, err := s.Generate(context.Background(), prompts, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range prompts {
+		if len(growing[i].IDs) != 4*n || !slices.Equal(growing[i].IDs, fixed[i].IDs) {
+			t.Fatalf("sampled, prompt %d: growing cache %v, full cache %v", i, growing[i].IDs, fixed[i].IDs)
+		}
+		for j, lp := range growing[i].LogProbs {
+			if d := math.Abs(float64(lp - fixed[i].LogProbs[j])); d > 1e-5 {
+				t.Errorf("prompt %d token %d: log-prob %g with a growing cache, %g with a full one", i, j, lp, fixed[i].LogProbs[j])
+			}
+		}
+	}
+}
+
+func TestCacheBucket(t *testing.T) {
+	for _, c := range []struct{ n, capacity, want int }{
+		{1, 1024, 64}, {64, 1024, 64}, {65, 1024, 128}, {200, 1024, 256}, {257, 1024, 512},
+		{513, 1024, 768}, {1000, 1024, 1024}, {100, 64, 64}, {300, 300, 300},
+	} {
+		if got := cacheBucket(c.n, c.capacity); got != c.want {
+			t.Errorf("cacheBucket(%d, %d) = %d, want %d", c.n, c.capacity, got, c.want)
+		}
+	}
+}
+
 func TestSamplingReproducibleAndLogProbs(t *testing.T) {
 	m, prompt, _ := tinyModel(t)
 	b := backendtest.New(t)

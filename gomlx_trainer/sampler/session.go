@@ -8,6 +8,7 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 
@@ -22,8 +23,9 @@ type Options struct {
 	TopK         int     // keep the K most likely tokens; 0 keeps all
 	StopIDs      []int   // a sampled id in this list ends its sequence (finish "stop"); nil: the model's eos_token_id
 	Seed         uint64  // seeds the session's random stream
-	Capacity     int     // key/value cache length per sequence; 0: longest prompt + MaxNewTokens, rounded up to a power of two
+	Capacity     int     // most key/value cache slots per sequence; 0: longest prompt + MaxNewTokens, rounded up to a power of two
 	MaxChunk     int     // most tokens fed per sequence in one step (longer prompts take several steps); default 512
+	FullCache    bool    // allocate the cache at Capacity from the start instead of growing it (slower; for comparisons)
 }
 
 // FinishReason says why a sequence stopped.
@@ -50,12 +52,14 @@ type Sampler struct {
 	backend backends.Backend
 	model   *qwen3.Model
 	execs   map[mode]*mlctx.Exec
-	zeros   map[[2]int]*graph.Exec
+	zeros   map[[2]int]*graph.Exec // by batch, length
+	grows   map[[3]int]*graph.Exec // by batch, old length, new length
 }
 
 // New returns a sampler for model on backend.
 func New(backend backends.Backend, model *qwen3.Model) *Sampler {
-	return &Sampler{backend: backend, model: model, execs: map[mode]*mlctx.Exec{}, zeros: map[[2]int]*graph.Exec{}}
+	return &Sampler{backend: backend, model: model, execs: map[mode]*mlctx.Exec{}, zeros: map[[2]int]*graph.Exec{},
+		grows: map[[3]int]*graph.Exec{}}
 }
 
 // Session is a batch of sequences being generated. Drive it with Step or Run;
@@ -68,7 +72,7 @@ type Session struct {
 	capacity int
 	stop     map[int]bool
 
-	cache   []*tensors.Tensor
+	cache   []*tensors.Tensor // allocated slots per sequence: cache[0]'s axis 2, at most capacity
 	rng     *tensors.Tensor
 	cached  []int   // tokens already in each row's cache
 	pending [][]int // tokens to feed each row at its next step
@@ -151,7 +155,11 @@ func (s *Sampler) Start(prompts [][]int, opts Options) (*Session, error) {
 	if sess.rng, err = graph.RNGStateFromSeed(int64(opts.Seed)); err != nil {
 		return nil, fmt.Errorf("sampler: %w", err)
 	}
-	if sess.cache, err = s.emptyCache(len(prompts), capacity); err != nil {
+	initial := cacheBucket(longest, capacity)
+	if opts.FullCache {
+		initial = capacity
+	}
+	if sess.cache, err = s.emptyCache(len(prompts), initial); err != nil {
 		return nil, err
 	}
 	return sess, nil
@@ -193,6 +201,43 @@ func (s *Sampler) emptyCache(batch, capacity int) ([]*tensors.Tensor, error) {
 	return out, nil
 }
 
+// grow returns cache (of length slots per sequence) lengthened to length
+// slots, the new ones zero; the old tensors are given up.
+func (s *Sampler) grow(cache []*tensors.Tensor, length int) ([]*tensors.Tensor, error) {
+	sh := cache[0].Shape()
+	key := [3]int{sh.Dimensions[0], sh.Dimensions[2], length}
+	exec, ok := s.grows[key]
+	if !ok {
+		var err error
+		exec, err = graph.NewExec(s.backend, func(old []*graph.Node) []*graph.Node {
+			out := make([]*graph.Node, len(old))
+			for i, t := range old {
+				dims := slices.Clone(t.Shape().Dimensions)
+				dims[2] = length - dims[2]
+				out[i] = graph.Concatenate([]*graph.Node{t, graph.Zeros(t.Graph(), shapes.Make(t.DType(), dims...))}, 2)
+			}
+			return out
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sampler: %w", err)
+		}
+		s.grows[key] = exec
+	}
+	args := make([]any, len(cache))
+	for i, t := range cache {
+		donated, err := graph.DonateTensorBuffer(t, s.backend, 0)
+		if err != nil {
+			return nil, fmt.Errorf("sampler: %w", err)
+		}
+		args[i] = donated
+	}
+	out, err := exec.Exec(args...)
+	if err != nil {
+		return nil, fmt.Errorf("sampler: growing the cache to %d: %w", length, err)
+	}
+	return out, nil
+}
+
 // exec returns the compiled step for a sampling mode.
 func (s *Sampler) exec(m mode) (*mlctx.Exec, error) {
 	if e, ok := s.execs[m]; ok {
@@ -227,23 +272,46 @@ func chunkBucket(n int) int {
 	return b
 }
 
+// cacheBucket is how many cache slots per sequence are allocated while the
+// longest holds n tokens: a power of two from 64 up to 256, then a multiple of
+// 256, at most the capacity. Each step attends over all allocated slots, so the
+// cache grows with the sequences rather than being read at full capacity from
+// the first token; each length compiles its own step graph.
+func cacheBucket(n, capacity int) int {
+	w := 64
+	for w < n && w < 256 {
+		w *= 2
+	}
+	if w < n {
+		w = (n + 255) / 256 * 256
+	}
+	return min(w, capacity)
+}
+
 // Step feeds every active sequence its pending tokens (at most MaxChunk) and
 // samples the next token of each sequence whose pending tokens are all in.
 // It reports whether any sequence is still active.
 func (ss *Session) Step() (bool, error) {
 	n := len(ss.active)
 	feed := make([]int, n)
-	longest := 0
+	longest, reach := 0, 0
 	for i := range n {
 		if ss.active[i] {
 			feed[i] = min(len(ss.pending[i]), ss.opts.MaxChunk)
 			longest = max(longest, feed[i])
+			reach = max(reach, ss.cached[i]+feed[i])
 		}
 	}
 	if longest == 0 {
 		return false, nil
 	}
-	chunk := min(chunkBucket(longest), ss.capacity)
+	if allocated := ss.cache[0].Shape().Dimensions[2]; reach > allocated {
+		var err error
+		if ss.cache, err = ss.s.grow(ss.cache, cacheBucket(reach, ss.capacity)); err != nil {
+			return false, err
+		}
+	}
+	chunk := min(chunkBucket(longest), ss.cache[0].Shape().Dimensions[2])
 	tokens := make([][]int32, n)
 	start := make([]int32, n)
 	lens := make([]int32, n)

@@ -8,39 +8,40 @@
 # tiny float32 checkpoint's logits against mathrl forward, and the run's checkpoint);
 # writes the run folder under $OUT (default ./train-out).
 #
-# The GPU machine needs no Go: build the binary beforehand on an x86-64 Linux machine
-# (cgo on, glibc >= 2.34) and bring it along with the real Qwen3 tokenizer.json:
-#   go build -o .cache/bin/mathrl ./cmd/mathrl
-#   bash scripts/setup.sh          # fetches .cache/testdeps/qwen3/tokenizer.json
-# It needs a python3 with JAX's CUDA plugin wheel (jax-cuda13-pjrt or jax-cuda12-pjrt)
+# The GPU machine needs no Go: build the binary and gather the real Qwen3
+# tokenizer.json beforehand (scripts/device/prepare.sh) and bring them along. It
+# needs a python3 with JAX's CUDA plugin wheel (jax-cuda13-pjrt or jax-cuda12-pjrt)
 # and the nvidia-* wheels; mathrl finds them (see `mathrl doctor`). Nothing is
 # downloaded. The prompts are generated arithmetic (prompt_data arith), so no dataset is
 # needed; a random model rarely calls the tool, so the warm start (3 steps on traces
-# that call it) is what exercises the sandbox here.
+# that call it) is what exercises the sandbox here. Usually run through check_h200.sh.
 #
-# Knobs: ROLLOUTS (3), PROMPTS (8), GROUP (8), RESPONSE (256 tokens), MICRO (16),
-# PEAK_TFLOPS (989, H200 dense bf16), MATHRL_BIN, TOKENIZER.
+# Knobs: ROLLOUTS (3), PROMPTS (8), GROUP (8), RESPONSE (256 tokens), MICRO (16), SFT_BATCH (8),
+# PEAK_TFLOPS (989, H200 dense bf16), MATHRL_BIN, TOKENIZER, BACKEND (cuda), MODEL
+# (qwen3-0.6b), DTYPE (bfloat16), SKIP_TORCH=1 (skip the transformers export check:
+# a dry run, e.g. on a CPU with MODEL=tiny TOKENIZER=bytes).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-bin=${MATHRL_BIN:-.cache/bin/mathrl}
-tok=${TOKENIZER:-.cache/testdeps/qwen3/tokenizer.json}
+bin=${MATHRL_BIN:-.cache/device/mathrl}
+tok=${TOKENIZER:-.cache/device/tokenizer.json}
 out=${OUT:-train-out}
 rollouts=${ROLLOUTS:-3} prompts=${PROMPTS:-8} group=${GROUP:-8} response=${RESPONSE:-256} micro=${MICRO:-16}
-peak=${PEAK_TFLOPS:-989}
+sft_batch=${SFT_BATCH:-8}
+peak=${PEAK_TFLOPS:-989} backend=${BACKEND:-cuda} model=${MODEL:-qwen3-0.6b} dtype=${DTYPE:-bfloat16}
 mkdir -p "$out"
 rm -rf "$out/run"
 
 echo "== mathrl doctor"
 "$bin" doctor | tee "$out/doctor.txt" || true
 
-echo "== mathrl train: retool recipe, Qwen3-0.6B shapes, $rollouts rollouts of $prompts x $group, $response-token responses"
+echo "== mathrl train: retool recipe, $model shapes, $rollouts rollouts of $prompts x $group, $response-token responses"
 start=$(date +%s)
-"$bin" train --config retool-grpo-qwen3-4b --backend cuda --tiny-model qwen3-0.6b --dtype bfloat16 \
+"$bin" train --config retool-grpo-qwen3-4b --backend "$backend" --tiny-model "$model" --dtype "$dtype" \
   --tokenizer "$tok" --prompt-data arith --eval-prompt-data arith --eval-max-prompts 8 --n-samples-per-eval-prompt 1 \
   --eval-max-response-len "$response" --eval-interval 0 \
   --num-rollout "$rollouts" --rollout-batch-size "$prompts" --n-samples-per-prompt "$group" \
   --global-batch-size $((prompts * group / 2)) --micro-batch-size "$micro" \
-  --rollout-max-response-len "$response" --sft-steps 3 --sft-batch-size 8 --sft-lr 1e-5 \
+  --rollout-max-response-len "$response" --sft-steps 3 --sft-batch-size "$sft_batch" --sft-lr 1e-5 \
   --tool-concurrency 8 --save "$out/run" --save-interval 0 --keep-ckpts 1 2>&1 | tee "$out/train.log"
 echo "wall time: $(( $(date +%s) - start )) s (first calls of each shape include XLA compilation)"
 
@@ -62,6 +63,9 @@ all_s = sum(tot.values())
 print("split after the first step: " + ", ".join(f"{k.split('_')[0]} {v / all_s:.0%}" for k, v in tot.items()))
 PY
 
+if [ -n "${SKIP_TORCH:-}" ]; then
+  exit 0
+fi
 echo "== transformers loads what mathrl writes"
 "$bin" model init --config tiny --dtype f32 --seed 5 --out "$out/export-tiny"
 ckpt=$(ls -d "$out"/run/ckpt/step-* | tail -1)

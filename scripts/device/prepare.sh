@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Gathers into .cache/device (git-ignored) what the GPU check needs on a machine
+# that has no Go and no internet: the mathrl binary (x86-64 Linux, cgo, glibc >= 2.34),
+# the real Qwen3 tokenizer.json and, when $MATHRL_TEST_MODELS holds it, the
+# tiny-qwen3-hf reference checkpoint (parity on the device). Then, on the GPU
+# machine, with .cache/device brought along:
+#   bash scripts/device/check_h200.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+dst=.cache/device
+tok=.cache/testdeps/qwen3/tokenizer.json
+[ -f "$tok" ] || bash scripts/setup.sh
+rm -rf "$dst.tmp"
+mkdir -p "$dst.tmp"
+CGO_ENABLED=1 GOOS=linux GOARCH=amd64 go build -o "$dst.tmp/mathrl" ./cmd/mathrl
+cp "$tok" "$dst.tmp/tokenizer.json"
+tiny=${MATHRL_TEST_MODELS:+$MATHRL_TEST_MODELS/tiny-qwen3-hf}
+if [ -n "$tiny" ] && [ -f "$tiny/reference.json" ]; then
+  cp -r "$tiny" "$dst.tmp/tiny-qwen3-hf"
+  chmod -R u+w "$dst.tmp/tiny-qwen3-hf"
+else
+  echo "prepare: no tiny-qwen3-hf (set MATHRL_TEST_MODELS): the device check will skip parity"
+fi
+rm -rf "$dst"
+mv "$dst.tmp" "$dst"
+du -sh "$dst"
+echo "prepare: done; on the GPU machine, with $dst brought along: bash scripts/device/check_h200.sh"
