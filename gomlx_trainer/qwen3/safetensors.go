@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -31,11 +32,13 @@ type TensorInfo struct {
 }
 
 // Checkpoint is a set of safetensors files opened lazily: only the headers are
-// read when it is opened, and each tensor's bytes are read when asked for, so a
-// large checkpoint is never held in memory as a whole.
+// read when it is opened, and each tensor's bytes are read when asked for, into
+// one reused buffer, so a large checkpoint is never held in memory as a whole.
+// It is not safe for concurrent use.
 type Checkpoint struct {
 	tensors map[string]TensorInfo
 	files   map[string]*os.File
+	raw     []byte // the bytes of the tensor being read, reused
 }
 
 // OpenCheckpoint opens dir/model.safetensors, or the shards listed in
@@ -192,7 +195,8 @@ func (c *Checkpoint) Read(name string, dtype dtypes.DType) (*tensors.Tensor, err
 	if !ok {
 		return nil, fmt.Errorf("qwen3: tensor %q not in checkpoint", name)
 	}
-	raw := make([]byte, info.end-info.begin)
+	c.raw = slices.Grow(c.raw[:0], int(info.end-info.begin))[:info.end-info.begin]
+	raw := c.raw
 	if _, err := c.files[info.file].ReadAt(raw, info.begin); err != nil {
 		return nil, fmt.Errorf("qwen3: %s: tensor %q: %w", info.file, name, err)
 	}
@@ -234,6 +238,7 @@ func (c *Checkpoint) Close() error {
 		}
 	}
 	c.files = map[string]*os.File{}
+	c.raw = nil
 	return first
 }
 
