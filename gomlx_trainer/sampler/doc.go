@@ -6,9 +6,10 @@
 //
 // Shapes are static: the batch is fixed per session, the chunk length is 1 or a
 // power of two from 16, and the cache grows with the sequences through a few
-// lengths (64, 128, 256, then multiples of 256, up to the capacity), so that a
-// step attends over about the used part of the cache rather than all of it; a
-// session compiles a handful of graphs whatever its prompt lengths.
+// lengths (powers of two from 64 to 2048, then multiples of 2048, up to the
+// capacity), so that a step attends over about the used part of the cache
+// rather than all of it. A session compiles a handful of graphs whatever its
+// prompt lengths.
 //
 // Sampling is temperature, top-k and top-p (both found by bisection in the graph,
 // since there is no sort op), stop ids and a token budget, reproducible from a

@@ -259,7 +259,8 @@ func TestGrowingCacheMatchesFullCache(t *testing.T) {
 func TestCacheBucket(t *testing.T) {
 	for _, c := range []struct{ n, capacity, want int }{
 		{1, 1024, 64}, {64, 1024, 64}, {65, 1024, 128}, {200, 1024, 256}, {257, 1024, 512},
-		{513, 1024, 768}, {1000, 1024, 1024}, {100, 64, 64}, {300, 300, 300},
+		{513, 1024, 1024}, {1000, 1024, 1024}, {100, 64, 64}, {300, 300, 300}, {2049, 20000, 4096},
+		{6000, 20000, 6144}, {8193, 8704, 8704},
 	} {
 		if got := cacheBucket(c.n, c.capacity); got != c.want {
 			t.Errorf("cacheBucket(%d, %d) = %d, want %d", c.n, c.capacity, got, c.want)

@@ -254,7 +254,9 @@ func (s *Sampler) exec(m mode) (*mlctx.Exec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sampler: %w", err)
 	}
-	e.SetMaxCache(64)
+	// One graph per batch size, cache length and chunk length: a long run with
+	// tool calls meets many of those, and evicting them would mean recompiling.
+	e.SetMaxCache(512)
 	s.execs[m] = e
 	return e, nil
 }
@@ -273,17 +275,19 @@ func chunkBucket(n int) int {
 }
 
 // cacheBucket is how many cache slots per sequence are allocated while the
-// longest holds n tokens: a power of two from 64 up to 256, then a multiple of
-// 256, at most the capacity. Each step attends over all allocated slots, so the
-// cache grows with the sequences rather than being read at full capacity from
-// the first token; each length compiles its own step graph.
+// longest sequence holds n tokens: a power of two from 64 up to 2048, then a
+// multiple of 2048, at most the capacity. Each step attends over all allocated
+// slots, so the cache grows with the sequences rather than being read at full
+// capacity from the first token. Each length compiles its own step graphs, so
+// the lengths are few: 10 up to 8k tokens, 14 up to 16k.
 func cacheBucket(n, capacity int) int {
+	const linearFrom = 2048
 	w := 64
-	for w < n && w < 256 {
+	for w < n && w < linearFrom {
 		w *= 2
 	}
 	if w < n {
-		w = (n + 255) / 256 * 256
+		w = (n + linearFrom - 1) / linearFrom * linearFrom
 	}
 	return min(w, capacity)
 }
