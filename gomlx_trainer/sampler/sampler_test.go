@@ -421,4 +421,12 @@ func TestStopAndBadInput(t *testing.T) {
 			t.Errorf("%s: no error", name)
 		}
 	}
+	ss, err := s.Start([][]int{{1, 2}}, Options{MaxNewTokens: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss.Close()
+	if _, err := ss.Step(); err == nil {
+		t.Error("step after close: no error")
+	}
 }

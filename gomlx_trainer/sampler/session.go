@@ -201,39 +201,36 @@ func (s *Sampler) emptyCache(batch, capacity int) ([]*tensors.Tensor, error) {
 	return out, nil
 }
 
-// grow returns cache (of length slots per sequence) lengthened to length
-// slots, the new ones zero; the old tensors are given up.
+// grow returns cache lengthened to length slots per sequence, the new slots
+// zero. The tensors are grown one at a time, each old one given up as its new
+// one is made, so the device never holds much more than the grown cache.
 func (s *Sampler) grow(cache []*tensors.Tensor, length int) ([]*tensors.Tensor, error) {
 	sh := cache[0].Shape()
 	key := [3]int{sh.Dimensions[0], sh.Dimensions[2], length}
 	exec, ok := s.grows[key]
 	if !ok {
 		var err error
-		exec, err = graph.NewExec(s.backend, func(old []*graph.Node) []*graph.Node {
-			out := make([]*graph.Node, len(old))
-			for i, t := range old {
-				dims := slices.Clone(t.Shape().Dimensions)
-				dims[2] = length - dims[2]
-				out[i] = graph.Concatenate([]*graph.Node{t, graph.Zeros(t.Graph(), shapes.Make(t.DType(), dims...))}, 2)
-			}
-			return out
+		exec, err = graph.NewExec(s.backend, func(old *graph.Node) *graph.Node {
+			dims := slices.Clone(old.Shape().Dimensions)
+			dims[2] = length - dims[2]
+			return graph.Concatenate([]*graph.Node{old, graph.Zeros(old.Graph(), shapes.Make(old.DType(), dims...))}, 2)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("sampler: %w", err)
 		}
 		s.grows[key] = exec
 	}
-	args := make([]any, len(cache))
+	out := make([]*tensors.Tensor, len(cache))
 	for i, t := range cache {
 		donated, err := graph.DonateTensorBuffer(t, s.backend, 0)
 		if err != nil {
 			return nil, fmt.Errorf("sampler: %w", err)
 		}
-		args[i] = donated
-	}
-	out, err := exec.Exec(args...)
-	if err != nil {
-		return nil, fmt.Errorf("sampler: growing the cache to %d: %w", length, err)
+		grown, err := exec.Exec(donated)
+		if err != nil {
+			return nil, fmt.Errorf("sampler: growing the cache to %d: %w", length, err)
+		}
+		out[i] = grown[0]
 	}
 	return out, nil
 }
@@ -296,6 +293,9 @@ func cacheBucket(n, capacity int) int {
 // samples the next token of each sequence whose pending tokens are all in.
 // It reports whether any sequence is still active.
 func (ss *Session) Step() (bool, error) {
+	if ss.cache == nil {
+		return false, errors.New("sampler: step on a session that is closed or failed")
+	}
 	n := len(ss.active)
 	feed := make([]int, n)
 	longest, reach := 0, 0
