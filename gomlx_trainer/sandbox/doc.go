@@ -47,9 +47,11 @@
 //     timeout), and before reaping the program kills what it left: at the
 //     namespaces level the kernel has already killed the whole PID namespace
 //     with its init; at the uid level every process of the worker's uid is
-//     killed (pinned by pidfd, so that a reused pid is never hit); at the
-//     rlimits level every process still holding the output pipes. It then
-//     removes the temporary folder.
+//     killed (pinned by pidfd, so that a reused pid is never hit), and the
+//     worker waits (at most 5 s) until the system's init has reaped them, since
+//     until then they count against the next program's RLIMIT_NPROC; at the
+//     rlimits level every process still holding the output pipes is killed. It
+//     then removes the temporary folder.
 //
 // # Levels
 //

@@ -152,6 +152,9 @@ func (p *Pool) runAt(ctx context.Context, cfg Config, level Level, slot int, cod
 		killPipeHolders(outR, errR)
 	}
 	cmd.Wait()
+	if uid >= 0 {
+		waitUIDGone(uid, orphanReapWait)
+	}
 	deadline := time.Now().Add(2 * time.Second)
 	outR.SetReadDeadline(deadline)
 	errR.SetReadDeadline(deadline)
@@ -285,6 +288,38 @@ func killUID(uid int) {
 			killIf(pid, func(st procStatus) bool { return st.uids[0] == uid || st.uids[1] == uid })
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// orphanReapWait bounds how long a run waits for its killed orphans to be
+// reaped; the system's init was seen to reap them every 2 s.
+const orphanReapWait = 5 * time.Second
+
+// waitUIDGone waits, at most limit, until no process of uid is left, zombies
+// included, killing live ones again. A killed program's orphans are reaped by
+// the system's init, which can take seconds, and until then they count against
+// RLIMIT_NPROC of the next program this worker runs as the same uid: without
+// the wait, that program's first fork could fail with EAGAIN. Runs that leave
+// nothing behind pay one scan of /proc.
+func waitUIDGone(uid int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	ofUID := func(st procStatus) bool { return st.uids[0] == uid || st.uids[1] == uid }
+	for {
+		left := false
+		for _, pid := range allPIDs() {
+			st, err := readStatus(pid)
+			if err != nil || !ofUID(st) {
+				continue
+			}
+			left = true
+			if st.state != "Z" && st.state != "X" {
+				killIf(pid, ofUID)
+			}
+		}
+		if !left || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -532,3 +532,48 @@ print("alive")
 		}
 	})
 }
+
+// TestLeftoversDoNotStarveTheNextProgram runs, on a one-worker pool, a program
+// that leaves processes behind and at once one that forks close to the process
+// limit as the same uid: the leftovers, killed and then reaped by the system's
+// init in its own time, must not count against the next program's limit.
+func TestLeftoversDoNotStarveTheNextProgram(t *testing.T) {
+	t.Parallel()
+	for _, s := range setups(t) {
+		if s.cfg.Isolation == sandbox.LevelRlimits {
+			continue // no process limit at that level
+		}
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := s.cfg
+			cfg.Workers = 1
+			p, err := sandbox.NewPool(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			r := run(t, p, fmt.Sprintf(`import subprocess
+for _ in range(%d):
+    subprocess.Popen(["sleep", "60"], start_new_session=True)
+print("left")
+`, cfg.Processes-4))
+			if r.Stdout != "left\n" {
+				t.Fatalf("first program: stdout %q", r.Stdout)
+			}
+			r = run(t, p, fmt.Sprintf(`import os
+pids = []
+for _ in range(%d):
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    pids.append(pid)
+for pid in pids:
+    os.waitpid(pid, 0)
+print("forked", len(pids))
+`, cfg.Processes-4))
+			if want := fmt.Sprintf("forked %d\n", cfg.Processes-4); r.Stdout != want {
+				t.Errorf("second program, same uid: stdout %q, want %q (stderr %.200q)", r.Stdout, want, r.Stderr)
+			}
+		})
+	}
+}
