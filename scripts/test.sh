@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs the references the tests
 # compare against (scripts/setup.sh), pulls the datasets (checksummed), then runs
-# gofmt, go vet and every Go test on the CPU backend.
+# gofmt, go vet and every Go test on the CPU backend, the GPU check scripts on the
+# CPU with tiny sizes (a dry run), and the notebooks.
 #
 # Without internet, point MATHRL_DATA_MIRROR at a folder holding the dataset files
 # and MATHRL_TEST_MODELS at a folder holding tiny-qwen3-hf/.
