@@ -74,8 +74,9 @@ type Session struct {
 
 	cache   []*tensors.Tensor // allocated slots per sequence: cache[0]'s axis 2, at most capacity
 	rng     *tensors.Tensor
-	cached  []int   // tokens already in each row's cache
-	pending [][]int // tokens to feed each row at its next step
+	knobs   []*tensors.Tensor // temperature, top-k and top-p, sent to the device once
+	cached  []int             // tokens already in each row's cache
+	pending [][]int           // tokens to feed each row at its next step
 	active  []bool
 	results []Result
 }
@@ -331,8 +332,11 @@ func (ss *Session) Step() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	args := []any{tokens, start, lens, float32(max(ss.opts.Temperature, 1e-6)), int32(ss.opts.TopK),
-		float32(ss.opts.TopP), ss.rng}
+	if ss.knobs == nil {
+		ss.knobs = []*tensors.Tensor{tensors.FromScalar(float32(max(ss.opts.Temperature, 1e-6))),
+			tensors.FromScalar(int32(ss.opts.TopK)), tensors.FromScalar(float32(ss.opts.TopP))}
+	}
+	args := []any{tokens, start, lens, ss.knobs[0], ss.knobs[1], ss.knobs[2], ss.rng}
 	for _, t := range ss.cache {
 		donated, err := graph.DonateTensorBuffer(t, ss.s.backend, 0)
 		if err != nil {
@@ -457,12 +461,12 @@ func (ss *Session) Results() []Result {
 	return out
 }
 
-// Close frees the session's cache.
+// Close frees the session's cache and its other tensors.
 func (ss *Session) Close() {
-	for _, t := range ss.cache {
+	for _, t := range append(ss.cache, ss.knobs...) {
 		t.FinalizeAll()
 	}
-	ss.cache = nil
+	ss.cache, ss.knobs = nil, nil
 }
 
 // Generate runs a session to the end: every prompt is extended until a stop id,
