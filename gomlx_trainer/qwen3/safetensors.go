@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/dtypes/bfloat16"
@@ -195,12 +196,29 @@ func (c *Checkpoint) Read(name string, dtype dtypes.DType) (*tensors.Tensor, err
 	if !ok {
 		return nil, fmt.Errorf("qwen3: tensor %q not in checkpoint", name)
 	}
+	t := tensors.FromShape(shapes.Make(dtype, info.Shape...))
+	if littleEndian && (info.DType == "BF16" && dtype == dtypes.BFloat16 || info.DType == "F32" && dtype == dtypes.Float32) {
+		// Stored as computed: read straight into the tensor.
+		var err error
+		if e := t.MutableBytes(func(data []byte) {
+			if int64(len(data)) != info.end-info.begin {
+				err = fmt.Errorf("%d bytes stored for %d", info.end-info.begin, len(data))
+				return
+			}
+			_, err = c.files[info.file].ReadAt(data, info.begin)
+		}); e != nil {
+			err = e
+		}
+		if err != nil {
+			return nil, fmt.Errorf("qwen3: %s: tensor %q: %w", info.file, name, err)
+		}
+		return t, nil
+	}
 	c.raw = slices.Grow(c.raw[:0], int(info.end-info.begin))[:info.end-info.begin]
 	raw := c.raw
 	if _, err := c.files[info.file].ReadAt(raw, info.begin); err != nil {
 		return nil, fmt.Errorf("qwen3: %s: tensor %q: %w", info.file, name, err)
 	}
-	t := tensors.FromShape(shapes.Make(dtype, info.Shape...))
 	var err error
 	switch dtype {
 	case dtypes.Float32:
@@ -228,6 +246,12 @@ func (c *Checkpoint) Read(name string, dtype dtypes.DType) (*tensors.Tensor, err
 	}
 	return t, nil
 }
+
+// littleEndian reports whether this machine stores numbers as safetensors does.
+var littleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
 
 // Close closes the files.
 func (c *Checkpoint) Close() error {
