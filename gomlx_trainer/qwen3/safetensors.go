@@ -33,8 +33,10 @@ type TensorInfo struct {
 }
 
 // Checkpoint is a set of safetensors files opened lazily: only the headers are
-// read when it is opened, and each tensor's bytes are read when asked for, into
-// one reused buffer, so a large checkpoint is never held in memory as a whole.
+// read when it is opened, and each tensor's bytes are read when asked for,
+// straight into the tensor when stored in the compute dtype and otherwise
+// through one reused buffer, so a large checkpoint is never held in memory as
+// a whole.
 // It is not safe for concurrent use.
 type Checkpoint struct {
 	tensors map[string]TensorInfo
