@@ -3,6 +3,7 @@ package scorer
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -13,8 +14,13 @@ const (
 	DeepScaler = "deepscaler"
 )
 
-// Names lists the scorers in a fixed order.
+// Names lists slime's three math scorers in a fixed order: the ones that
+// `mathrl scorers validate` compares.
 func Names() []string { return []string{Math, Dapo, DeepScaler} }
+
+// Rewards lists every name Score accepts (without the boxed_ prefix): the math
+// scorers of Names, then Retool.
+func Rewards() []string { return append(Names(), Retool) }
 
 // BoxedPrefix on a scorer name makes Score replace the response by the content
 // of its last \boxed{...} ("" if none) before scoring.
@@ -52,12 +58,20 @@ func Score(name, response, label string) (Result, error) {
 	return ScoreLabel(name, response, TextLabel(label))
 }
 
-// ScoreLabel scores response against label with the named scorer: "math",
-// "deepscaler" or "dapo", optionally prefixed by "boxed_" (the response is
-// first replaced by the content of its last \boxed{...}, "" if none). An empty
-// or unknown name is an error wrapping ErrUnknownScorer; dapo on a label that is
-// not a number is an error wrapping ErrNonNumericLabel.
+// ScoreLabel scores response against label with the named scorer (see
+// ScoreSample); for retool, the tool calls are the response's <tool_call>
+// blocks (CountToolCalls).
 func ScoreLabel(name, response string, label Label) (Result, error) {
+	return ScoreSample(name, response, label, CountToolCalls(response))
+}
+
+// ScoreSample scores response against label with the named scorer: "math",
+// "deepscaler", "dapo" or "retool", optionally prefixed by "boxed_" (the
+// response is first replaced by the content of its last \boxed{...}, "" if
+// none). toolCalls is the number of tool calls the response made; only retool
+// reads it. An empty or unknown name is an error wrapping ErrUnknownScorer;
+// dapo on a label that is not a number is an error wrapping ErrNonNumericLabel.
+func ScoreSample(name, response string, label Label, toolCalls int) (Result, error) {
 	if rest, ok := strings.CutPrefix(name, BoxedPrefix); ok {
 		response, _ = ExtractBoxed(response)
 		name = rest
@@ -69,20 +83,24 @@ func ScoreLabel(name, response string, label Label) (Result, error) {
 		return binary(DeepScalerCorrect(response, label)), nil
 	case Dapo:
 		return DapoScore(response, label)
+	case Retool:
+		return RetoolScore(response, label.Text, toolCalls), nil
 	}
 	return Result{}, Check(name)
 }
 
-// Check returns nil when ScoreLabel accepts name, else an error wrapping
-// ErrUnknownScorer.
+// Check returns nil when ScoreSample accepts name, else an error wrapping
+// ErrUnknownScorer that lists the names it accepts.
 func Check(name string) error {
-	switch base := strings.TrimPrefix(name, BoxedPrefix); base {
-	case Math, Dapo, DeepScaler:
+	base := strings.TrimPrefix(name, BoxedPrefix)
+	if slices.Contains(Rewards(), base) {
 		return nil
-	case "":
+	}
+	if base == "" {
 		return fmt.Errorf("scorer: no scorer named in %q: %w", name, ErrUnknownScorer)
 	}
-	return fmt.Errorf("scorer: %w %q (want math, dapo or deepscaler, optionally prefixed by boxed_)", ErrUnknownScorer, name)
+	return fmt.Errorf("scorer: %w %q (want one of %s, optionally prefixed by %s)", ErrUnknownScorer, name,
+		strings.Join(Rewards(), ", "), BoxedPrefix)
 }
 
 func binary(correct bool, pred string) Result {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mathrl/mathrl/analysis/scorer"
 	"github.com/mathrl/mathrl/data/arith"
 	"gopkg.in/yaml.v3"
 )
@@ -208,8 +209,8 @@ func (c Config) Validate() error {
 		return bad("tool_timeout", "%g, want > 0 seconds", c.ToolTimeout)
 	case c.ToolConcurrency < 1:
 		return bad("tool_concurrency", "%d, want at least 1", c.ToolConcurrency)
-	case c.RMType != "math" && c.RMType != "dapo" && c.RMType != "deepscaler" && c.RMType != RetoolReward:
-		return bad("rm_type", "%q is not math, dapo, deepscaler or retool", c.RMType)
+	case scorer.Check(c.RMType) != nil:
+		return bad("rm_type", "%v", scorer.Check(c.RMType))
 	case c.AdvantageEstimator != "grpo":
 		return bad("advantage_estimator", "%q is not grpo", c.AdvantageEstimator)
 	case c.AdvantageEps < 0:

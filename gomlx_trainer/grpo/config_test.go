@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mathrl/mathrl/analysis/scorer"
 )
 
 func TestDecodeConfigErrors(t *testing.T) {
@@ -78,7 +80,7 @@ func TestRecipes(t *testing.T) {
 	a := got["retool-grpo-qwen3-4b.yaml"]
 	if a.RolloutBatchSize != 64 || a.NSamplesPerPrompt != 16 || a.GlobalBatchSize != 256 || a.StepsPerRollout() != 4 ||
 		a.LR != 1e-6 || a.UseKLLoss || a.EpsClip != 0.2 || a.EpsClipHigh != 0.28 || a.RolloutMaxResponseLen != 8192 ||
-		a.EvalMaxResponseLen != 16384 || !a.UseTools || a.RMType != RetoolReward {
+		a.EvalMaxResponseLen != 16384 || !a.UseTools || a.RMType != scorer.Retool {
 		t.Errorf("retool recipe: %+v", a)
 	}
 	b := got["math-grpo-qwen3-8b.yaml"]

@@ -2,17 +2,19 @@ package grpo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
+	"github.com/mathrl/mathrl/analysis/scorer"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
+	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
 	"github.com/mathrl/mathrl/internal/atomicfile"
 )
 
@@ -35,7 +37,7 @@ type EvalOptions struct {
 
 // Evaluate samples K responses per problem with the policy behind smp and
 // scores them. Tool calls go through tools (nil when UseTools is off).
-func Evaluate(ctx context.Context, smp *sampler.Sampler, chat *Chat, tools rollout.ToolRunner, opt EvalOptions) ([]metrics.Sample, error) {
+func Evaluate(ctx context.Context, smp *sampler.Sampler, proto *tokenizer.Protocol, tools rollout.ToolRunner, opt EvalOptions) ([]metrics.Sample, error) {
 	bs := opt.BatchSize
 	if bs <= 0 {
 		bs = 64
@@ -50,19 +52,20 @@ func Evaluate(ctx context.Context, smp *sampler.Sampler, chat *Chat, tools rollo
 			jobs = append(jobs, job{p, k})
 		}
 	}
+	reward := ScorerReward(opt.Scorer)
 	out := make([]metrics.Sample, 0, len(jobs))
 	for start, b := 0, 0; start < len(jobs); start, b = start+bs, b+1 {
 		part := jobs[start:min(start+bs, len(jobs))]
 		prompts := make([][]int, len(part))
 		for i, j := range part {
-			ids, err := chat.PromptIDs(j.p.Text)
+			ids, err := proto.PromptIDs(j.p.Text)
 			if err != nil {
 				return nil, err
 			}
 			prompts[i] = ids
 		}
 		seed := opt.Seed + uint64(b)
-		samples, _, err := generate(ctx, smp, chat, tools, prompts, genOptions{
+		samples, _, err := generate(ctx, smp, proto, tools, prompts, genOptions{
 			budget: opt.Budget, temperature: opt.Temperature, topP: opt.TopP,
 			useTools: opt.UseTools, maxTurns: opt.MaxTurns, seed: seed,
 		})
@@ -71,7 +74,7 @@ func Evaluate(ctx context.Context, smp *sampler.Sampler, chat *Chat, tools rollo
 		}
 		for i, s := range samples {
 			j := part[i]
-			r := ScoreResponse(opt.Scorer, s.Text, j.p.Answer, s.ToolCalls)
+			r := reward(s.Text, j.p.Answer, s.ToolCalls)
 			ms := metrics.Sample{
 				Version: metrics.SamplesVersion, ProblemID: j.p.ID, SampleIndex: j.index,
 				Response: s.Text, ResponseTokens: len(s.IDs), Finish: s.Finish, ToolCalls: s.ToolCalls,
@@ -101,8 +104,8 @@ type genOptions struct {
 }
 
 // generate runs the multi-turn tool loop on a batch of prompts.
-func generate(ctx context.Context, smp *sampler.Sampler, chat *Chat, tools rollout.ToolRunner, prompts [][]int, o genOptions) ([]rollout.Sample, rollout.Stats, error) {
-	sp := chat.Tok.Special()
+func generate(ctx context.Context, smp *sampler.Sampler, proto *tokenizer.Protocol, tools rollout.ToolRunner, prompts [][]int, o genOptions) ([]rollout.Sample, rollout.Stats, error) {
+	sp := proto.Tok.Special()
 	stops := []int{sp.IMEnd}
 	ends := []int{sp.IMEnd}
 	if sp.EndOfText >= 0 {
@@ -120,7 +123,7 @@ func generate(ctx context.Context, smp *sampler.Sampler, chat *Chat, tools rollo
 	}
 	defer ss.Close()
 	sess := &samplerSession{ss: ss, seen: make([]int, len(prompts))}
-	return rollout.Run(ctx, sess, len(prompts), chat, tools, rollout.Options{
+	return rollout.Run(ctx, sess, len(prompts), proto, tools, rollout.Options{
 		Budget: o.budget, MaxTurns: o.maxTurns, UseTools: o.useTools, EndIDs: ends, ToolCallEnd: sp.ToolCallEnd,
 		Concurrency: max(o.concurrency, 1), ToolDeadline: time.Duration(o.toolDeadlineS * float64(time.Second)),
 	})
@@ -144,7 +147,7 @@ type EvalRequest struct {
 	Temperature float64
 	TopP        float64
 	Seed        uint64
-	DType       string // float32 or bfloat16
+	DType       string // compute dtype, as qwen3.ParseDType reads it: float32 (f32) or bfloat16 (bf16)
 	Tokenizer   string // "" : the model folder's tokenizer.json; "bytes"
 	Out         string // eval-samples JSONL file
 	BatchSize   int
@@ -153,34 +156,52 @@ type EvalRequest struct {
 	ArithOps    string             // Data "arith": operations, one of arith.Ops ("": the checkpoint run's, else "*+")
 }
 
+// DefaultEvalRequest is what `mathrl eval` asks for unless told otherwise:
+// the evaluation knobs of Default().
+func DefaultEvalRequest() EvalRequest {
+	d := Default()
+	return EvalRequest{K: d.NSamplesPerEvalPrompt, Budget: d.EvalMaxResponseLen, Scorer: d.RMType, MaxTurns: d.MaxTurns,
+		Temperature: d.EvalTemperature, TopP: d.EvalTopP, Seed: uint64(d.Seed), DType: d.DType, BatchSize: 64,
+		Out: "eval-samples.jsonl"}
+}
+
+// Validate reports the first field of req that RunEval cannot use, before any
+// work is done.
+func (req EvalRequest) Validate() error {
+	switch {
+	case req.Model == "":
+		return errors.New("eval: no model")
+	case req.Data == "":
+		return errors.New("eval: no data")
+	case req.K < 1:
+		return fmt.Errorf("eval: %d samples per problem, want at least 1", req.K)
+	case req.Budget < 1:
+		return fmt.Errorf("eval: budget of %d tokens, want at least 1", req.Budget)
+	case req.Out == "":
+		return errors.New("eval: no output file")
+	}
+	if _, err := qwen3.ParseDType(req.DType); err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	if err := scorer.Check(req.Scorer); err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	return nil
+}
+
 // RunEval loads a model, evaluates it and writes the samples; it returns the
 // summary at k (avg@k, pass@k, truncation).
 func RunEval(ctx context.Context, backend backends.Backend, req EvalRequest) (metrics.Summary, error) {
-	dtype := dtypes.Float32
-	if req.DType == "bfloat16" {
-		dtype = dtypes.BFloat16
+	if err := req.Validate(); err != nil {
+		return metrics.Summary{}, err
 	}
+	dtype, _ := qwen3.ParseDType(req.DType) // checked by Validate
 	model, err := qwen3.Load(req.Model, dtype)
 	if err != nil {
 		return metrics.Summary{}, err
 	}
-	cfg := Default()
-	if st, err := readTrainState(req.Model); err == nil {
-		// a checkpoint of a run: render prompts (and generate tasks) as that run did
-		cfg.SystemPrompt, cfg.OfferToolSpec = st.Config.SystemPrompt, st.Config.OfferToolSpec
-		cfg.ArithMaxDigits, cfg.ArithOps = st.Config.ArithMaxDigits, st.Config.ArithOps
-		if cfg.ArithOps == "" {
-			cfg.ArithOps = Default().ArithOps
-		}
-	}
-	if req.ArithDigits > 0 {
-		cfg.ArithMaxDigits = req.ArithDigits
-	}
-	if req.ArithOps != "" {
-		cfg.ArithOps = req.ArithOps
-	}
-	cfg.HFCheckpoint, cfg.Tokenizer, cfg.UseTools = req.Model, req.Tokenizer, req.UseTools
-	chat, err := NewChat(cfg, model.Config.VocabSize)
+	cfg := req.promptConfig()
+	proto, _, err := newProtocol(cfg, model.Config.VocabSize)
 	if err != nil {
 		return metrics.Summary{}, err
 	}
@@ -197,14 +218,13 @@ func RunEval(ctx context.Context, backend backends.Backend, req EvalRequest) (me
 	}
 	tools := req.Tools
 	if req.UseTools && tools == nil {
-		tcfg := Default()
 		var closeTools func()
-		if tools, closeTools, _, err = NewToolRunner(tcfg); err != nil {
+		if tools, closeTools, _, err = NewToolRunner(Default()); err != nil {
 			return metrics.Summary{}, err
 		}
 		defer closeTools()
 	}
-	samples, err := Evaluate(ctx, sampler.New(backend, model), chat, tools, EvalOptions{
+	samples, err := Evaluate(ctx, sampler.New(backend, model), proto, tools, EvalOptions{
 		ModelName: req.Model, Problems: problems, K: req.K, Budget: req.Budget, Temperature: req.Temperature,
 		TopP: req.TopP, Scorer: req.Scorer, UseTools: req.UseTools, MaxTurns: req.MaxTurns, Seed: req.Seed,
 		BatchSize: req.BatchSize,
@@ -216,6 +236,28 @@ func RunEval(ctx context.Context, backend backends.Backend, req EvalRequest) (me
 		return metrics.Summary{}, err
 	}
 	return metrics.Summarize(samples, req.K)
+}
+
+// promptConfig is the part of a Config that says how prompts are rendered and
+// tasks generated: a checkpoint of a run renders them as that run did, unless
+// the request says otherwise.
+func (req EvalRequest) promptConfig() Config {
+	cfg := Default()
+	if st, err := readTrainState(req.Model); err == nil {
+		cfg.SystemPrompt, cfg.OfferToolSpec = st.Config.SystemPrompt, st.Config.OfferToolSpec
+		cfg.ArithMaxDigits, cfg.ArithOps = st.Config.ArithMaxDigits, st.Config.ArithOps
+		if cfg.ArithOps == "" {
+			cfg.ArithOps = Default().ArithOps
+		}
+	}
+	if req.ArithDigits > 0 {
+		cfg.ArithMaxDigits = req.ArithDigits
+	}
+	if req.ArithOps != "" {
+		cfg.ArithOps = req.ArithOps
+	}
+	cfg.HFCheckpoint, cfg.Tokenizer, cfg.UseTools = req.Model, req.Tokenizer, req.UseTools
+	return cfg
 }
 
 // evalSeed is the seed of the generated evaluation tasks: far from the

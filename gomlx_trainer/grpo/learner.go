@@ -2,6 +2,8 @@ package grpo
 
 import (
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -53,6 +55,7 @@ type Learner struct {
 	sft     *context.Exec // (ids, targets, w) -> stats
 	apply   *context.Exec // (lr) -> grad norm
 	logp    *context.Exec // (ids, targets) -> log-probs
+	ref     *Learner      // the frozen reference policy of the KL penalty (nil: none)
 }
 
 // NewLearner builds the graphs for model (compiled lazily, once per shape).
@@ -68,7 +71,7 @@ func NewLearner(backend backends.Backend, model *qwen3.Model, loss LossConfig, a
 	}
 	l.grpo = context.MustNewExec(backend, model.Ctx, func(ctx *context.Context, in []*Node) []*Node {
 		ids, targets, old, ref, adv, w := in[0], in[1], in[2], in[3], in[4], in[5]
-		logp, entropy := TokenLogProbs(qwen3.Logits(ctx, cfg, ids), targets, temperature)
+		logp, entropy := qwen3.TargetLogProbs(qwen3.Logits(ctx, cfg, ids), targets, temperature)
 		if !useRef {
 			ref = nil
 		}
@@ -77,7 +80,7 @@ func NewLearner(backend backends.Backend, model *qwen3.Model, loss LossConfig, a
 		return statsOf(out, entropy, w)
 	})
 	l.sft = context.MustNewExec(backend, model.Ctx, func(ctx *context.Context, ids, targets, w *Node) []*Node {
-		logp, entropy := TokenLogProbs(qwen3.Logits(ctx, cfg, ids), targets, 1)
+		logp, entropy := qwen3.TargetLogProbs(qwen3.Logits(ctx, cfg, ids), targets, 1)
 		nll := Neg(ReduceAllSum(Mul(w, logp)))
 		AccumulateGradients(ctx, l.vars, nll)
 		zero := ScalarZero(ids.Graph(), dtypes.Float32)
@@ -88,10 +91,83 @@ func NewLearner(backend backends.Backend, model *qwen3.Model, loss LossConfig, a
 		return ApplyAdamW(ctx, l.vars, AccumulatedGradients(ctx, l.vars, lr.Graph()), lr, adam)
 	})
 	l.logp = context.MustNewExec(backend, model.Ctx, func(ctx *context.Context, ids, targets *Node) *Node {
-		logp, _ := TokenLogProbs(qwen3.Logits(ctx, cfg, ids), targets, temperature)
+		logp, _ := qwen3.TargetLogProbs(qwen3.Logits(ctx, cfg, ids), targets, temperature)
 		return logp
 	})
 	return l
+}
+
+// WithReference gives the learner a frozen reference policy, whose log-probs
+// Step hands to the KL penalty. It returns l.
+func (l *Learner) WithReference(ref *qwen3.Model, temperature float64) *Learner {
+	l.ref = NewLearner(l.backend, ref, LossConfig{}, AdamWConfig{}, temperature)
+	return l
+}
+
+// StepOptions say how Step turns sequences into one optimizer step.
+type StepOptions struct {
+	SFT          bool    // the negative log-likelihood of the sampled tokens (warm start) instead of the policy loss
+	PerTokenLoss bool    // loss weights: the token mean over all sequences, else the mean of per-sequence means (TokenWeights)
+	MicroBatch   int     // sequences per forward and backward pass (0: all at once)
+	LR           float64 // learning rate
+}
+
+// Step takes one optimizer step on seqs: it sets their loss weights
+// (TokenWeights), packs them into micro-batches (PackBatch), sums the
+// micro-batches' gradients (with the reference's log-probs when the KL penalty
+// is on), then clips the gradients and applies AdamW. It returns the summed
+// statistics and the gradient norm before clipping. A non-finite loss (the
+// weights are then left as they were) or gradient norm gives an error wrapping
+// ErrNonFinite. seqs are not modified.
+func (l *Learner) Step(seqs []Sequence, o StepOptions) (StepStats, float64, error) {
+	masks := make([][]float32, len(seqs))
+	for i := range seqs {
+		masks[i] = seqs[i].Mask
+	}
+	weighted := slices.Clone(seqs)
+	for i, w := range TokenWeights(masks, o.PerTokenLoss) {
+		weighted[i].Weights = w
+	}
+	micro := o.MicroBatch
+	if micro <= 0 {
+		micro = len(weighted)
+	}
+	var ss StepStats
+	for m := 0; m < len(weighted); m += micro {
+		s, err := l.accumulate(weighted[m:min(m+micro, len(weighted))], o.SFT)
+		if err != nil {
+			return StepStats{}, 0, err
+		}
+		ss.Add(s)
+	}
+	if math.IsNaN(ss.Loss) || math.IsInf(ss.Loss, 0) {
+		return ss, 0, fmt.Errorf("loss is %v: %w", ss.Loss, ErrNonFinite)
+	}
+	norm, err := l.Apply(o.LR)
+	if err != nil {
+		return ss, 0, err
+	}
+	if math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return ss, norm, fmt.Errorf("gradient norm is %v: %w", norm, ErrNonFinite)
+	}
+	return ss, norm, nil
+}
+
+// accumulate adds one micro-batch's gradients to the accumulators.
+func (l *Learner) accumulate(seqs []Sequence, sft bool) (StepStats, error) {
+	b, err := PackBatch(seqs)
+	if err != nil {
+		return StepStats{}, err
+	}
+	if sft {
+		return l.AccumulateSFT(b)
+	}
+	if l.ref != nil {
+		if b.RefLogProbs, err = l.ref.LogProbs(b.IDs, b.Targets); err != nil {
+			return StepStats{}, err
+		}
+	}
+	return l.Accumulate(b)
 }
 
 // Accumulate runs forward and backward on one micro-batch of GRPO data and adds

@@ -3,9 +3,7 @@ package grpo
 import (
 	"fmt"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:staticcheck // graph-building code reads better unqualified, as in GoMLX's own examples
-	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
 // LossConfig holds the knobs of PolicyLoss.
@@ -115,39 +113,3 @@ func KL(logp, ref *Node, kind string) *Node {
 	}
 	panic(fmt.Sprintf("grpo: KL: unknown kind %q", kind))
 }
-
-// TokenLogProbs returns, for logits [batch, seq, vocab] and targets [batch, seq]
-// (the id that follows each position), the log-probability of each target and
-// the entropy of each position's distribution, both [batch, seq]. Logits are
-// divided by temperature first (as the sampler did), unless it is 0 or 1.
-// Small vocabularies pick the target with a one-hot product, large ones with a
-// gather; neither slices, so the gradient works on every backend.
-func TokenLogProbs(logits, targets *Node, temperature float64) (logp, entropy *Node) {
-	b, t, v := logits.Shape().Dim(0), logits.Shape().Dim(1), logits.Shape().Dim(2)
-	targets.AssertDims(b, t)
-	if logits.DType() != dtypes.Float32 && logits.DType() != dtypes.Float64 {
-		logits = ConvertDType(logits, dtypes.Float32)
-	}
-	if temperature != 0 && temperature != 1 {
-		logits = DivScalar(logits, temperature)
-	}
-	logSoftmax := LogSoftmax(logits, -1)
-	if v <= oneHotVocab {
-		logp = ReduceSum(Mul(OneHot(targets, v, logits.DType()), logSoftmax), -1)
-	} else { // a [b, t, vocab] one-hot would double the memory of the logits
-		g := logits.Graph()
-		index := Concatenate([]*Node{
-			InsertAxes(Iota(g, shapes.Make(dtypes.Int32, b, t), 0), -1),
-			InsertAxes(Iota(g, shapes.Make(dtypes.Int32, b, t), 1), -1),
-			InsertAxes(ConvertDType(targets, dtypes.Int32), -1),
-		}, -1) // [b, t, 3]
-		logp = Gather(logSoftmax, index)
-	}
-	entropy = Neg(ReduceSum(Mul(Exp(logSoftmax), logSoftmax), -1))
-	return logp, entropy
-}
-
-// oneHotVocab is the largest vocabulary for which TokenLogProbs picks targets
-// with a one-hot product (cheap for byte-level vocabularies, and its gradient
-// needs no scatter); larger ones use a gather.
-var oneHotVocab = 4096

@@ -111,3 +111,29 @@ func TestLearningRate(t *testing.T) {
 		}
 	}
 }
+
+// TestClipByGlobalNorm checks the clip itself (AdamW's first step is blind to a
+// uniform scale of the gradients, so a wrong scale can hide behind it): the
+// gradients (3, 4) and (12) have global norm 13; a limit of 6.5 halves them,
+// a limit of 20 or 0 leaves them as they are.
+func TestClipByGlobalNorm(t *testing.T) {
+	backend := testBackend(t)
+	for _, tc := range []struct {
+		limit, scale float64
+	}{{6.5, 0.5}, {20, 1}, {0, 1}} {
+		res := MustExecOnceN(backend, func(a, b *Node) []*Node {
+			clipped, norm := ClipByGlobalNorm([]*Node{a, b}, tc.limit)
+			return []*Node{clipped[0], clipped[1], norm}
+		}, []float32{3, 4}, []float32{12})
+		a, b, norm := res[0].Value().([]float32), res[1].Value().([]float32), res[2].Value().(float32)
+		if !near(float64(norm), 13, 1e-6) {
+			t.Errorf("limit %g: norm %v, want 13", tc.limit, norm)
+		}
+		want := []float64{3 * tc.scale, 4 * tc.scale, 12 * tc.scale}
+		for i, got := range []float32{a[0], a[1], b[0]} {
+			if !near(float64(got), want[i], 1e-6) {
+				t.Errorf("limit %g: clipped gradient %d = %v, want %v", tc.limit, i, got, want[i])
+			}
+		}
+	}
+}

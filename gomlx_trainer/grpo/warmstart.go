@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/mathrl/mathrl/data/arith"
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
+	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
 )
 
 // warmStartTraces returns the problems that have a warm-start trace. A trace
@@ -46,7 +46,7 @@ func warmStartTraces(train []Problem, toolFraction, unprinted float64, seed uint
 // warmStart runs the supervised warm start: sft_steps steps of sft_batch_size
 // generated traces, whose tool calls are run for real so the tool responses the
 // model learns from are real Python output.
-func warmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, chat *Chat, tools rollout.ToolRunner, train []Problem, log *progress) error {
+func warmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, proto *tokenizer.Protocol, tools rollout.ToolRunner, train []Problem, log *progress) error {
 	traces := warmStartTraces(train, cfg.SFTToolFraction, cfg.SFTUnprintedFraction, uint64(cfg.Seed))
 	if len(traces) == 0 {
 		return errors.New("grpo: sft_steps needs generated tasks with traces (prompt_data: arith)")
@@ -66,7 +66,7 @@ func warmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, chat
 				// traces are taken from the end of the list, training prompts from its start
 				batch[i] = traces[len(traces)-1-(step*cfg.SFTBatchSize+i)%len(traces)]
 			}
-			seqs, err := traceSequences(ctx, chat, tools, batch, cfg.ToolConcurrency)
+			seqs, err := traceSequences(ctx, proto, tools, batch, cfg.ToolConcurrency)
 			ch <- prepared{seqs, err}
 		}()
 		return ch
@@ -81,38 +81,12 @@ func warmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, chat
 		if p.err != nil {
 			return p.err
 		}
-		seqs := p.seqs
 		if st.SFTStep+1 < cfg.SFTSteps {
 			next = prepare(st.SFTStep + 1)
 		}
-		masks := make([][]float32, len(seqs))
-		for i := range seqs {
-			masks[i] = seqs[i].Mask
-		}
-		for i, w := range TokenWeights(masks, true) {
-			seqs[i].Weights = w
-		}
-		micro := cfg.MicroBatchSize
-		if micro <= 0 {
-			micro = len(seqs)
-		}
-		var ss StepStats
-		for m := 0; m < len(seqs); m += micro {
-			b, err := PackBatch(seqs[m:min(m+micro, len(seqs))])
-			if err != nil {
-				return err
-			}
-			s, err := l.AccumulateSFT(b)
-			if err != nil {
-				return err
-			}
-			ss.Add(s)
-		}
-		if math.IsNaN(ss.Loss) || math.IsInf(ss.Loss, 0) {
-			return fmt.Errorf("grpo: warm-start step %d: loss is %v; stopping: %w", st.SFTStep+1, ss.Loss, ErrNonFinite)
-		}
-		if _, err := l.Apply(cfg.SFTLR); err != nil {
-			return err
+		ss, _, err := l.Step(p.seqs, StepOptions{SFT: true, PerTokenLoss: true, MicroBatch: cfg.MicroBatchSize, LR: cfg.SFTLR})
+		if err != nil {
+			return fmt.Errorf("grpo: warm-start step %d: %w", st.SFTStep+1, err)
 		}
 		st.SFTStep++
 		if st.SFTStep%5 == 0 || st.SFTStep == cfg.SFTSteps {
@@ -124,7 +98,7 @@ func warmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, chat
 
 // traceSequences renders the traces of problems, running their code through
 // tools (concurrently) to get the real tool output.
-func traceSequences(ctx context.Context, chat *Chat, tools rollout.ToolRunner, problems []Problem, concurrency int) ([]Sequence, error) {
+func traceSequences(ctx context.Context, proto *tokenizer.Protocol, tools rollout.ToolRunner, problems []Problem, concurrency int) ([]Sequence, error) {
 	outputs := make([]string, len(problems))
 	errs := make([]error, len(problems))
 	sem := make(chan struct{}, max(concurrency, 1))
@@ -156,7 +130,7 @@ func traceSequences(ctx context.Context, chat *Chat, tools rollout.ToolRunner, p
 			failed = append(failed, errs[i])
 			continue
 		}
-		s, err := chat.TraceSequence(*p.Trace, outputs[i])
+		s, err := traceSequence(proto, *p.Trace, outputs[i])
 		if err != nil {
 			return nil, err
 		}
@@ -166,6 +140,35 @@ func traceSequences(ctx context.Context, chat *Chat, tools rollout.ToolRunner, p
 		return nil, fmt.Errorf("grpo: warm start: every trace's tool call failed, e.g. %w", failed[0])
 	}
 	return seqs, nil
+}
+
+// traceSequence renders a warm-start trace as the token stream a rollout
+// would produce: the prompt, then the response with mask 1 on what the
+// assistant writes and 0 on the tool's response turn. toolOutput is the real
+// output of the trace's code.
+func traceSequence(proto *tokenizer.Protocol, tr arith.Trace, toolOutput string) (Sequence, error) {
+	prompt, err := proto.PromptIDs(tr.Problem)
+	if err != nil {
+		return Sequence{}, err
+	}
+	s := Sequence{Prompt: prompt}
+	add := func(ids []int, mask float32) {
+		s.Response = append(s.Response, ids...)
+		for range ids {
+			s.Mask = append(s.Mask, mask)
+			s.LogProbs = append(s.LogProbs, 0)
+		}
+	}
+	if tr.Code != "" {
+		call, err := proto.ToolCallIDs(tr.Code)
+		if err != nil {
+			return Sequence{}, err
+		}
+		add(call, 1)
+		add(proto.ToolResponseIDs(toolOutput), 0)
+	}
+	add(proto.Tok.Encode(tr.Final+tokenizer.IMEnd), 1)
+	return s, nil
 }
 
 // ResetOptimizer sets the AdamW moments and step counter to zero (between the

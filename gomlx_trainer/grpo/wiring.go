@@ -1,18 +1,13 @@
 package grpo
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
-
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
 
 	"github.com/mathrl/mathrl/data"
 	"github.com/mathrl/mathrl/data/arith"
@@ -23,138 +18,30 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
 )
 
-// Chat is the text side of a run: the tokenizer, the prompt template and the
-// tool protocol (it implements rollout.Protocol).
-type Chat struct {
-	Tok          *tokenizer.Tokenizer
-	JSON         []byte // the tokenizer.json, copied into checkpoints
-	SystemPrompt string
-	UseTools     bool
-	OfferSpec    bool // list the code_interpreter spec in the system turn
-}
-
-// NewChat loads the tokenizer named by cfg: "bytes", a tokenizer.json path, or
-// the one in the model folder.
-func NewChat(cfg Config, modelVocab int) (*Chat, error) {
-	path := cfg.Tokenizer
-	if path == "" && cfg.TinyModel != "" && modelVocab < 1000 {
-		path = "bytes"
+// newProtocol loads the tokenizer named by cfg (tokenizer: "bytes", a
+// tokenizer.json path, or empty for the model folder's; a tiny stand-in of a
+// byte-sized vocabulary takes "bytes") and returns the run's chat protocol with
+// the tokenizer.json bytes that checkpoints keep.
+func newProtocol(cfg Config, modelVocab int) (*tokenizer.Protocol, []byte, error) {
+	spec := cfg.Tokenizer
+	if spec == "" && cfg.TinyModel != "" && modelVocab < 1000 {
+		spec = "bytes"
 	}
-	if path == "" {
-		path = filepath.Join(cfg.HFCheckpoint, "tokenizer.json")
+	if spec == "" {
+		spec = filepath.Join(cfg.HFCheckpoint, "tokenizer.json")
 	}
-	c := &Chat{SystemPrompt: cfg.SystemPrompt, UseTools: cfg.UseTools, OfferSpec: cfg.OfferToolSpec}
-	if path == "bytes" {
-		c.Tok = tokenizer.NewBytes()
-		var b bytes.Buffer
-		if err := c.Tok.WriteJSON(&b); err != nil {
-			return nil, fmt.Errorf("grpo: %w", err)
-		}
-		c.JSON = b.Bytes()
-	} else {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("grpo: tokenizer: %w", err)
-		}
-		if c.Tok, err = tokenizer.Parse(data); err != nil {
-			return nil, fmt.Errorf("grpo: tokenizer %s: %w", path, err)
-		}
-		c.JSON = data
-	}
-	if c.Tok.VocabSize() > modelVocab {
-		return nil, fmt.Errorf("grpo: tokenizer has %d ids, the model's vocabulary only %d", c.Tok.VocabSize(), modelVocab)
-	}
-	sp := c.Tok.Special()
-	if sp.IMEnd < 0 || sp.IMStart < 0 || (cfg.UseTools && sp.ToolCallEnd < 0) {
-		return nil, errors.New("grpo: tokenizer lacks <|im_start|>, <|im_end|> or </tool_call>")
-	}
-	return c, nil
-}
-
-// PromptIDs renders a problem as the chat prompt (system turn with the tool
-// spec when tools are on, the user turn, the generation prompt) and encodes it.
-func (c *Chat) PromptIDs(problem string) ([]int, error) {
-	var msgs []tokenizer.Message
-	system := c.SystemPrompt
-	if system == "" && c.UseTools && c.OfferSpec {
-		system = tokenizer.SystemPrompt
-	}
-	if system != "" {
-		msgs = append(msgs, tokenizer.Message{Role: "system", Content: system})
-	}
-	msgs = append(msgs, tokenizer.Message{Role: "user", Content: problem})
-	var tools []tokenizer.Tool
-	if c.UseTools && c.OfferSpec {
-		tools = []tokenizer.Tool{tokenizer.CodeInterpreterTool}
-	}
-	text, err := tokenizer.RenderChat(msgs, tools, true)
+	tok, data, err := tokenizer.Open(spec)
 	if err != nil {
-		return nil, fmt.Errorf("grpo: prompt: %w", err)
+		return nil, nil, fmt.Errorf("grpo: %w", err)
 	}
-	return c.Tok.Encode(text), nil
-}
-
-// Decode implements rollout.Protocol (special tokens kept).
-func (c *Chat) Decode(ids []int) string { return c.Tok.Decode(ids, false) }
-
-// ParseToolCall implements rollout.Protocol: the code of the last tool call of
-// the turn, or the parser's message for a malformed one.
-func (c *Chat) ParseToolCall(text string) (string, error) {
-	calls := tokenizer.ParseToolCalls(text)
-	if len(calls) == 0 {
-		return "", errors.New("no <tool_call> block found")
+	if tok.VocabSize() > modelVocab {
+		return nil, nil, fmt.Errorf("grpo: tokenizer has %d ids, the model's vocabulary only %d", tok.VocabSize(), modelVocab)
 	}
-	last := calls[len(calls)-1]
-	if !last.OK() {
-		return "", errors.New(last.Err)
-	}
-	return last.Code, nil
-}
-
-// ToolResponseIDs implements rollout.Protocol.
-func (c *Chat) ToolResponseIDs(response string) []int {
-	return c.Tok.ToolResponseIDs([]string{response})
-}
-
-// TraceSequence renders a warm-start trace as the token stream a rollout would
-// produce: the prompt, then the response with mask 1 on what the assistant
-// writes and 0 on the tool's response turn. toolOutput is the real output of
-// the trace's code.
-func (c *Chat) TraceSequence(tr arith.Trace, toolOutput string) (Sequence, error) {
-	prompt, err := c.PromptIDs(tr.Problem)
+	proto, err := tokenizer.NewProtocol(tok, cfg.SystemPrompt, cfg.UseTools, cfg.OfferToolSpec)
 	if err != nil {
-		return Sequence{}, err
+		return nil, nil, fmt.Errorf("grpo: %w", err)
 	}
-	var s Sequence
-	s.Prompt = prompt
-	add := func(ids []int, mask float32) {
-		s.Response = append(s.Response, ids...)
-		for range ids {
-			s.Mask = append(s.Mask, mask)
-			s.LogProbs = append(s.LogProbs, 0)
-		}
-	}
-	if tr.Code != "" {
-		call, err := tokenizer.RenderChat([]tokenizer.Message{{Role: "assistant", ToolCalls: []tokenizer.MessageToolCall{
-			{FunctionCall: tokenizer.FunctionCall{Name: tokenizer.CodeInterpreterName, Arguments: codeArguments(tr.Code)}},
-		}}}, nil, false)
-		if err != nil {
-			return Sequence{}, fmt.Errorf("grpo: trace: %w", err)
-		}
-		// the assistant turn renders as <|im_start|>assistant\n<tool_call>...</tool_call><|im_end|>\n;
-		// the model writes what lies between the header and <|im_end|>.
-		body := call[len(tokenizer.IMStart+"assistant\n") : len(call)-len(tokenizer.IMEnd+"\n")]
-		add(c.Tok.Encode(body), 1)
-		add(c.ToolResponseIDs(toolOutput), 0)
-	}
-	add(c.Tok.Encode(tr.Final+tokenizer.IMEnd), 1)
-	return s, nil
-}
-
-// codeArguments is the JSON object {"code": code}; the template re-renders it as tojson does.
-func codeArguments(code string) []byte {
-	b, _ := json.Marshal(map[string]string{"code": code}) // a map of strings always marshals
-	return b
+	return proto, data, nil
 }
 
 // samplerSession adapts a sampler.Session to rollout.Session: one Generate
@@ -165,17 +52,8 @@ type samplerSession struct {
 }
 
 func (a *samplerSession) Generate(ctx context.Context, active, maxNew []int) ([]rollout.Turn, error) {
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		more, err := a.ss.Step()
-		if err != nil {
-			return nil, err
-		}
-		if !more {
-			break
-		}
+	if err := a.ss.Run(ctx); err != nil {
+		return nil, err
 	}
 	turns := make([]rollout.Turn, len(active))
 	for j, i := range active {
@@ -229,9 +107,9 @@ func NewToolRunner(cfg Config) (tools rollout.ToolRunner, close func(), isolatio
 // NewPolicy returns the run's initial policy: a random model of the tiny_model
 // shape (seeded by cfg.Seed), or hf_checkpoint.
 func NewPolicy(cfg Config) (*qwen3.Model, error) {
-	dtype := dtypes.Float32
-	if cfg.DType == "bfloat16" {
-		dtype = dtypes.BFloat16
+	dtype, err := qwen3.ParseDType(cfg.DType)
+	if err != nil {
+		return nil, fmt.Errorf("grpo: config dtype: %w", err)
 	}
 	if cfg.TinyModel != "" {
 		mc, err := qwen3.NamedConfig(cfg.TinyModel)

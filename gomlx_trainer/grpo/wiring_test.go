@@ -16,7 +16,7 @@ import (
 func TestTraceSequenceIsTheTemplate(t *testing.T) {
 	cfg := Default()
 	cfg.Tokenizer, cfg.UseTools, cfg.OfferToolSpec = "bytes", true, true
-	chat, err := NewChat(cfg, 300)
+	chat, _, err := newProtocol(cfg, 300)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func TestTraceSequenceIsTheTemplate(t *testing.T) {
 	if tr.Code == "" {
 		t.Fatal("trace without a tool call")
 	}
-	seq, err := chat.TraceSequence(tr, "178377\n")
+	seq, err := traceSequence(chat, tr, "178377\n")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -165,39 +165,6 @@ func Hidden(ctx *context.Context, cfg Config, ids *Node) *Node {
 	return decoder(ctx, cfg, ids, positions, func(_ int, k, v *Node) (*Node, *Node, *Node, bool) { return k, v, visible, false })
 }
 
-// TokenLogProbs returns, for token ids [batch, seq], the float32 log-probability
-// [batch, seq] of each token given the ones before it under
-// log_softmax(logits / temperature); position 0 has no prediction and is 0.
-// This is the per-token log-probability that GRPO's loss needs, and it can be
-// differentiated (the logits enter through a Gather and a log-sum-exp, so no
-// [batch, seq, vocab] one-hot is built). Right padding needs no mask; mask the
-// result instead.
-func TokenLogProbs(ctx *context.Context, cfg Config, ids *Node, temperature float64) *Node {
-	g := ids.Graph()
-	b, t := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
-	logits := Logits(ctx, cfg, ids) // [b, t, vocab]
-	if t == 1 {
-		return Zeros(g, shapes.Make(dtypes.Float32, b, 1))
-	}
-	if temperature > 0 && temperature != 1 {
-		logits = MulScalar(logits, 1/temperature)
-	}
-	ids32 := ConvertDType(ids, dtypes.Int32)
-	// next[b, i] = ids[b, i+1]; the last column is a placeholder that is dropped.
-	next := Concatenate([]*Node{Slice(ids32, AxisRange(), AxisRange(1)), Zeros(g, shapes.Make(dtypes.Int32, b, 1))}, 1)
-	index := Concatenate([]*Node{
-		InsertAxes(Iota(g, shapes.Make(dtypes.Int32, b, t), 0), -1),
-		InsertAxes(Iota(g, shapes.Make(dtypes.Int32, b, t), 1), -1),
-		InsertAxes(next, -1),
-	}, -1) // [b, t, 3]
-	picked := Gather(logits, index) // [b, t]
-	maxLogit := StopGradient(ReduceAndKeep(logits, ReduceMax, -1))
-	lse := Add(Log(ReduceSum(Exp(Sub(logits, maxLogit)), -1)), Squeeze(maxLogit, -1))
-	nextLogProbs := Sub(picked, lse) // [b, t]: log p(ids[i+1] | ids[<=i])
-	return Concatenate([]*Node{Zeros(g, shapes.Make(dtypes.Float32, b, 1)),
-		Slice(nextLogProbs, AxisRange(), AxisRange(0, t-1))}, 1)
-}
-
 // LastLogits returns the float32 logits [batch, vocab] after each row's last
 // real token, for right-padded ids [batch, seq] with lens [batch] real tokens
 // (1 to seq). Only those rows of hidden states go through the head, which

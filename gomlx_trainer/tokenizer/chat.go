@@ -218,11 +218,11 @@ func RenderChat(msgs []Message, tools []Tool, addGenerationPrompt bool) (string,
 				if tc.Function != nil {
 					fc = *tc.Function
 				}
-				args, err := renderArguments(fc.Arguments)
+				block, err := RenderToolCall(fc)
 				if err != nil {
 					return "", fmt.Errorf("tokenizer: chat template: message %d: tool call %d: %w", i, k, err)
 				}
-				b.WriteString("<tool_call>\n{\"name\": \"" + fc.Name + "\", \"arguments\": " + args + "}\n</tool_call>")
+				b.WriteString(block)
 			}
 			b.WriteString("<|im_end|>\n")
 		case m.Role == "tool":
@@ -239,6 +239,17 @@ func RenderChat(msgs []Message, tools []Tool, addGenerationPrompt bool) (string,
 		b.WriteString("<|im_start|>assistant\n")
 	}
 	return b.String(), nil
+}
+
+// RenderToolCall renders one tool call as the template writes it inside an
+// assistant turn: <tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>.
+// An assistant turn that holds only tool calls is these blocks joined by "\n".
+func RenderToolCall(fc FunctionCall) (string, error) {
+	args, err := renderArguments(fc.Arguments)
+	if err != nil {
+		return "", err
+	}
+	return ToolCallStart + "\n{\"name\": \"" + fc.Name + "\", \"arguments\": " + args + "}\n" + ToolCallEnd, nil
 }
 
 // renderArguments renders tool call arguments: a JSON string as its text,

@@ -1,0 +1,64 @@
+package grpo
+
+import (
+	"math"
+
+	"github.com/mathrl/mathrl/analysis/metrics"
+	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
+)
+
+// rolloutStats sums what one rollout's samples did.
+type rolloutStats struct {
+	n, correct, errors, truncated int
+	rewardSum, rewardSq           float64
+	lenSum                        int
+	lenMax                        int
+	toolCalls, toolErrors         int
+	toolNoOutput                  int
+}
+
+func (r *rolloutStats) add(s rollout.Sample, rw Reward) {
+	r.n++
+	if rw.Correct {
+		r.correct++
+	}
+	if rw.Err != nil {
+		r.errors++
+	}
+	if s.Finish == metrics.FinishLength {
+		r.truncated++
+	}
+	r.rewardSum += rw.Value
+	r.rewardSq += rw.Value * rw.Value
+	r.lenSum += len(s.IDs)
+	r.lenMax = max(r.lenMax, len(s.IDs))
+	r.toolCalls += s.ToolCalls
+	r.toolErrors += s.ToolErrors
+	r.toolNoOutput += s.NoOutput
+}
+
+func (r *rolloutStats) rewardMean() float64     { return r.rewardSum / float64(max(r.n, 1)) }
+func (r *rolloutStats) accuracy() float64       { return float64(r.correct) / float64(max(r.n, 1)) }
+func (r *rolloutStats) lenMean() float64        { return float64(r.lenSum) / float64(max(r.n, 1)) }
+func (r *rolloutStats) toolsPerSample() float64 { return float64(r.toolCalls) / float64(max(r.n, 1)) }
+
+func (r *rolloutStats) metrics(step int, ss StepStats, gradNorm, lr float64) metrics.StepMetrics {
+	mean := r.rewardMean()
+	variance := math.Max(r.rewardSq/float64(max(r.n, 1))-mean*mean, 0)
+	m := metrics.StepMetrics{
+		Version: metrics.StepMetricsVersion, Step: step, Samples: r.n,
+		RewardMean: mean, RewardStd: math.Sqrt(variance), Accuracy: r.accuracy(),
+		ResponseLenMean: r.lenMean(), ResponseLenMax: r.lenMax,
+		TruncationRate:     float64(r.truncated) / float64(max(r.n, 1)),
+		ToolCallsPerSample: r.toolsPerSample(),
+		Loss:               ss.Loss, GradNorm: gradNorm, LR: lr,
+	}
+	if r.toolCalls > 0 {
+		m.ToolErrorRate = float64(r.toolErrors) / float64(r.toolCalls)
+	}
+	if ss.Tokens > 0 {
+		m.ClipFraction = ss.ClipTokens / ss.Tokens
+		m.Entropy = math.Max(ss.EntropySum/ss.Tokens, 0)
+	}
+	return m
+}

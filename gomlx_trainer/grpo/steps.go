@@ -1,0 +1,246 @@
+package grpo
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"time"
+
+	"github.com/mathrl/mathrl/analysis/metrics"
+	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
+)
+
+// warmStart runs the supervised warm start if the state has not finished it,
+// then resets the optimizer and saves a checkpoint. Interrupted, it saves
+// first, so that --resume finishes the warm start.
+func (t *trainer) warmStart(ctx context.Context) error {
+	if t.st.SFTStep >= t.cfg.SFTSteps {
+		return nil
+	}
+	if err := warmStart(ctx, t.cfg, &t.st, t.learner, t.proto, t.tools, t.train, t.log); err != nil {
+		if ctx.Err() != nil {
+			if serr := t.save(); serr != nil {
+				return serr
+			}
+		}
+		return err
+	}
+	if err := ResetOptimizer(t.model.Ctx); err != nil {
+		return err
+	}
+	return t.save()
+}
+
+// save writes a checkpoint of the current step and prunes old ones.
+func (t *trainer) save() error {
+	t.st.Config, t.st.RNG = t.cfg, MarshalRNG(t.rngSrc)
+	t.st.DataEpoch, t.st.DataPosition = t.data.epoch, t.data.pos
+	dir := filepath.Join(t.run.CkptDir(), CheckpointName(t.st.Step))
+	if err := SaveCheckpoint(dir, t.model, t.tokJSON, t.st); err != nil {
+		return err
+	}
+	t.log.Printf("checkpoint %s", dir)
+	return PruneCheckpoints(t.run.CkptDir(), t.cfg.KeepCkpts)
+}
+
+// evaluate samples the evaluation prompts, writes their samples and adds a
+// line to eval.jsonl.
+func (t *trainer) evaluate(ctx context.Context) error {
+	if len(t.evalSet) == 0 {
+		return nil
+	}
+	cfg, start := t.cfg, time.Now()
+	samples, err := Evaluate(ctx, t.smp, t.proto, t.tools, EvalOptions{
+		ModelName: fmt.Sprintf("%s@step-%d", filepath.Base(cfg.Save), t.st.Step), Problems: t.evalSet,
+		K: cfg.NSamplesPerEvalPrompt, Budget: cfg.EvalMaxResponseLen, Temperature: cfg.EvalTemperature,
+		TopP: cfg.EvalTopP, Scorer: cfg.RMType, UseTools: cfg.UseTools, MaxTurns: cfg.MaxTurns,
+		Seed: uint64(cfg.Seed), BatchSize: evalBatch(cfg),
+	})
+	if err != nil {
+		return err
+	}
+	if err := WriteSamples(filepath.Join(t.run.SamplesDir(), CheckpointName(t.st.Step)+".jsonl"), samples); err != nil {
+		return err
+	}
+	sum, err := metrics.Summarize(samples, cfg.NSamplesPerEvalPrompt)
+	if err != nil {
+		return err
+	}
+	if err := t.run.AppendEval(metrics.EvalPoint{Step: t.st.Step, Rollout: t.st.Rollout, AvgAtK: sum.AvgAtK, PassAtK: sum.PassAtK,
+		K: sum.K, Truncation: sum.TruncationRate, ToolCalls: sum.ToolCallsMean, Errors: sum.Errors}); err != nil {
+		return err
+	}
+	t.log.Printf("eval at step %d: avg@%d %.3f, pass@%d %.3f, truncated %.3f, tool calls %.2f (%.0fs)",
+		t.st.Step, sum.K, sum.AvgAtK, sum.K, sum.PassAtK, sum.TruncationRate, sum.ToolCallsMean, time.Since(start).Seconds())
+	return nil
+}
+
+// rolloutBatch is one rollout on its way through the loop.
+type rolloutBatch struct {
+	problems []Problem        // rollout_batch_size problems
+	prompts  [][]int          // one per sample: n_samples_per_prompt copies of each problem's prompt
+	samples  []rollout.Sample // one per prompt
+	gen      rollout.Stats    // generation and tool times
+	seconds  float64          // wall time of the sampling
+	rewards  []float64        // one per sample, set by score
+	stats    rolloutStats     // set by score
+	scoreSec float64          // wall time of the scoring
+}
+
+// sample draws the next rollout_batch_size prompts that fit
+// rollout_max_prompt_len and generates n_samples_per_prompt responses to
+// each, sampling_batch_size sequences at a time.
+func (t *trainer) sample(ctx context.Context) (*rolloutBatch, error) {
+	cfg, start := t.cfg, time.Now()
+	r := &rolloutBatch{}
+	for len(r.problems) < cfg.RolloutBatchSize {
+		p := t.data.next()
+		ids, err := t.proto.PromptIDs(p.Text)
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) > cfg.RolloutMaxPromptLen {
+			continue
+		}
+		r.problems = append(r.problems, p)
+		for range cfg.NSamplesPerPrompt {
+			r.prompts = append(r.prompts, ids)
+		}
+	}
+	chunk := cfg.SamplingBatchSize
+	if chunk <= 0 {
+		chunk = len(r.prompts)
+	}
+	seed := t.rng.Uint64()
+	for c := 0; c < len(r.prompts); c += chunk {
+		part, stats, err := generate(ctx, t.smp, t.proto, t.tools, r.prompts[c:min(c+chunk, len(r.prompts))], genOptions{
+			budget: cfg.RolloutMaxResponseLen, temperature: cfg.RolloutTemperature, topP: cfg.RolloutTopP,
+			topK: cfg.RolloutTopK, useTools: cfg.UseTools, maxTurns: cfg.MaxTurns, concurrency: cfg.ToolConcurrency,
+			seed: seed + uint64(c), toolDeadlineS: cfg.ToolTimeout + 5,
+		})
+		if err != nil {
+			return nil, err
+		}
+		r.samples = append(r.samples, part...)
+		r.gen.GenerateSeconds += stats.GenerateSeconds
+		r.gen.ToolSeconds += stats.ToolSeconds
+		r.gen.SampledTokens += stats.SampledTokens
+	}
+	r.seconds = time.Since(start).Seconds()
+	return r, nil
+}
+
+// score sets the rewards of r's samples and sums up what they did.
+func (t *trainer) score(r *rolloutBatch) {
+	start := time.Now()
+	r.rewards = make([]float64, len(r.samples))
+	for i, s := range r.samples {
+		rw := t.reward(s.Text, r.problems[i/t.cfg.NSamplesPerPrompt].Answer, s.ToolCalls)
+		r.rewards[i] = rw.Value
+		r.stats.add(s, rw)
+	}
+	r.scoreSec = time.Since(start).Seconds()
+}
+
+// sequences turns r's samples into training sequences with their group
+// advantages; with dynamic sampling, groups whose rewards are all equal are
+// left out.
+func (t *trainer) sequences(r *rolloutBatch) []Sequence {
+	cfg := t.cfg
+	g := cfg.NSamplesPerPrompt
+	adv := GroupAdvantages(r.rewards, g, cfg.AdvantageEps, !cfg.DisableGRPOStdNormalization)
+	groups := KeepGroups(r.rewards, g)
+	if !cfg.DynamicSampling {
+		groups = groups[:0]
+		for k := range cfg.RolloutBatchSize {
+			groups = append(groups, k)
+		}
+	}
+	var seqs []Sequence
+	for _, k := range groups {
+		for i := k * g; i < (k+1)*g; i++ {
+			s := r.samples[i]
+			seqs = append(seqs, Sequence{Prompt: r.prompts[i], Response: s.IDs, Mask: s.Mask, LogProbs: s.LogProbs, Advantage: adv[i]})
+		}
+	}
+	return seqs
+}
+
+// optimize takes the optimizer steps of one rollout, global_batch_size
+// sequences each, and appends one train.jsonl line per step.
+func (t *trainer) optimize(seqs []Sequence, r *rolloutBatch) ([]metrics.StepMetrics, error) {
+	cfg := t.cfg
+	n := max(len(seqs)/cfg.GlobalBatchSize, 1)
+	if len(seqs) == 0 {
+		t.log.Printf("rollout %d: every group had equal rewards; no update", t.st.Rollout+1)
+		return nil, nil
+	}
+	var lines []metrics.StepMetrics
+	for k := range n {
+		start := time.Now()
+		part := seqs[k*len(seqs)/n : (k+1)*len(seqs)/n]
+		lr := LearningRate(t.st.Step, cfg.LRWarmupIters, cfg.LR)
+		ss, gradNorm, err := t.learner.Step(part, StepOptions{PerTokenLoss: cfg.CalculatePerTokenLoss, MicroBatch: cfg.MicroBatchSize, LR: lr})
+		if err != nil {
+			return nil, fmt.Errorf("grpo: step %d: %w; stopping, the last good checkpoint is kept in %s", t.st.Step+1, err, t.run.CkptDir())
+		}
+		t.st.Step++
+		m := t.stepMetrics(r, part, len(seqs), n, ss, gradNorm, lr)
+		m.TrainSeconds = time.Since(start).Seconds()
+		t.steps = append(t.steps, m)
+		if err := t.run.WriteSteps(t.steps); err != nil {
+			return nil, err
+		}
+		lines = append(lines, m)
+	}
+	return lines, nil
+}
+
+// stepMetrics is the train.jsonl line of the optimizer step just taken on
+// part, one of the rollout's n steps on its kept sequences (times and counts
+// of the rollout are shared out evenly between the steps).
+func (t *trainer) stepMetrics(r *rolloutBatch, part []Sequence, kept, n int, ss StepStats, gradNorm, lr float64) metrics.StepMetrics {
+	m := r.stats.metrics(t.st.Step, ss, gradNorm, lr)
+	per := float64(n)
+	m.RolloutSeconds = math.Max(r.seconds-r.gen.ToolSeconds, 0) / per
+	m.ToolSeconds = r.gen.ToolSeconds / per
+	m.ScoreSeconds = r.scoreSec / per
+	if r.gen.GenerateSeconds > 0 {
+		m.TokensPerSecond = float64(r.gen.SampledTokens) / r.gen.GenerateSeconds
+	}
+	if klCoef(t.cfg) != 0 && ss.Tokens > 0 {
+		kl := ss.KLSum / ss.Tokens
+		m.KL = &kl
+	}
+	tokens := 0
+	for _, q := range part {
+		tokens += len(q.Prompt) + len(q.Response)
+	}
+	// model FLOPs (matmuls only, 2 per weight per token forward, 6 forward+backward)
+	params := float64(t.model.Config.Params())
+	m.Extra = map[string]float64{
+		"rollout": float64(t.st.Rollout + 1), "kept_samples": float64(kept), "scorer_errors": float64(r.stats.errors),
+		"train_tokens": float64(tokens), "sampled_tokens": float64(r.gen.SampledTokens) / per,
+		"train_flops": 6 * params * float64(tokens), "rollout_flops": 2 * params * float64(r.gen.SampledTokens) / per,
+	}
+	if r.stats.toolCalls > 0 {
+		// calls that ran cleanly but printed nothing: what the demo's GRPO unlearns
+		m.Extra["tool_no_output_rate"] = float64(r.stats.toolNoOutput) / float64(r.stats.toolCalls)
+	}
+	return m
+}
+
+// report writes the rollout's progress line and now and then a sample, and
+// hands the rollout to the OnRollout hook.
+func (t *trainer) report(r *rolloutBatch, seqs []Sequence, steps []metrics.StepMetrics, start time.Time) {
+	s := r.stats
+	t.log.Bar(t.st.Rollout, t.cfg.NumRollout, time.Since(start), fmt.Sprintf("step %d  reward %+.3f  acc %.3f  len %.0f  tools %.2f",
+		t.st.Step, s.rewardMean(), s.accuracy(), s.lenMean(), s.toolsPerSample()))
+	if len(r.samples) > 0 {
+		t.log.Sample(r.problems[0].Text, r.samples[0].Text, r.rewards[0])
+	}
+	if t.onRoll != nil {
+		t.onRoll(RolloutLog{Rollout: t.st.Rollout, Problems: r.problems, Samples: r.samples, Rewards: r.rewards, Sequences: seqs, Steps: steps})
+	}
+}
