@@ -1,6 +1,8 @@
 package grpo
 
 import (
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -105,16 +107,82 @@ func TestRecipes(t *testing.T) {
 	}
 }
 
-func TestConfigKeysDocumented(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "configs", "README.md"))
+var update = flag.Bool("update", false, "rewrite the key table of configs/README.md from grpo.Config's tags")
+
+const (
+	readmeTableStart = "<!-- key table: generated from the tags of grpo.Config"
+	readmeTableEnd   = "<!-- end of key table -->"
+)
+
+// TestReadmeKeyTable checks that the key table of configs/README.md is the one
+// the tags of Config give; -update rewrites it.
+func TestReadmeKeyTable(t *testing.T) {
+	path := filepath.Join("..", "..", "configs", "README.md")
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range ConfigKeys() {
-		if !strings.Contains(string(data), "`"+k+"`") {
-			t.Errorf("configs/README.md does not document key %q", k)
-		}
+	readme := string(data)
+	start, end := strings.Index(readme, readmeTableStart), strings.Index(readme, readmeTableEnd)
+	if start < 0 || end < start {
+		t.Fatalf("%s: no %q ... %q block", path, readmeTableStart, readmeTableEnd)
 	}
+	start += strings.Index(readme[start:], "\n") + 1 // the table starts after the marker's line
+	want := keyTable()
+	if readme[start:end] == want {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(path, []byte(readme[:start]+want+readme[end:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("rewrote the key table of %s", path)
+		return
+	}
+	t.Errorf("%s: the key table differs from grpo.Config's tags; rerun with -update to rewrite it, or paste:\n%s", path, want)
+}
+
+// keyTable is the Markdown table of every knob (key, type, default, slime's
+// equivalent and description), between blank lines.
+func keyTable() string {
+	var b strings.Builder
+	b.WriteString("\n| key | type | default | slime | meaning |\n|---|---|---|---|---|\n")
+	def := reflect.ValueOf(Default())
+	for _, k := range Knobs() {
+		slime := "—"
+		if k.Slime != "" {
+			slime = "`" + k.Slime + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", k.Key, typeName(k.Type), defaultCell(def.Field(k.Index)), slime, markdownText(k.Help))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func typeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64:
+		return "integer"
+	case reflect.Float64:
+		return "number"
+	default:
+		return t.Kind().String() // string, bool
+	}
+}
+
+// defaultCell is a default value as code, or nothing for an empty string.
+func defaultCell(v reflect.Value) string {
+	s := fmt.Sprint(v.Interface())
+	if s == "" {
+		return ""
+	}
+	return "`" + s + "`"
+}
+
+// markdownText escapes the characters of s that Markdown would read as
+// emphasis or as a table cell's end.
+func markdownText(s string) string {
+	return strings.NewReplacer("*", `\*`, "|", `\|`, "<", "&lt;").Replace(s)
 }
 
 func TestKnobs(t *testing.T) {
