@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/mathrl/mathrl/configs"
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
@@ -32,9 +35,12 @@ func newTrainCmd(runF func(context.Context, *trainOptions) error) *cobra.Command
 		Short: "Train a Qwen3 policy with GRPO (with no flags: the CPU demo)",
 		Long: `train runs GRPO as a recipe says: rollouts with the code_interpreter tool, scores,
 group advantages, PPO-clip updates with AdamW, evaluation, checkpoints and figures,
-all in one run folder (--save). Every recipe key is also a flag (rollout_batch_size is
---rollout-batch-size); flags override the recipe. With no flags it runs the CPU demo
-(configs/demo.yaml) into results/runs/demo.`,
+all in one run folder (--save). With no flags it runs the CPU demo (configs/demo.yaml)
+into results/runs/demo.
+
+Every recipe key is also a flag (rollout_batch_size is --rollout-batch-size). A flag
+you set overrides the recipe; a default shown below is the value a recipe gets for a
+key it leaves out. configs/README.md lists the keys with slime's equivalents.`,
 		Example: `  mathrl train
   mathrl train --config configs/retool-grpo-qwen3-4b.yaml --backend cuda --hf-checkpoint ~/models/Qwen3-4B-Instruct-2507
   mathrl train --config math-grpo-qwen3-8b --tiny-model tiny --num-rollout 1 --save /tmp/smoke
@@ -45,7 +51,7 @@ all in one run folder (--save). Every recipe key is also a flag (rollout_batch_s
 			if err != nil {
 				return err
 			}
-			grpo.ApplyFlags(cmd.Flags(), flagValues, &cfg)
+			applyKnobFlags(cmd.Flags(), flagValues, &cfg)
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
@@ -60,8 +66,47 @@ all in one run folder (--save). Every recipe key is also a flag (rollout_batch_s
 	cmd.Flags().StringVar(&opts.Recipe, "config", configs.Demo, "recipe: a YAML file, or one of "+strings.Join(configs.Names(), ", "))
 	cmd.Flags().BoolVar(&opts.Resume, "resume", false, "continue from the newest checkpoint in the run folder")
 	cmd.Flags().StringVar(&opts.PJRTPlugin, "pjrt-plugin", "", "path to a PJRT CUDA plugin (--backend cuda)")
-	grpo.BindFlags(cmd.Flags(), &flagValues)
+	bindKnobFlags(cmd.Flags(), &flagValues)
+	cmd.Flags().SortFlags = false // keep the knobs grouped as grpo.Config declares them
 	return cmd
+}
+
+// knobFlag is the flag of a recipe key: "rollout_batch_size" is
+// --rollout-batch-size, as in slime.
+func knobFlag(key string) string { return strings.ReplaceAll(key, "_", "-") }
+
+// bindKnobFlags adds one flag per grpo.Config knob to fs, writing into c: its
+// usage is the knob's description, its default c's value.
+func bindKnobFlags(fs *pflag.FlagSet, c *grpo.Config) {
+	for _, k := range grpo.Knobs() {
+		name := knobFlag(k.Key)
+		switch p := k.Ptr(c).(type) {
+		case *string:
+			fs.StringVar(p, name, *p, k.Help)
+		case *int:
+			fs.IntVar(p, name, *p, k.Help)
+		case *int64:
+			fs.Int64Var(p, name, *p, k.Help)
+		case *float64:
+			fs.Float64Var(p, name, *p, k.Help)
+		case *bool:
+			fs.BoolVar(p, name, *p, k.Help)
+		default:
+			panic(fmt.Sprintf("mathrl: recipe key %s has the unsupported type %s", k.Key, k.Type))
+		}
+	}
+}
+
+// applyKnobFlags copies into dst the knobs whose flags were set on fs (bound
+// to from by bindKnobFlags): a flag left unset keeps dst's value, even where
+// dst differs from the flag's default.
+func applyKnobFlags(fs *pflag.FlagSet, from grpo.Config, dst *grpo.Config) {
+	src, out := reflect.ValueOf(from), reflect.ValueOf(dst).Elem()
+	for _, k := range grpo.Knobs() {
+		if fs.Changed(knobFlag(k.Key)) {
+			out.Field(k.Index).Set(src.Field(k.Index))
+		}
+	}
 }
 
 func runTrain(ctx context.Context, opts *trainOptions) error {

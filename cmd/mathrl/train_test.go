@@ -36,7 +36,18 @@ func TestNewTrainCmd(t *testing.T) {
 				t.Errorf("config %+v resume %v", o.Config, o.Resume)
 			}
 		}, ""},
+		{"a flag set to its default still overrides the recipe", []string{"--adam-beta2", "0.999", "--sft-steps", "0", "--use-tools=false", "--save", "/tmp/x"}, func(t *testing.T, o *trainOptions) {
+			want := demo
+			want.AdamBeta2, want.SFTSteps, want.UseTools, want.Save = grpo.Default().AdamBeta2, 0, false, "/tmp/x"
+			if demo.AdamBeta2 == want.AdamBeta2 || demo.SFTSteps == 0 || !demo.UseTools {
+				t.Fatalf("the demo recipe no longer sets adam_beta2, sft_steps and use_tools away from their defaults: %+v", demo)
+			}
+			if o.Config != want {
+				t.Errorf("config %+v\nwant %+v", o.Config, want)
+			}
+		}, ""},
 		{"bad value", []string{"--eps-clip", "2"}, nil, "eps_clip"},
+		{"ill-typed flag", []string{"--rollout-batch-size", "many"}, nil, "rollout-batch-size"},
 		{"unknown recipe", []string{"--config", "nope"}, nil, "no recipe"},
 		{"argument", []string{"extra"}, nil, "unknown command"},
 	} {
@@ -58,6 +69,35 @@ func TestNewTrainCmd(t *testing.T) {
 			}
 			tc.check(t, got)
 		})
+	}
+}
+
+// TestTrainHelp checks that `mathrl train --help` lists every recipe key as a
+// flag, in declaration order, with its description.
+func TestTrainHelp(t *testing.T) {
+	cmd := newTrainCmd(func(context.Context, *trainOptions) error { t.Fatal("--help ran the command"); return nil })
+	var out bytes.Buffer
+	cmd.SetArgs([]string{"--help"})
+	cmd.SetOut(&out)
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	_, help, _ := strings.Cut(out.String(), "\nFlags:\n")
+	last := 0
+	for _, k := range grpo.Knobs() {
+		i := strings.Index(help[last:], "  --"+knobFlag(k.Key)+" ")
+		if i < 0 {
+			t.Errorf("help: flag --%s missing or out of order", knobFlag(k.Key))
+			continue
+		}
+		last += i
+		line, _, _ := strings.Cut(help[last:], "\n")
+		if !strings.Contains(line, k.Help) {
+			t.Errorf("help line %q lacks the description %q", line, k.Help)
+		}
+	}
+	if !strings.Contains(help, "nucleus sampling threshold (1: off) (default 1)\n") {
+		t.Errorf("help does not show --rollout-top-p's default:\n%s", help)
 	}
 }
 

@@ -9,99 +9,106 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mathrl/mathrl/analysis/scorer"
+	"github.com/mathrl/mathrl/configs"
 	"github.com/mathrl/mathrl/data/arith"
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"gopkg.in/yaml.v3"
 )
 
 // Config holds every knob of a GRPO run, once. YAML files (configs/*.yaml) and
-// command-line flags write into the same struct; the resolved struct is saved as
-// config.json in the run folder and inside every checkpoint. Key names follow
-// slime's command-line flags (with '-' written '_') where slime has the knob;
-// configs/README.md lists the mapping.
+// the flags of `mathrl train` write into the same struct; the resolved struct is
+// saved as config.json in the run folder and inside every checkpoint.
+//
+// A field's tags are all there is to say about it: yaml is its recipe key
+// (slime's command-line flag, with '-' written '_', where slime has the knob),
+// help its one-line description, and slime slime's equivalent. Knobs reads them;
+// the flag help, the key table of configs/README.md and Validate's errors all
+// come from there.
 type Config struct {
 	// --- policy model
-	HFCheckpoint string `yaml:"hf_checkpoint" json:"hf_checkpoint"` // folder of the initial policy in Hugging Face format (config.json, *.safetensors, tokenizer.json)
-	TinyModel    string `yaml:"tiny_model" json:"tiny_model"`       // when set, replace the policy by a random Qwen3 of this built-in shape ("tiny", "tiny-4l", "small", "qwen3-0.6b", ...): smoke runs of a full recipe
-	Tokenizer    string `yaml:"tokenizer" json:"tokenizer"`         // tokenizer.json path; empty: the one in hf_checkpoint (with tiny_model of vocabulary 300: "bytes"); "bytes": the byte-level vocabulary
-	DType        string `yaml:"dtype" json:"dtype"`                 // compute dtype of the policy: float32 or bfloat16
-	Backend      string `yaml:"backend" json:"backend"`             // cpu, cuda or auto
-	Seed         int64  `yaml:"seed" json:"seed"`                   // seeds data order, sampling and initialisation
+	HFCheckpoint string `yaml:"hf_checkpoint" json:"hf_checkpoint" slime:"--hf-checkpoint" help:"folder of the initial policy in Hugging Face format (config.json, *.safetensors, tokenizer.json)"`
+	TinyModel    string `yaml:"tiny_model" json:"tiny_model" help:"when set, replace the policy by a random Qwen3 of this built-in shape (tiny, tiny-4l, small, qwen3-0.6b, ...): smoke runs of a full recipe"`
+	Tokenizer    string `yaml:"tokenizer" json:"tokenizer" help:"tokenizer.json path, or bytes for the byte-level vocabulary; empty: the one in hf_checkpoint (bytes for a tiny_model whose vocabulary is under 1000)"`
+	DType        string `yaml:"dtype" json:"dtype" help:"dtype of the policy's weights and compute: float32 or bfloat16"`
+	Backend      string `yaml:"backend" json:"backend" help:"where the model runs: cpu, cuda, or auto (cuda when a PJRT plugin and an NVIDIA driver are found)"`
+	Seed         int64  `yaml:"seed" json:"seed" slime:"--seed" help:"seeds the prompt order, generated tasks, sampling and the tiny_model initialisation"`
 
 	// --- data
-	PromptData     string `yaml:"prompt_data" json:"prompt_data"`           // training prompts: a dataset name (math_train, dapo_math_17k, arith) or a JSONL file of {id, problem, answer}
-	EvalPromptData string `yaml:"eval_prompt_data" json:"eval_prompt_data"` // evaluation prompts, same forms; empty disables evaluation
-	EvalMaxPrompts int    `yaml:"eval_max_prompts" json:"eval_max_prompts"` // use only the first N evaluation prompts (0: all)
-	RolloutShuffle bool   `yaml:"rollout_shuffle" json:"rollout_shuffle"`   // shuffle the training prompts every epoch
-	ArithMaxDigits int    `yaml:"arith_max_digits" json:"arith_max_digits"` // largest operand length of the generated arithmetic tasks (prompt_data: arith)
-	ArithOps       string `yaml:"arith_ops" json:"arith_ops"`               // operations of the generated tasks: "*+" (3 to 1), "*" or "+"
+	PromptData     string `yaml:"prompt_data" json:"prompt_data" slime:"--prompt-data" help:"training prompts: a dataset name (math_train, dapo_math_17k, ...), arith for generated arithmetic, or a JSONL file of {id, problem, answer}"`
+	EvalPromptData string `yaml:"eval_prompt_data" json:"eval_prompt_data" slime:"--eval-prompt-data" help:"evaluation prompts, in the same forms; empty disables evaluation"`
+	EvalMaxPrompts int    `yaml:"eval_max_prompts" json:"eval_max_prompts" help:"use only the first N evaluation prompts (0: all, or 64 generated tasks for arith)"`
+	RolloutShuffle bool   `yaml:"rollout_shuffle" json:"rollout_shuffle" slime:"--rollout-shuffle" help:"shuffle the training prompts every epoch"`
+	ArithMaxDigits int    `yaml:"arith_max_digits" json:"arith_max_digits" help:"largest operand length of the generated arithmetic tasks (prompt_data arith), 1 to 18"`
+	ArithOps       string `yaml:"arith_ops" json:"arith_ops" help:"operations of the generated tasks: *+ (multiplication 3 times in 4, else addition), * or +"`
 
 	// --- rollout
-	NumRollout            int     `yaml:"num_rollout" json:"num_rollout"`                           // number of rollouts (sampling rounds) in the run
-	RolloutBatchSize      int     `yaml:"rollout_batch_size" json:"rollout_batch_size"`             // prompts per rollout
-	NSamplesPerPrompt     int     `yaml:"n_samples_per_prompt" json:"n_samples_per_prompt"`         // completions per prompt: the group size G
-	RolloutMaxPromptLen   int     `yaml:"rollout_max_prompt_len" json:"rollout_max_prompt_len"`     // prompts longer than this (tokens) are skipped
-	RolloutMaxResponseLen int     `yaml:"rollout_max_response_len" json:"rollout_max_response_len"` // response budget in tokens, counting tool responses too
-	RolloutTemperature    float64 `yaml:"rollout_temperature" json:"rollout_temperature"`           // sampling temperature
-	RolloutTopP           float64 `yaml:"rollout_top_p" json:"rollout_top_p"`                       // nucleus sampling threshold (1: off)
-	RolloutTopK           int     `yaml:"rollout_top_k" json:"rollout_top_k"`                       // top-k sampling (0: off)
-	SamplingBatchSize     int     `yaml:"sampling_batch_size" json:"sampling_batch_size"`           // sequences generated at once, rollouts and evaluation alike (0: a whole rollout); bounds the KV cache on a GPU
+	NumRollout            int     `yaml:"num_rollout" json:"num_rollout" slime:"--num-rollout" help:"rollouts (sampling rounds) in the run, each followed by its optimizer steps"`
+	RolloutBatchSize      int     `yaml:"rollout_batch_size" json:"rollout_batch_size" slime:"--rollout-batch-size" help:"prompts per rollout (B)"`
+	NSamplesPerPrompt     int     `yaml:"n_samples_per_prompt" json:"n_samples_per_prompt" slime:"--n-samples-per-prompt" help:"completions per prompt: the group size G"`
+	RolloutMaxPromptLen   int     `yaml:"rollout_max_prompt_len" json:"rollout_max_prompt_len" slime:"--rollout-max-prompt-len" help:"longest prompt in tokens; longer training prompts are skipped"`
+	RolloutMaxResponseLen int     `yaml:"rollout_max_response_len" json:"rollout_max_response_len" slime:"--rollout-max-response-len" help:"response budget in tokens, tool responses included"`
+	RolloutTemperature    float64 `yaml:"rollout_temperature" json:"rollout_temperature" slime:"--rollout-temperature" help:"sampling temperature of the rollouts; the learner computes log-probabilities at it too"`
+	RolloutTopP           float64 `yaml:"rollout_top_p" json:"rollout_top_p" slime:"--rollout-top-p" help:"nucleus sampling threshold (1: off)"`
+	RolloutTopK           int     `yaml:"rollout_top_k" json:"rollout_top_k" slime:"--rollout-top-k" help:"top-k sampling (0: off)"`
+	SamplingBatchSize     int     `yaml:"sampling_batch_size" json:"sampling_batch_size" help:"sequences generated at once, in rollouts and evaluation (0: a whole rollout); bounds the KV cache on a GPU"`
 
 	// --- tools
-	UseTools        bool    `yaml:"use_tools" json:"use_tools"`               // offer the code_interpreter tool and run its calls in the sandbox
-	MaxTurns        int     `yaml:"max_turns" json:"max_turns"`               // tool calls allowed per sample; the next call ends it with finish reason tool-limit
-	ToolTimeout     float64 `yaml:"tool_timeout" json:"tool_timeout"`         // seconds of wall time per tool call
-	ToolConcurrency int     `yaml:"tool_concurrency" json:"tool_concurrency"` // tool calls run at once
-	SystemPrompt    string  `yaml:"system_prompt" json:"system_prompt"`       // system message; empty: the seed's math prompt when the tool spec is offered, else none
-	OfferToolSpec   bool    `yaml:"offer_tool_spec" json:"offer_tool_spec"`   // list the code_interpreter spec in the system turn (the template's # Tools block); the CPU demo leaves it out to keep prompts short
+	UseTools        bool    `yaml:"use_tools" json:"use_tools" help:"let the policy call the code_interpreter tool and run its calls in the sandbox"`
+	MaxTurns        int     `yaml:"max_turns" json:"max_turns" slime:"TOOL_CONFIGS['max_tool_calls']" help:"tool calls allowed per sample; the next call ends it with finish reason tool-limit"`
+	ToolTimeout     float64 `yaml:"tool_timeout" json:"tool_timeout" slime:"TOOL_CONFIGS['python_timeout']" help:"seconds of wall time per tool call (its CPU time limit too, rounded up)"`
+	ToolConcurrency int     `yaml:"tool_concurrency" json:"tool_concurrency" slime:"TOOL_CONFIGS['tool_concurrency']" help:"tool calls run at once"`
+	SystemPrompt    string  `yaml:"system_prompt" json:"system_prompt" help:"system message; empty: the built-in math prompt when the tool spec is offered, else none"`
+	OfferToolSpec   bool    `yaml:"offer_tool_spec" json:"offer_tool_spec" help:"with use_tools, list the code_interpreter spec in the system turn (the template's # Tools block); the CPU demo leaves it out to keep prompts short"`
 
 	// --- reward
-	RMType string `yaml:"rm_type" json:"rm_type"` // reward: math (0/1), dapo (±1), deepscaler (0/1), retool (slime's retool reward: ±1 on the last boxed answer, a bonus for tool calls on wrong answers)
+	RMType string `yaml:"rm_type" json:"rm_type" slime:"--rm-type" help:"reward: math (0/1), dapo (±1), deepscaler (0/1), retool (slime's retool reward: ±1 on the last boxed answer, a bonus for tool calls on wrong answers)"`
 
 	// --- advantages and loss
-	AdvantageEstimator          string  `yaml:"advantage_estimator" json:"advantage_estimator"`                       // grpo (the only one)
-	DisableGRPOStdNormalization bool    `yaml:"disable_grpo_std_normalization" json:"disable_grpo_std_normalization"` // Dr.GRPO: advantages r - mean, without dividing by the group std
-	AdvantageEps                float64 `yaml:"advantage_eps" json:"advantage_eps"`                                   // ε in (r - mean) / (std + ε)
-	DynamicSampling             bool    `yaml:"dynamic_sampling" json:"dynamic_sampling"`                             // drop groups whose rewards are all equal (slime: --dynamic-sampling-filter-path check_reward_nonzero_std)
-	EpsClip                     float64 `yaml:"eps_clip" json:"eps_clip"`                                             // PPO clip range below 1 (ε_low)
-	EpsClipHigh                 float64 `yaml:"eps_clip_high" json:"eps_clip_high"`                                   // PPO clip range above 1 (ε_high)
-	CalculatePerTokenLoss       bool    `yaml:"calculate_per_token_loss" json:"calculate_per_token_loss"`             // true: mean over all response tokens of the batch; false: mean of per-sequence means
-	UseKLLoss                   bool    `yaml:"use_kl_loss" json:"use_kl_loss"`                                       // add a KL penalty against the frozen initial policy
-	KLLossCoef                  float64 `yaml:"kl_loss_coef" json:"kl_loss_coef"`                                     // weight of the KL penalty
-	KLLossType                  string  `yaml:"kl_loss_type" json:"kl_loss_type"`                                     // k1 or k3 (low_var_kl: k3 clamped to [-10, 10])
-	EntropyCoef                 float64 `yaml:"entropy_coef" json:"entropy_coef"`                                     // weight of an entropy bonus (subtracted from the loss)
+	AdvantageEstimator          string  `yaml:"advantage_estimator" json:"advantage_estimator" slime:"--advantage-estimator" help:"grpo (the only one)"`
+	DisableGRPOStdNormalization bool    `yaml:"disable_grpo_std_normalization" json:"disable_grpo_std_normalization" slime:"--disable-grpo-std-normalization" help:"Dr.GRPO: advantages r - mean, without dividing by the group std"`
+	AdvantageEps                float64 `yaml:"advantage_eps" json:"advantage_eps" help:"ε in (r - mean) / (std + ε)"`
+	DynamicSampling             bool    `yaml:"dynamic_sampling" json:"dynamic_sampling" slime:"--dynamic-sampling-filter-path check_reward_nonzero_std" help:"drop the groups whose rewards are all equal (their advantages are all 0)"`
+	EpsClip                     float64 `yaml:"eps_clip" json:"eps_clip" slime:"--eps-clip" help:"PPO clip range below 1 (ε_low)"`
+	EpsClipHigh                 float64 `yaml:"eps_clip_high" json:"eps_clip_high" slime:"--eps-clip-high" help:"PPO clip range above 1 (ε_high)"`
+	CalculatePerTokenLoss       bool    `yaml:"calculate_per_token_loss" json:"calculate_per_token_loss" slime:"--calculate-per-token-loss" help:"true: mean over all response tokens of an optimizer step; false: mean of per-sequence means"`
+	UseKLLoss                   bool    `yaml:"use_kl_loss" json:"use_kl_loss" slime:"--use-kl-loss" help:"add a KL penalty against the frozen initial policy"`
+	KLLossCoef                  float64 `yaml:"kl_loss_coef" json:"kl_loss_coef" slime:"--kl-loss-coef" help:"weight of the KL penalty (with use_kl_loss)"`
+	KLLossType                  string  `yaml:"kl_loss_type" json:"kl_loss_type" slime:"--kl-loss-type" help:"KL estimator: k1, k3, or low_var_kl (k3 clamped to [-10, 10])"`
+	EntropyCoef                 float64 `yaml:"entropy_coef" json:"entropy_coef" slime:"--entropy-coef" help:"weight of an entropy bonus (subtracted from the loss)"`
 
 	// --- optimizer
-	GlobalBatchSize int     `yaml:"global_batch_size" json:"global_batch_size"` // samples per optimizer step; a rollout of B×G samples gives B×G/global_batch_size steps
-	MicroBatchSize  int     `yaml:"micro_batch_size" json:"micro_batch_size"`   // samples per forward/backward pass; gradients are summed over micro-batches (0: the global batch)
-	LR              float64 `yaml:"lr" json:"lr"`                               // peak learning rate, after warmup
-	LRDecayStyle    string  `yaml:"lr_decay_style" json:"lr_decay_style"`       // constant (the only schedule after warmup)
-	LRWarmupIters   int     `yaml:"lr_warmup_iters" json:"lr_warmup_iters"`     // optimizer steps of linear warmup from 0
-	WeightDecay     float64 `yaml:"weight_decay" json:"weight_decay"`           // AdamW decoupled weight decay
-	AdamBeta1       float64 `yaml:"adam_beta1" json:"adam_beta1"`               // AdamW β1
-	AdamBeta2       float64 `yaml:"adam_beta2" json:"adam_beta2"`               // AdamW β2
-	AdamEps         float64 `yaml:"adam_eps" json:"adam_eps"`                   // AdamW ε
-	ClipGrad        float64 `yaml:"clip_grad" json:"clip_grad"`                 // global gradient-norm clip (0: off)
+	GlobalBatchSize int     `yaml:"global_batch_size" json:"global_batch_size" slime:"--global-batch-size" help:"samples per optimizer step; a rollout of B×G samples gives B×G/global_batch_size steps"`
+	MicroBatchSize  int     `yaml:"micro_batch_size" json:"micro_batch_size" slime:"--micro-batch-size" help:"samples per forward/backward pass, in GRPO and the warm start; gradients are summed over micro-batches (0: the whole batch)"`
+	LR              float64 `yaml:"lr" json:"lr" slime:"--lr" help:"peak learning rate, after warmup"`
+	LRDecayStyle    string  `yaml:"lr_decay_style" json:"lr_decay_style" slime:"--lr-decay-style" help:"constant (the only schedule after warmup)"`
+	LRWarmupIters   int     `yaml:"lr_warmup_iters" json:"lr_warmup_iters" slime:"--lr-warmup-iters" help:"optimizer steps of linear warmup up to lr (0: none)"`
+	WeightDecay     float64 `yaml:"weight_decay" json:"weight_decay" slime:"--weight-decay" help:"AdamW decoupled weight decay"`
+	AdamBeta1       float64 `yaml:"adam_beta1" json:"adam_beta1" slime:"--adam-beta1" help:"AdamW β1"`
+	AdamBeta2       float64 `yaml:"adam_beta2" json:"adam_beta2" slime:"--adam-beta2" help:"AdamW β2"`
+	AdamEps         float64 `yaml:"adam_eps" json:"adam_eps" slime:"--adam-eps" help:"AdamW ε"`
+	ClipGrad        float64 `yaml:"clip_grad" json:"clip_grad" slime:"--clip-grad" help:"global gradient-norm clip (0: off)"`
 
 	// --- supervised warm start (before GRPO; the demo uses it)
-	SFTSteps             int     `yaml:"sft_steps" json:"sft_steps"`                           // optimizer steps on generated solution traces before GRPO (0: none)
-	SFTBatchSize         int     `yaml:"sft_batch_size" json:"sft_batch_size"`                 // traces per warm-start step
-	SFTLR                float64 `yaml:"sft_lr" json:"sft_lr"`                                 // warm-start learning rate
-	SFTToolFraction      float64 `yaml:"sft_tool_fraction" json:"sft_tool_fraction"`           // share of the easy warm-start tasks (no two-digit operand) whose trace calls the tool; the others answer directly (tasks with a two-digit operand always call it)
-	SFTUnprintedFraction float64 `yaml:"sft_unprinted_fraction" json:"sft_unprinted_fraction"` // share of the warm-start tool calls that evaluate the expression without print(): the tool shows "[no output]" and the trace answers from memory
+	SFTSteps             int     `yaml:"sft_steps" json:"sft_steps" help:"optimizer steps on generated solution traces before GRPO (0: none); needs prompt_data arith"`
+	SFTBatchSize         int     `yaml:"sft_batch_size" json:"sft_batch_size" help:"traces per warm-start step"`
+	SFTLR                float64 `yaml:"sft_lr" json:"sft_lr" help:"warm-start learning rate (constant, no warmup)"`
+	SFTToolFraction      float64 `yaml:"sft_tool_fraction" json:"sft_tool_fraction" help:"share of the easy warm-start tasks (no two-digit operand) whose trace calls the tool; the others answer directly (tasks with a two-digit operand always call it)"`
+	SFTUnprintedFraction float64 `yaml:"sft_unprinted_fraction" json:"sft_unprinted_fraction" help:"share of the warm-start tool calls that evaluate the expression without print(): the tool shows [no output] and the trace answers from memory"`
 
 	// --- evaluation
-	EvalInterval          int     `yaml:"eval_interval" json:"eval_interval"`                         // evaluate every N rollouts (0: only at the start and the end)
-	NSamplesPerEvalPrompt int     `yaml:"n_samples_per_eval_prompt" json:"n_samples_per_eval_prompt"` // completions per evaluation prompt (k of avg@k, pass@k)
-	EvalMaxResponseLen    int     `yaml:"eval_max_response_len" json:"eval_max_response_len"`         // evaluation response budget in tokens
-	EvalTemperature       float64 `yaml:"eval_temperature" json:"eval_temperature"`                   // evaluation sampling temperature (0: greedy)
-	EvalTopP              float64 `yaml:"eval_top_p" json:"eval_top_p"`                               // evaluation nucleus threshold
+	EvalInterval          int     `yaml:"eval_interval" json:"eval_interval" slime:"--eval-interval" help:"evaluate every N rollouts (0: only at the start and the end)"`
+	NSamplesPerEvalPrompt int     `yaml:"n_samples_per_eval_prompt" json:"n_samples_per_eval_prompt" slime:"--n-samples-per-eval-prompt" help:"completions per evaluation prompt (k of avg@k, pass@k)"`
+	EvalMaxResponseLen    int     `yaml:"eval_max_response_len" json:"eval_max_response_len" slime:"--eval-max-response-len" help:"evaluation response budget in tokens"`
+	EvalTemperature       float64 `yaml:"eval_temperature" json:"eval_temperature" slime:"--eval-temperature" help:"evaluation sampling temperature (0: greedy)"`
+	EvalTopP              float64 `yaml:"eval_top_p" json:"eval_top_p" slime:"--eval-top-p" help:"evaluation nucleus sampling threshold (1: off)"`
 
 	// --- run folder and checkpoints
-	Save         string `yaml:"save" json:"save"`                   // run folder (config.json, train.jsonl, samples/, ckpt/, figures/)
-	SaveInterval int    `yaml:"save_interval" json:"save_interval"` // checkpoint every N rollouts (0: only at the end)
-	KeepCkpts    int    `yaml:"keep_ckpts" json:"keep_ckpts"`       // checkpoints kept in ckpt/ (older ones are removed; 0: all)
+	Save         string `yaml:"save" json:"save" slime:"--save" help:"run folder (config.json, train.jsonl, samples/, ckpt/, figures/)"`
+	SaveInterval int    `yaml:"save_interval" json:"save_interval" slime:"--save-interval" help:"checkpoint every N rollouts (0: only at the end)"`
+	KeepCkpts    int    `yaml:"keep_ckpts" json:"keep_ckpts" help:"checkpoints kept in ckpt/, the newest (0: all)"`
 }
 
 // Default returns the defaults: slime's where slime has the knob, and a small
@@ -166,25 +173,42 @@ func (c Config) Samples() int { return c.RolloutBatchSize * c.NSamplesPerPrompt 
 func (c Config) StepsPerRollout() int { return c.Samples() / c.GlobalBatchSize }
 
 // Validate reports the first knob with an impossible value, naming its key.
+// The error ends with the knob's description unless it lists the allowed
+// values.
 func (c Config) Validate() error {
-	bad := func(key string, format string, args ...any) error {
-		return fmt.Errorf("grpo: config %s: %s", key, fmt.Sprintf(format, args...))
+	checks := []func() error{c.validatePolicyData, c.validateRollout, c.validateLoss, c.validateOptimizer, c.validateRun}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+func (c Config) validatePolicyData() error {
 	switch {
 	case c.HFCheckpoint == "" && c.TinyModel == "":
 		return bad("hf_checkpoint", "empty (set it, or tiny_model for a random stand-in)")
 	case c.TinyModel != "" && !validTinyModel(c.TinyModel):
-		return bad("tiny_model", "%q is not one of %s", c.TinyModel, strings.Join(TinyModelNames(), ", "))
-	case c.DType != "float32" && c.DType != "bfloat16":
-		return bad("dtype", "%q is not float32 or bfloat16", c.DType)
+		return notOneOf("tiny_model", c.TinyModel, TinyModelNames()...)
+	case !validDType(c.DType):
+		return notOneOf("dtype", c.DType, "float32", "bfloat16")
 	case c.Backend != "cpu" && c.Backend != "cuda" && c.Backend != "auto":
-		return bad("backend", "%q is not cpu, cuda or auto", c.Backend)
+		return notOneOf("backend", c.Backend, "cpu", "cuda", "auto")
 	case c.PromptData == "":
 		return bad("prompt_data", "empty")
+	case c.EvalMaxPrompts < 0:
+		return bad("eval_max_prompts", "%d is negative", c.EvalMaxPrompts)
 	case c.ArithMaxDigits < 1 || c.ArithMaxDigits > 18:
 		return bad("arith_max_digits", "%d is outside 1..18", c.ArithMaxDigits)
 	case !slices.Contains(arith.Ops, c.ArithOps):
-		return bad("arith_ops", "%q, want one of %q", c.ArithOps, arith.Ops)
+		return notOneOf("arith_ops", c.ArithOps, arith.Ops...)
+	}
+	return nil
+}
+
+func (c Config) validateRollout() error {
+	switch {
 	case c.NumRollout < 0:
 		return bad("num_rollout", "%d is negative", c.NumRollout)
 	case c.RolloutBatchSize < 1:
@@ -211,8 +235,14 @@ func (c Config) Validate() error {
 		return bad("tool_concurrency", "%d, want at least 1", c.ToolConcurrency)
 	case scorer.Check(c.RMType) != nil:
 		return bad("rm_type", "%v", scorer.Check(c.RMType))
+	}
+	return nil
+}
+
+func (c Config) validateLoss() error {
+	switch {
 	case c.AdvantageEstimator != "grpo":
-		return bad("advantage_estimator", "%q is not grpo", c.AdvantageEstimator)
+		return notOneOf("advantage_estimator", c.AdvantageEstimator, "grpo")
 	case c.AdvantageEps < 0:
 		return bad("advantage_eps", "%g is negative", c.AdvantageEps)
 	case c.EpsClip < 0 || c.EpsClip >= 1:
@@ -220,9 +250,15 @@ func (c Config) Validate() error {
 	case c.EpsClipHigh < 0:
 		return bad("eps_clip_high", "%g is negative", c.EpsClipHigh)
 	case c.KLLossType != "k1" && c.KLLossType != "k3" && c.KLLossType != "low_var_kl":
-		return bad("kl_loss_type", "%q is not k1, k3 or low_var_kl", c.KLLossType)
+		return notOneOf("kl_loss_type", c.KLLossType, "k1", "k3", "low_var_kl")
 	case c.KLLossCoef < 0:
 		return bad("kl_loss_coef", "%g is negative", c.KLLossCoef)
+	}
+	return nil
+}
+
+func (c Config) validateOptimizer() error {
+	switch {
 	case c.GlobalBatchSize < 1:
 		return bad("global_batch_size", "%d, want at least 1", c.GlobalBatchSize)
 	case c.Samples()%c.GlobalBatchSize != 0:
@@ -232,7 +268,7 @@ func (c Config) Validate() error {
 	case c.LR < 0:
 		return bad("lr", "%g is negative", c.LR)
 	case c.LRDecayStyle != "constant":
-		return bad("lr_decay_style", "%q is not constant", c.LRDecayStyle)
+		return notOneOf("lr_decay_style", c.LRDecayStyle, "constant")
 	case c.LRWarmupIters < 0:
 		return bad("lr_warmup_iters", "%d is negative", c.LRWarmupIters)
 	case c.WeightDecay < 0:
@@ -252,13 +288,17 @@ func (c Config) Validate() error {
 	case c.SFTLR < 0:
 		return bad("sft_lr", "%g is negative", c.SFTLR)
 	case c.SFTToolFraction < 0 || c.SFTToolFraction > 1:
-		return bad("sft_tool_fraction", "%g outside [0, 1]", c.SFTToolFraction)
+		return bad("sft_tool_fraction", "%g is outside [0, 1]", c.SFTToolFraction)
 	case c.SFTUnprintedFraction < 0 || c.SFTUnprintedFraction > 1:
-		return bad("sft_unprinted_fraction", "%g outside [0, 1]", c.SFTUnprintedFraction)
+		return bad("sft_unprinted_fraction", "%g is outside [0, 1]", c.SFTUnprintedFraction)
+	}
+	return nil
+}
+
+func (c Config) validateRun() error {
+	switch {
 	case c.EvalInterval < 0:
 		return bad("eval_interval", "%d is negative", c.EvalInterval)
-	case c.EvalMaxPrompts < 0:
-		return bad("eval_max_prompts", "%d is negative", c.EvalMaxPrompts)
 	case c.NSamplesPerEvalPrompt < 1:
 		return bad("n_samples_per_eval_prompt", "%d, want at least 1", c.NSamplesPerEvalPrompt)
 	case c.EvalMaxResponseLen < 1:
@@ -277,6 +317,81 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// validDType reports whether qwen3 reads s as a compute dtype (float32 and
+// bfloat16, or f32 and bf16).
+func validDType(s string) bool {
+	_, err := qwen3.ParseDType(s)
+	return err == nil
+}
+
+// bad is Validate's error for key: what is wrong, then what the knob is.
+func bad(key, format string, args ...any) error {
+	return fmt.Errorf("grpo: config %s: %s — %s", key, fmt.Sprintf(format, args...), knobsByKey()[key].Help)
+}
+
+// notOneOf is Validate's error for a key whose value got is none of choices.
+func notOneOf(key, got string, choices ...string) error {
+	list := strings.Join(choices, ", ")
+	if n := len(choices); n > 1 {
+		list = strings.Join(choices[:n-1], ", ") + " or " + choices[n-1]
+	}
+	return fmt.Errorf("grpo: config %s: %q is not %s", key, got, list)
+}
+
+// Knob describes one field of Config, as its tags do.
+type Knob struct {
+	Key   string       // recipe key (yaml tag), e.g. "rollout_batch_size"
+	Index int          // index of the field in Config, for reflect.Value.Field
+	Type  reflect.Type // the field's type: string, int, int64, float64 or bool
+	Help  string       // what the knob is, in one line (help tag)
+	Slime string       // slime's equivalent, "" when slime has none (slime tag)
+}
+
+// Knobs returns every knob of Config, in declaration order.
+func Knobs() []Knob {
+	t := reflect.TypeOf(Config{})
+	knobs := make([]Knob, t.NumField())
+	for i := range knobs {
+		f := t.Field(i)
+		knobs[i] = Knob{Key: yamlKey(f), Index: i, Type: f.Type, Help: f.Tag.Get("help"), Slime: f.Tag.Get("slime")}
+	}
+	return knobs
+}
+
+// Ptr returns a pointer to k's field of c: a *string, *int, *int64, *float64
+// or *bool.
+func (k Knob) Ptr(c *Config) any { return reflect.ValueOf(c).Elem().Field(k.Index).Addr().Interface() }
+
+var knobsByKey = sync.OnceValue(func() map[string]Knob {
+	m := map[string]Knob{}
+	for _, k := range Knobs() {
+		m[k.Key] = k
+	}
+	return m
+})
+
+// ConfigKeys returns the YAML key of every knob, in declaration order.
+func ConfigKeys() []string {
+	var keys []string
+	for _, k := range Knobs() {
+		keys = append(keys, k.Key)
+	}
+	return keys
+}
+
+// LoadRecipe returns Default() overlaid with a recipe: a YAML file path, or the
+// name of a recipe embedded from configs/ ("demo", "retool-grpo-qwen3-4b", ...).
+func LoadRecipe(nameOrPath string) (Config, error) {
+	if _, err := os.Stat(nameOrPath); err == nil {
+		return LoadConfigFile(nameOrPath, Default())
+	}
+	data, err := configs.Read(nameOrPath)
+	if err != nil {
+		return Config{}, fmt.Errorf("grpo: %s is neither a file nor a recipe name: %w", nameOrPath, err)
+	}
+	return DecodeConfig(bytes.NewReader(data), "configs/"+strings.TrimSuffix(nameOrPath, ".yaml")+".yaml", Default())
+}
+
 // LoadConfigFile reads a YAML recipe over base (usually Default()).
 func LoadConfigFile(path string, base Config) (Config, error) {
 	data, err := os.ReadFile(path)
@@ -291,8 +406,8 @@ func LoadConfigFile(path string, base Config) (Config, error) {
 }
 
 // DecodeConfig reads YAML from r over base. Only the keys present change; a key
-// that is not a Config knob, or a value of the wrong type, is an error naming the
-// file, line and key.
+// that is not a Config knob (with the nearest known key as a hint), or a value
+// of the wrong type, is an error naming the file, line and key.
 func DecodeConfig(r io.Reader, name string, base Config) (Config, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(r)
@@ -309,15 +424,14 @@ func DecodeConfig(r io.Reader, name string, base Config) (Config, error) {
 	if doc.Kind != yaml.MappingNode {
 		return base, fmt.Errorf("grpo: %s:%d: want a mapping of key: value", name, doc.Line)
 	}
-	fields := configFields()
 	c := base
 	v := reflect.ValueOf(&c).Elem()
 	seen := map[string]int{}
 	for i := 0; i+1 < len(doc.Content); i += 2 {
 		k, val := doc.Content[i], doc.Content[i+1]
-		idx, ok := fields[k.Value]
+		knob, ok := knobsByKey()[k.Value]
 		if !ok {
-			return base, fmt.Errorf("grpo: %s:%d: unknown key %q", name, k.Line, k.Value)
+			return base, fmt.Errorf("grpo: %s:%d: unknown key %q%s", name, k.Line, k.Value, didYouMean(k.Value))
 		}
 		if prev, dup := seen[k.Value]; dup {
 			return base, fmt.Errorf("grpo: %s:%d: key %q repeats line %d", name, k.Line, k.Value, prev)
@@ -329,7 +443,7 @@ func DecodeConfig(r io.Reader, name string, base Config) (Config, error) {
 		if val.Tag == "!!null" {
 			return base, fmt.Errorf("grpo: %s:%d: key %q: no value", name, val.Line, k.Value)
 		}
-		f := v.Field(idx)
+		f := v.Field(knob.Index)
 		if f.Kind() == reflect.String && val.Tag != "!!str" {
 			return base, fmt.Errorf("grpo: %s:%d: key %q: want a string, got %s (quote it)", name, val.Line, k.Value, val.Value)
 		}
@@ -340,23 +454,39 @@ func DecodeConfig(r io.Reader, name string, base Config) (Config, error) {
 	return c, nil
 }
 
-// ConfigKeys returns the YAML key of every knob, in declaration order.
-func ConfigKeys() []string {
-	t := reflect.TypeOf(Config{})
-	keys := make([]string, t.NumField())
-	for i := range keys {
-		keys[i] = yamlKey(t.Field(i))
+// didYouMean suggests the known key nearest to an unknown one, when it is
+// close: ` (did you mean "rollout_batch_size"?)`, or "".
+func didYouMean(key string) string {
+	best, bestDist := "", len(key)/3+1 // a third of the letters wrong, at most
+	for _, k := range ConfigKeys() {
+		if d := editDistance(key, k); d < bestDist {
+			best, bestDist = k, d
+		}
 	}
-	return keys
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
 }
 
-func configFields() map[string]int {
-	t := reflect.TypeOf(Config{})
-	m := make(map[string]int, t.NumField())
-	for i := 0; i < t.NumField(); i++ {
-		m[yamlKey(t.Field(i))] = i
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
 	}
-	return m
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func yamlKey(f reflect.StructField) string {

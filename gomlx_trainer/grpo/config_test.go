@@ -1,8 +1,11 @@
 package grpo
 
 import (
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -14,6 +17,7 @@ func TestDecodeConfigErrors(t *testing.T) {
 		name, yaml, want string
 	}{
 		{"unknown key", "lr: 1e-6\nlearning_rate: 1e-6\n", `x.yaml:2: unknown key "learning_rate"`},
+		{"misspelt key", "rollout_batchsize: 8\n", `x.yaml:1: unknown key "rollout_batchsize" (did you mean "rollout_batch_size"?)`},
 		{"ill-typed int", "n_samples_per_prompt: many\n", `x.yaml:1: key "n_samples_per_prompt": want an integer, got "many"`},
 		{"ill-typed float", "lr: fast\n", `key "lr": want a number`},
 		{"ill-typed bool", "use_tools: maybe\n", `key "use_tools": want true or false`},
@@ -29,6 +33,21 @@ func TestDecodeConfigErrors(t *testing.T) {
 				t.Fatalf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestDidYouMean(t *testing.T) {
+	for key, want := range map[string]string{
+		"rollout_batchsize":  ` (did you mean "rollout_batch_size"?)`,
+		"rollout-top-p":      ` (did you mean "rollout_top_p"?)`,
+		"Eval_Temperature":   ` (did you mean "eval_temperature"?)`,
+		"learning_rate":      "",
+		"eps":                "",
+		"n_sample_per_promt": ` (did you mean "n_samples_per_prompt"?)`,
+	} {
+		if got := didYouMean(key); got != want {
+			t.Errorf("didYouMean(%q) = %q, want %q", key, got, want)
+		}
 	}
 }
 
@@ -90,14 +109,131 @@ func TestRecipes(t *testing.T) {
 	}
 }
 
-func TestConfigKeysDocumented(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "configs", "README.md"))
+var update = flag.Bool("update", false, "rewrite the key table of configs/README.md from grpo.Config's tags")
+
+const (
+	readmeTableStart = "<!-- key table: generated from the tags of grpo.Config"
+	readmeTableEnd   = "<!-- end of key table -->"
+)
+
+// TestReadmeKeyTable checks that the key table of configs/README.md is the one
+// the tags of Config give; -update rewrites it.
+func TestReadmeKeyTable(t *testing.T) {
+	path := filepath.Join("..", "..", "configs", "README.md")
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range ConfigKeys() {
-		if !strings.Contains(string(data), "`"+k+"`") {
-			t.Errorf("configs/README.md does not document key %q", k)
+	readme := string(data)
+	start, end := strings.Index(readme, readmeTableStart), strings.Index(readme, readmeTableEnd)
+	if start < 0 || end < start {
+		t.Fatalf("%s: no %q ... %q block", path, readmeTableStart, readmeTableEnd)
+	}
+	start += strings.Index(readme[start:], "\n") + 1 // the table starts after the marker's line
+	want := keyTable()
+	if readme[start:end] == want {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(path, []byte(readme[:start]+want+readme[end:]), 0o644); err != nil {
+			t.Fatal(err)
 		}
+		t.Logf("rewrote the key table of %s", path)
+		return
+	}
+	t.Errorf("%s: the key table differs from grpo.Config's tags; rerun with -update to rewrite it, or paste:\n%s", path, want)
+}
+
+// keyTable is the Markdown table of every knob (key, type, default, slime's
+// equivalent and description), between blank lines.
+func keyTable() string {
+	var b strings.Builder
+	b.WriteString("\n| key | type | default | slime | meaning |\n|---|---|---|---|---|\n")
+	def := reflect.ValueOf(Default())
+	for _, k := range Knobs() {
+		slime := "—"
+		if k.Slime != "" {
+			slime = "`" + k.Slime + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", k.Key, typeName(k.Type), defaultCell(def.Field(k.Index)), slime, markdownText(k.Help))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func typeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64:
+		return "integer"
+	case reflect.Float64:
+		return "number"
+	default:
+		return t.Kind().String() // string, bool
+	}
+}
+
+// defaultCell is a default value as code, or nothing for an empty string.
+func defaultCell(v reflect.Value) string {
+	s := fmt.Sprint(v.Interface())
+	if s == "" {
+		return ""
+	}
+	return "`" + s + "`"
+}
+
+// markdownText escapes the characters of s that Markdown would read as
+// emphasis or as a table cell's end.
+func markdownText(s string) string {
+	return strings.NewReplacer("*", `\*`, "|", `\|`, "<", "&lt;").Replace(s)
+}
+
+func TestKnobs(t *testing.T) {
+	knobs := Knobs()
+	if len(knobs) != reflect.TypeOf(Config{}).NumField() {
+		t.Fatalf("%d knobs for %d fields", len(knobs), reflect.TypeOf(Config{}).NumField())
+	}
+	var c Config
+	seen := map[string]bool{}
+	for _, k := range knobs {
+		if k.Key == "" || seen[k.Key] || k.Help == "" || strings.ContainsAny(k.Help, "\n`") {
+			t.Errorf("knob %d: key %q (repeated: %v), help %q: want a unique key and a one-line help without backquotes", k.Index, k.Key, seen[k.Key], k.Help)
+		}
+		seen[k.Key] = true
+		if k.Slime != "" && strings.Contains(k.Slime, "`") {
+			t.Errorf("knob %s: slime %q has a backquote", k.Key, k.Slime)
+		}
+		p := reflect.ValueOf(k.Ptr(&c))
+		if p.Type().Elem() != k.Type || p.Pointer() != reflect.ValueOf(&c).Elem().Field(k.Index).Addr().Pointer() {
+			t.Errorf("knob %s: Ptr gives a %s, not the field's address", k.Key, p.Type())
+		}
+	}
+	if got := strings.Join(ConfigKeys(), " "); !strings.HasPrefix(got, "hf_checkpoint tiny_model ") || !strings.HasSuffix(got, " keep_ckpts") {
+		t.Errorf("ConfigKeys = %s, want declaration order", got)
+	}
+}
+
+func TestValidateErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(*Config)
+		want string
+	}{
+		{"range, with the description", func(c *Config) { c.RolloutTopP = 1.5 }, "grpo: config rollout_top_p: 1.5 is outside (0, 1] — nucleus sampling threshold (1: off)"},
+		{"empty, with the description", func(c *Config) { c.Save = "" }, "grpo: config save: empty — run folder ("},
+		{"choices, listed", func(c *Config) { c.KLLossType = "k2" }, `grpo: config kl_loss_type: "k2" is not k1, k3 or low_var_kl`},
+		{"one choice", func(c *Config) { c.LRDecayStyle = "cosine" }, `grpo: config lr_decay_style: "cosine" is not constant`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Default()
+			c.PromptData, c.TinyModel = "arith", "tiny"
+			tc.set(&c)
+			err := c.Validate()
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("Validate = %v, want %q...", err, tc.want)
+			}
+			if strings.Contains(tc.want, "is not") && strings.Contains(err.Error(), "—") {
+				t.Errorf("Validate = %v: a list of choices needs no description", err)
+			}
+		})
 	}
 }
