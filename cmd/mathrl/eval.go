@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mathrl/mathrl/analysis/scorer"
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 )
@@ -20,7 +22,7 @@ type evalOptions struct {
 }
 
 func newEvalCmd(runF func(context.Context, *evalOptions) error) *cobra.Command {
-	opts := evalOptions{Request: grpo.EvalRequest{K: 4, Budget: 1024, Scorer: "math", MaxTurns: 16, Temperature: 1, TopP: 1, Seed: 1, DType: "float32"}}
+	opts := evalOptions{Request: grpo.DefaultEvalRequest(), Backend: "auto"}
 	cmd := &cobra.Command{
 		Use:   "eval",
 		Short: "Sample K answers per problem from a model, score them, write eval samples",
@@ -33,19 +35,8 @@ rendered as that run rendered them (system prompt, tool spec).`,
   mathrl eval --model ~/models/Qwen3-4B-Instruct-2507 --data aime24 --samples 16 --max-tokens 16384 --scorer dapo --tools --backend cuda --dtype bfloat16`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r := &opts.Request
-			switch {
-			case r.Model == "":
-				return fmt.Errorf("eval: --model is required")
-			case r.Data == "":
-				return fmt.Errorf("eval: --data is required")
-			case r.K < 1:
-				return fmt.Errorf("eval: --samples %d, want at least 1", r.K)
-			case r.Budget < 1:
-				return fmt.Errorf("eval: --max-tokens %d, want at least 1", r.Budget)
-			}
-			if r.Out == "" {
-				r.Out = "eval-samples.jsonl"
+			if err := opts.Request.Validate(); err != nil {
+				return err
 			}
 			opts.Out = cmd.OutOrStdout()
 			if runF == nil {
@@ -61,20 +52,22 @@ rendered as that run rendered them (system prompt, tool spec).`,
 	f.IntVar(&r.MaxPrompts, "max-prompts", 0, "use the first N problems (0: all; arith: 64)")
 	f.IntVar(&r.K, "samples", r.K, "answers per problem (k)")
 	f.IntVar(&r.Budget, "max-tokens", r.Budget, "response budget in tokens, tool responses included")
-	f.StringVar(&r.Scorer, "scorer", r.Scorer, "math, dapo, deepscaler or retool")
+	f.StringVar(&r.Scorer, "scorer", r.Scorer, strings.Join(scorer.Rewards(), ", ")+" (optionally prefixed by boxed_)")
 	f.BoolVar(&r.UseTools, "tools", false, "run code_interpreter calls in the sandbox")
 	f.IntVar(&r.MaxTurns, "max-turns", r.MaxTurns, "tool calls per answer")
 	f.Float64Var(&r.Temperature, "temperature", r.Temperature, "sampling temperature (0: greedy)")
 	f.Float64Var(&r.TopP, "top-p", r.TopP, "nucleus sampling threshold")
 	f.Uint64Var(&r.Seed, "seed", r.Seed, "sampling seed")
-	f.StringVar(&r.DType, "dtype", r.DType, "float32 or bfloat16")
+	f.StringVar(&r.DType, "dtype", r.DType, "compute dtype: float32 (f32) or bfloat16 (bf16)")
 	f.StringVar(&r.Tokenizer, "tokenizer", "", `tokenizer.json path, or "bytes" (default: the model folder's)`)
-	f.StringVar(&r.Out, "out", "", "eval-samples JSONL to write (default eval-samples.jsonl)")
-	f.IntVar(&r.BatchSize, "batch", 64, "sequences generated at once")
+	f.StringVar(&r.Out, "out", r.Out, "eval-samples JSONL to write")
+	f.IntVar(&r.BatchSize, "batch", r.BatchSize, "sequences generated at once")
 	f.IntVar(&r.ArithDigits, "arith-max-digits", 0, "--data arith: largest operand length (default: the checkpoint run's, else 4)")
 	f.StringVar(&r.ArithOps, "arith-ops", "", `--data arith: operations, "*+", "*" or "+" (default: the checkpoint run's, else "*+")`)
-	f.StringVar(&opts.Backend, "backend", "auto", "cpu, cuda or auto")
+	f.StringVar(&opts.Backend, "backend", opts.Backend, "cpu, cuda or auto")
 	f.StringVar(&opts.PJRTPlugin, "pjrt-plugin", "", "path to a PJRT CUDA plugin (--backend cuda)")
+	cmd.MarkFlagRequired("model")
+	cmd.MarkFlagRequired("data")
 	return cmd
 }
 

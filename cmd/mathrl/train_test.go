@@ -100,26 +100,3 @@ func TestTrainHelp(t *testing.T) {
 		t.Errorf("help does not show --rollout-top-p's default:\n%s", help)
 	}
 }
-
-func TestNewEvalCmd(t *testing.T) {
-	var got *evalOptions
-	cmd := newEvalCmd(func(_ context.Context, o *evalOptions) error { got = o; return nil })
-	cmd.SetArgs([]string{"--model", "m", "--data", "aime24", "--samples", "16", "--max-tokens", "16384", "--scorer", "dapo", "--tools"})
-	cmd.SetOut(&bytes.Buffer{})
-	if err := cmd.Execute(); err != nil {
-		t.Fatal(err)
-	}
-	r := got.Request
-	if r.Model != "m" || r.Data != "aime24" || r.K != 16 || r.Budget != 16384 || r.Scorer != "dapo" || !r.UseTools || r.Out != "eval-samples.jsonl" {
-		t.Errorf("request %+v", r)
-	}
-	for _, args := range [][]string{{"--data", "x"}, {"--model", "m"}, {"--model", "m", "--data", "x", "--samples", "0"}} {
-		cmd := newEvalCmd(func(context.Context, *evalOptions) error { return nil })
-		cmd.SetArgs(args)
-		cmd.SetOut(&bytes.Buffer{})
-		cmd.SetErr(&bytes.Buffer{})
-		if err := cmd.Execute(); err == nil {
-			t.Errorf("eval %q: no error", args)
-		}
-	}
-}

@@ -15,9 +15,9 @@ type Sequence struct {
 	Advantage   float64
 }
 
-// PadLength returns the padded sequence length used for n tokens: a multiple of
+// padLength returns the padded sequence length used for n tokens: a multiple of
 // 32 up to 256, then of 128, so that the graphs compile for few shapes.
-func PadLength(n int) int {
+func padLength(n int) int {
 	step := 32
 	if n > 256 {
 		step = 128
@@ -25,10 +25,10 @@ func PadLength(n int) int {
 	return (n + step - 1) / step * step
 }
 
-// PackBatch lays sequences out as a padded Batch (see Batch for the alignment:
+// packBatch lays sequences out as a padded Batch (see Batch for the alignment:
 // response token k, at index len(Prompt)+k of the row, is scored at the
 // position before it). All rows get length PadLength of the longest.
-func PackBatch(seqs []Sequence) (Batch, error) {
+func packBatch(seqs []Sequence) (Batch, error) {
 	longest := 0
 	for i, s := range seqs {
 		if len(s.Prompt) == 0 {
@@ -40,7 +40,7 @@ func PackBatch(seqs []Sequence) (Batch, error) {
 		}
 		longest = max(longest, len(s.Prompt)+len(s.Response))
 	}
-	t := PadLength(longest)
+	t := padLength(longest)
 	b := Batch{
 		IDs: make([][]int32, len(seqs)), Targets: make([][]int32, len(seqs)),
 		OldLogProbs: make([][]float32, len(seqs)), Weights: make([][]float32, len(seqs)),

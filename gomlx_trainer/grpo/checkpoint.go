@@ -166,8 +166,8 @@ func LatestCheckpoint(ckptDir string) (string, error) {
 	return filepath.Join(ckptDir, names[len(names)-1]), nil
 }
 
-// PruneCheckpoints removes all but the newest keep checkpoints (keep 0 keeps all).
-func PruneCheckpoints(ckptDir string, keep int) error {
+// pruneCheckpoints removes all but the newest keep checkpoints (keep 0 keeps all).
+func pruneCheckpoints(ckptDir string, keep int) error {
 	if keep <= 0 {
 		return nil
 	}
@@ -253,8 +253,8 @@ func readOptimizer(r io.Reader, ctx *context.Context) error {
 	return nil
 }
 
-// MarshalRNG returns the state of a PCG source.
-func MarshalRNG(src *rand.PCG) []byte {
+// marshalRNG returns the state of a PCG source.
+func marshalRNG(src *rand.PCG) []byte {
 	b, _ := src.MarshalBinary() // PCG's MarshalBinary cannot fail
 	return b
 }

@@ -129,8 +129,8 @@ func generate(ctx context.Context, smp *sampler.Sampler, proto *tokenizer.Protoc
 	})
 }
 
-// WriteSamples writes eval samples as JSONL to path, atomically.
-func WriteSamples(path string, samples []metrics.Sample) error {
+// writeSamples writes eval samples as JSONL to path, atomically.
+func writeSamples(path string, samples []metrics.Sample) error {
 	return atomicfile.Write(path, func(w io.Writer) error { return metrics.WriteSamples(w, samples...) })
 }
 
@@ -195,8 +195,7 @@ func RunEval(ctx context.Context, backend backends.Backend, req EvalRequest) (me
 	if err := req.Validate(); err != nil {
 		return metrics.Summary{}, err
 	}
-	dtype, _ := qwen3.ParseDType(req.DType) // checked by Validate
-	model, err := qwen3.Load(req.Model, dtype)
+	model, err := req.loadModel()
 	if err != nil {
 		return metrics.Summary{}, err
 	}
@@ -209,7 +208,7 @@ func RunEval(ctx context.Context, backend backends.Backend, req EvalRequest) (me
 	if n == 0 {
 		n = 64 // generated tasks: 64 unless asked
 	}
-	problems, err := LoadProblems(req.Data, n, evalSeed(req.Seed), cfg.arithTasks())
+	problems, err := loadProblems(req.Data, n, evalSeed(req.Seed), cfg.arithTasks())
 	if err != nil {
 		return metrics.Summary{}, err
 	}
@@ -219,7 +218,7 @@ func RunEval(ctx context.Context, backend backends.Backend, req EvalRequest) (me
 	tools := req.Tools
 	if req.UseTools && tools == nil {
 		var closeTools func()
-		if tools, closeTools, _, err = NewToolRunner(Default()); err != nil {
+		if tools, closeTools, _, err = newToolRunner(Default()); err != nil {
 			return metrics.Summary{}, err
 		}
 		defer closeTools()
@@ -232,10 +231,19 @@ func RunEval(ctx context.Context, backend backends.Backend, req EvalRequest) (me
 	if err != nil {
 		return metrics.Summary{}, err
 	}
-	if err := WriteSamples(req.Out, samples); err != nil {
+	if err := writeSamples(req.Out, samples); err != nil {
 		return metrics.Summary{}, err
 	}
 	return metrics.Summarize(samples, req.K)
+}
+
+// loadModel loads the model in the requested compute dtype.
+func (req EvalRequest) loadModel() (*qwen3.Model, error) {
+	dtype, err := qwen3.ParseDType(req.DType)
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	return qwen3.Load(req.Model, dtype)
 }
 
 // promptConfig is the part of a Config that says how prompts are rendered and

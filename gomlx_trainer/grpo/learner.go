@@ -155,24 +155,24 @@ func (l *Learner) Step(seqs []Sequence, o StepOptions) (StepStats, float64, erro
 
 // accumulate adds one micro-batch's gradients to the accumulators.
 func (l *Learner) accumulate(seqs []Sequence, sft bool) (StepStats, error) {
-	b, err := PackBatch(seqs)
+	b, err := packBatch(seqs)
 	if err != nil {
 		return StepStats{}, err
 	}
 	if sft {
-		return l.AccumulateSFT(b)
+		return l.accumulateSFT(b)
 	}
 	if l.ref != nil {
 		if b.RefLogProbs, err = l.ref.LogProbs(b.IDs, b.Targets); err != nil {
 			return StepStats{}, err
 		}
 	}
-	return l.Accumulate(b)
+	return l.accumulatePolicy(b)
 }
 
-// Accumulate runs forward and backward on one micro-batch of GRPO data and adds
+// accumulatePolicy runs forward and backward on one micro-batch of GRPO data and adds
 // its gradients to the accumulators.
-func (l *Learner) Accumulate(b Batch) (StepStats, error) {
+func (l *Learner) accumulatePolicy(b Batch) (StepStats, error) {
 	ref := b.RefLogProbs
 	if ref == nil {
 		ref = b.OldLogProbs // unused by the graph
@@ -184,9 +184,9 @@ func (l *Learner) Accumulate(b Batch) (StepStats, error) {
 	return statsFrom(out)
 }
 
-// AccumulateSFT adds the gradients of the weighted negative log-likelihood of
+// accumulateSFT adds the gradients of the weighted negative log-likelihood of
 // the targets (supervised warm start) to the accumulators.
-func (l *Learner) AccumulateSFT(b Batch) (StepStats, error) {
+func (l *Learner) accumulateSFT(b Batch) (StepStats, error) {
 	out, err := l.sft.Exec(b.IDs, b.Targets, b.Weights)
 	if err != nil {
 		return StepStats{}, fmt.Errorf("grpo: warm-start step: %w", err)

@@ -51,7 +51,7 @@ func testSequences() []Sequence {
 }
 
 func TestPackBatchAlignment(t *testing.T) {
-	b, err := PackBatch(testSequences())
+	b, err := packBatch(testSequences())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestLearnerLogProbsMatchModel(t *testing.T) {
 	backend := testBackend(t)
 	m := tinyModel(t, 7)
 	l := NewLearner(backend, m, LossConfig{EpsLow: 0.2, EpsHigh: 0.28}, AdamWConfig{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}, 1)
-	b, _ := PackBatch(testSequences())
+	b, _ := packBatch(testSequences())
 	got, err := l.LogProbs(b.IDs, b.Targets)
 	if err != nil {
 		t.Fatal(err)
@@ -107,15 +107,15 @@ func trainSteps(t *testing.T, l *Learner, from, n int) {
 	t.Helper()
 	seqs := testSequences()
 	for step := from; step < from+n; step++ {
-		b1, _ := PackBatch(seqs[:2])
-		b2, _ := PackBatch(seqs[2:])
+		b1, _ := packBatch(seqs[:2])
+		b2, _ := packBatch(seqs[2:])
 		if step%2 == 0 {
-			if _, err := l.AccumulateSFT(b1); err != nil {
+			if _, err := l.accumulateSFT(b1); err != nil {
 				t.Fatal(err)
 			}
 		} else {
 			for _, b := range []Batch{b1, b2} {
-				if _, err := l.Accumulate(b); err != nil {
+				if _, err := l.accumulatePolicy(b); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -188,10 +188,10 @@ func TestResumeIsExact(t *testing.T) {
 func TestWarmStartLearns(t *testing.T) {
 	backend := testBackend(t)
 	l := NewLearner(backend, tinyModel(t, 5), LossConfig{EpsLow: 0.2, EpsHigh: 0.28}, AdamWConfig{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}, 1)
-	b, _ := PackBatch(testSequences())
+	b, _ := packBatch(testSequences())
 	var first, last float64
 	for i := 0; i < 15; i++ {
-		st, err := l.AccumulateSFT(b)
+		st, err := l.accumulateSFT(b)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,7 +29,7 @@ import (
 //	eval.jsonl        one metrics.EvalPoint line per evaluation
 //	samples/          eval samples (metrics.Sample JSONL), step-NNNNNN.jsonl
 //	ckpt/             checkpoints, step-NNNNNN/ (Hugging Face folders + optimizer and trainer state)
-//	figures/          training curves (PNG and SVG)
+//	figures/          training curves, training_NAME.{png,svg} (NAME: the folder's name)
 type RunFolder string
 
 // CkptDir is the checkpoint folder.
@@ -121,10 +121,13 @@ func (r RunFolder) Init(cfg Config, prov Provenance) error {
 	return nil
 }
 
+// StepsFile is train.jsonl.
+func (r RunFolder) StepsFile() string { return filepath.Join(string(r), "train.jsonl") }
+
 // ReadSteps returns the lines of train.jsonl up to optimizer step upTo (later
 // ones belong to a run that stopped after its last checkpoint and are dropped).
 func (r RunFolder) ReadSteps(upTo int) ([]metrics.StepMetrics, error) {
-	path := filepath.Join(string(r), "train.jsonl")
+	path := r.StepsFile()
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -146,7 +149,7 @@ func (r RunFolder) ReadSteps(upTo int) ([]metrics.StepMetrics, error) {
 
 // WriteSteps rewrites train.jsonl with steps, atomically.
 func (r RunFolder) WriteSteps(steps []metrics.StepMetrics) error {
-	return atomicfile.Write(filepath.Join(string(r), "train.jsonl"), func(w io.Writer) error {
+	return atomicfile.Write(r.StepsFile(), func(w io.Writer) error {
 		return metrics.WriteStepMetrics(w, steps...)
 	})
 }
@@ -188,19 +191,10 @@ func (r RunFolder) AppendEval(p metrics.EvalPoint) error {
 	})
 }
 
-// Figures draws the training curves, with the evaluations of eval.jsonl, into
-// figures/train.{png,svg}.
-func (r RunFolder) Figures(name string, steps []metrics.StepMetrics) error {
-	if len(steps) == 0 {
-		return nil
-	}
-	evals, err := r.ReadEvals()
-	if err != nil {
-		return err
-	}
-	grid, err := plots.TrainingCurves(name, steps, evals)
-	if err != nil {
-		return err
-	}
-	return plots.SaveGrid(grid, plots.Width*2, plots.Height*1.4, filepath.Join(r.FiguresDir(), "train"))
+// Figures draws the training curves of train.jsonl, with the evaluations of
+// eval.jsonl, into figures/training_NAME.{png,svg}, as `mathrl plot train`
+// does.
+func (r RunFolder) Figures(name string) error {
+	_, err := plots.WriteFigures(plots.KindTrain, plots.Inputs{Out: r.FiguresDir(), Metrics: r.StepsFile(), Name: name})
+	return err
 }

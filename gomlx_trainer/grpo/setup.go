@@ -93,7 +93,7 @@ func (t *trainer) loadPolicy(resume bool) error {
 		if dir, _ := LatestCheckpoint(t.run.CkptDir()); dir != "" {
 			return fmt.Errorf("grpo: %s already holds checkpoints: pass --resume to continue, or choose another --save", cfg.Save)
 		}
-		model, err := NewPolicy(cfg)
+		model, err := newPolicy(cfg)
 		if err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ func (t *trainer) setupModels(opt TrainOptions) (isolation string, err error) {
 	t.tools, isolation = opt.Tools, "injected"
 	if t.tools == nil && (cfg.UseTools || cfg.SFTSteps > 0) {
 		var closeTools func()
-		if t.tools, closeTools, isolation, err = NewToolRunner(cfg); err != nil {
+		if t.tools, closeTools, isolation, err = newToolRunner(cfg); err != nil {
 			return "", err
 		}
 		t.closers = append(t.closers, closeTools)
@@ -140,7 +140,7 @@ func (t *trainer) setupModels(opt TrainOptions) (isolation string, err error) {
 	t.learner = NewLearner(opt.Backend, t.model, lossConfig(cfg), adamConfig(cfg), cfg.RolloutTemperature)
 	t.smp = sampler.New(opt.Backend, t.model)
 	if klCoef(cfg) != 0 {
-		ref, err := NewPolicy(cfg)
+		ref, err := newPolicy(cfg)
 		if err != nil {
 			return "", err
 		}
@@ -164,7 +164,7 @@ func adamConfig(cfg Config) AdamWConfig {
 func (t *trainer) loadData() error {
 	cfg := t.cfg
 	var err error
-	if t.train, err = LoadProblems(cfg.PromptData, arithTrainSize, uint64(cfg.Seed), cfg.arithTasks()); err != nil {
+	if t.train, err = loadProblems(cfg.PromptData, arithTrainSize, uint64(cfg.Seed), cfg.arithTasks()); err != nil {
 		return err
 	}
 	if cfg.EvalPromptData != "" {
@@ -172,7 +172,7 @@ func (t *trainer) loadData() error {
 		if n == 0 {
 			n = 64
 		}
-		if t.evalSet, err = LoadProblems(cfg.EvalPromptData, n, evalSeed(uint64(cfg.Seed)), cfg.arithTasks()); err != nil {
+		if t.evalSet, err = loadProblems(cfg.EvalPromptData, n, evalSeed(uint64(cfg.Seed)), cfg.arithTasks()); err != nil {
 			return err
 		}
 		if cfg.EvalMaxPrompts > 0 && len(t.evalSet) > cfg.EvalMaxPrompts {

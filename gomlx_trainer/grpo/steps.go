@@ -26,7 +26,7 @@ func (t *trainer) warmStart(ctx context.Context) error {
 		}
 		return err
 	}
-	if err := ResetOptimizer(t.model.Ctx); err != nil {
+	if err := resetOptimizer(t.model.Ctx); err != nil {
 		return err
 	}
 	return t.save()
@@ -34,14 +34,14 @@ func (t *trainer) warmStart(ctx context.Context) error {
 
 // save writes a checkpoint of the current step and prunes old ones.
 func (t *trainer) save() error {
-	t.st.Config, t.st.RNG = t.cfg, MarshalRNG(t.rngSrc)
+	t.st.Config, t.st.RNG = t.cfg, marshalRNG(t.rngSrc)
 	t.st.DataEpoch, t.st.DataPosition = t.data.epoch, t.data.pos
 	dir := filepath.Join(t.run.CkptDir(), CheckpointName(t.st.Step))
 	if err := SaveCheckpoint(dir, t.model, t.tokJSON, t.st); err != nil {
 		return err
 	}
 	t.log.Printf("checkpoint %s", dir)
-	return PruneCheckpoints(t.run.CkptDir(), t.cfg.KeepCkpts)
+	return pruneCheckpoints(t.run.CkptDir(), t.cfg.KeepCkpts)
 }
 
 // evaluate samples the evaluation prompts, writes their samples and adds a
@@ -60,7 +60,7 @@ func (t *trainer) evaluate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := WriteSamples(filepath.Join(t.run.SamplesDir(), CheckpointName(t.st.Step)+".jsonl"), samples); err != nil {
+	if err := writeSamples(filepath.Join(t.run.SamplesDir(), CheckpointName(t.st.Step)+".jsonl"), samples); err != nil {
 		return err
 	}
 	sum, err := metrics.Summarize(samples, cfg.NSamplesPerEvalPrompt)

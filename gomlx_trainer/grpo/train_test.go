@@ -72,7 +72,7 @@ func TestTrainSmoke(t *testing.T) {
 	if len(steps) != cfg.NumRollout*cfg.StepsPerRollout() {
 		t.Errorf("%d metric lines, want %d", len(steps), cfg.NumRollout*cfg.StepsPerRollout())
 	}
-	for _, f := range []string{"config.json", "provenance.json", "eval.jsonl", "samples/step-000000.jsonl", "figures/train.png"} {
+	for _, f := range []string{"config.json", "provenance.json", "eval.jsonl", "samples/step-000000.jsonl", "figures/training_run.png"} {
 		if _, err := os.Stat(filepath.Join(cfg.Save, f)); err != nil {
 			t.Errorf("run folder: %v", err)
 		}

@@ -116,7 +116,7 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 	if err := t.save(); err != nil {
 		return err
 	}
-	if err := t.run.Figures(filepath.Base(cfg.Save), t.steps); err != nil {
+	if err := t.run.Figures(filepath.Base(cfg.Save)); err != nil {
 		t.log.Printf("figures: %v", err)
 	}
 	t.log.Printf("done: %d rollouts, %d optimizer steps in %s; run folder %s",

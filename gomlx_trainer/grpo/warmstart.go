@@ -171,9 +171,9 @@ func traceSequence(proto *tokenizer.Protocol, tr arith.Trace, toolOutput string)
 	return s, nil
 }
 
-// ResetOptimizer sets the AdamW moments and step counter to zero (between the
+// resetOptimizer sets the AdamW moments and step counter to zero (between the
 // warm start and GRPO, whose learning rates and loss scales differ).
-func ResetOptimizer(ctx *mlctx.Context) error {
+func resetOptimizer(ctx *mlctx.Context) error {
 	for v := range ctx.IterVariables() {
 		if strings.HasPrefix(v.Scope(), AdamScope) {
 			if err := v.SetValue(tensors.FromShape(v.Shape())); err != nil {

@@ -8,7 +8,7 @@ import (
 )
 
 func TestWarmStartTracesToolFraction(t *testing.T) {
-	probs, err := LoadProblems("arith", 4000, 7, ArithTasks{MaxDigits: 2, Ops: "*+"})
+	probs, err := loadProblems("arith", 4000, 7, ArithTasks{MaxDigits: 2, Ops: "*+"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestWarmStartTracesToolFraction(t *testing.T) {
 }
 
 func TestWarmStartTracesUnprinted(t *testing.T) {
-	probs, err := LoadProblems("arith", 2000, 9, ArithTasks{MaxDigits: 1, Ops: "*"})
+	probs, err := loadProblems("arith", 2000, 9, ArithTasks{MaxDigits: 1, Ops: "*"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestWarmStartTracesUnprinted(t *testing.T) {
 	if share := float64(unprinted) / float64(len(traces)); share < 0.45 || share > 0.55 {
 		t.Errorf("%d of %d traces unprinted (%.3f), want about half", unprinted, len(traces), share)
 	}
-	if _, err := LoadProblems("arith", 10, 9, ArithTasks{MaxDigits: 1, Ops: "/"}); err == nil {
+	if _, err := loadProblems("arith", 10, 9, ArithTasks{MaxDigits: 1, Ops: "/"}); err == nil {
 		t.Error("ops \"/\" accepted")
 	}
 }

@@ -90,9 +90,9 @@ func (r sandboxRunner) Run(ctx context.Context, code string) (rollout.ToolOutput
 	return rollout.ToolOutput{Text: res.ToolResponse(), Failed: failed, NoOutput: !failed && res.Stdout == "" && res.Stderr == ""}, nil
 }
 
-// NewToolRunner starts the sandbox pool of a run; close releases the pool's
+// newToolRunner starts the sandbox pool of a run; close releases the pool's
 // cgroups once no call runs any more.
-func NewToolRunner(cfg Config) (tools rollout.ToolRunner, close func(), isolation string, err error) {
+func newToolRunner(cfg Config) (tools rollout.ToolRunner, close func(), isolation string, err error) {
 	sc := sandbox.Default()
 	sc.Workers = cfg.ToolConcurrency
 	sc.Timeout = time.Duration(cfg.ToolTimeout * float64(time.Second))
@@ -104,9 +104,9 @@ func NewToolRunner(cfg Config) (tools rollout.ToolRunner, close func(), isolatio
 	return sandboxRunner{pool: pool}, pool.Close, string(pool.Isolation().Level), nil
 }
 
-// NewPolicy returns the run's initial policy: a random model of the tiny_model
+// newPolicy returns the run's initial policy: a random model of the tiny_model
 // shape (seeded by cfg.Seed), or hf_checkpoint.
-func NewPolicy(cfg Config) (*qwen3.Model, error) {
+func newPolicy(cfg Config) (*qwen3.Model, error) {
 	dtype, err := qwen3.ParseDType(cfg.DType)
 	if err != nil {
 		return nil, fmt.Errorf("grpo: config dtype: %w", err)
@@ -133,10 +133,10 @@ type ArithTasks struct {
 	Ops       string // one of arith.Ops
 }
 
-// LoadProblems returns the problems named by spec: "arith" (n tasks of kind
+// loadProblems returns the problems named by spec: "arith" (n tasks of kind
 // drawn with seed), a dataset name known to the data package, or a JSONL file.
 // Rows without an answer are left out.
-func LoadProblems(spec string, n int, seed uint64, kind ArithTasks) ([]Problem, error) {
+func loadProblems(spec string, n int, seed uint64, kind ArithTasks) ([]Problem, error) {
 	if spec == "arith" {
 		if !slices.Contains(arith.Ops, kind.Ops) || kind.MaxDigits < 1 || kind.MaxDigits > 18 {
 			return nil, fmt.Errorf("grpo: arithmetic tasks of %d digits and ops %q (want 1..18 digits, ops one of %q)", kind.MaxDigits, kind.Ops, arith.Ops)

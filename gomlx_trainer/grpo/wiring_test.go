@@ -60,7 +60,7 @@ func TestTraceSequenceIsTheTemplate(t *testing.T) {
 // is not.
 func TestToolRunnerReportsNoOutput(t *testing.T) {
 	cfg := Default()
-	runner, closeRunner, _, err := NewToolRunner(cfg)
+	runner, closeRunner, _, err := newToolRunner(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -170,6 +170,22 @@ func Parse(data []byte) (*Tokenizer, error) {
 // build fills the tables from a vocabulary (byte-level form to id), the merges
 // in rank order and the added tokens.
 func (t *Tokenizer) build(vocab map[string]int, merges [][2]string, added []AddedToken) error {
+	if err := t.buildVocab(vocab, added); err != nil {
+		return err
+	}
+	if err := t.buildMerges(merges); err != nil {
+		return err
+	}
+	t.buildWords(len(vocab))
+	if err := checkAddedIDs(t.ids, len(vocab), added); err != nil {
+		return err
+	}
+	return t.buildAdded(added)
+}
+
+// buildVocab sizes the tables for the largest id and fills the id of each
+// vocabulary entry and of each byte.
+func (t *Tokenizer) buildVocab(vocab map[string]int, added []AddedToken) error {
 	for tok, id := range vocab {
 		if id < 0 || id > 1<<30 {
 			return fmt.Errorf("tokenizer: vocab entry %q: bad id %d", tok, id)
@@ -200,7 +216,12 @@ func (t *Tokenizer) build(vocab map[string]int, merges [][2]string, added []Adde
 		}
 		t.byteID[b] = id
 	}
+	return nil
+}
 
+// buildMerges fills the merge table; of two merges of one pair the first
+// (lowest) rank wins.
+func (t *Tokenizer) buildMerges(merges [][2]string) error {
 	t.merges = make(map[uint64]merge, len(merges))
 	t.mergeList = make([][2]int32, 0, len(merges))
 	for rank, mg := range merges {
@@ -215,11 +236,15 @@ func (t *Tokenizer) build(vocab map[string]int, merges [][2]string, added []Adde
 			t.merges[pairKey(a, b)] = merge{rank: uint32(rank), id: ab}
 		}
 	}
+	return nil
+}
 
-	// A piece equal to a vocabulary entry is that one token only if BPE merges
-	// it into that token (always so under ignore_merges).
-	t.words = make(map[string]int32, len(vocab))
-	t.shortWords = make(map[uint64]int32, len(vocab))
+// buildWords fills the whole-word tables: a piece equal to a vocabulary entry
+// is that one token only if BPE merges it into that token (always so under
+// ignore_merges).
+func (t *Tokenizer) buildWords(vocabSize int) {
+	t.words = make(map[string]int32, vocabSize)
+	t.shortWords = make(map[uint64]int32, vocabSize)
 	t.twoByteWords = make([]int32, 1<<16)
 	for i := range t.twoByteWords {
 		t.twoByteWords[i] = -1
@@ -243,19 +268,21 @@ func (t *Tokenizer) build(vocab map[string]int, merges [][2]string, added []Adde
 			t.words[raw] = int32(id)
 		}
 	}
+}
 
-	// Hugging Face gives added tokens their ids itself: a token already in the
-	// vocabulary keeps its id there, any other the next id after the vocabulary
-	// (or after the added tokens so far). A file whose ids say otherwise would
-	// be encoded with other ids than it lists, so it is refused.
+// checkAddedIDs refuses added tokens whose ids are not the ones Hugging Face
+// gives them: a token already in the vocabulary keeps its id there, any other
+// the next id after the vocabulary (or after the added tokens so far). A file
+// whose ids say otherwise would be encoded with other ids than it lists.
+func checkAddedIDs(ids map[string]int32, vocabSize int, added []AddedToken) error {
 	nextID := -1
 	for _, a := range added {
 		want := -1
-		if id, ok := t.ids[a.Content]; ok {
+		if id, ok := ids[a.Content]; ok {
 			want = int(id)
 		} else {
-			if nextID < len(vocab) {
-				nextID = len(vocab)
+			if nextID < vocabSize {
+				nextID = vocabSize
 			}
 			want = nextID
 			nextID++
@@ -264,7 +291,11 @@ func (t *Tokenizer) build(vocab map[string]int, merges [][2]string, added []Adde
 			return fmt.Errorf("tokenizer: added token %q has id %d, but Hugging Face gives it id %d", a.Content, a.ID, want)
 		}
 	}
+	return nil
+}
 
+// buildAdded fills the added-token tables and matchers.
+func (t *Tokenizer) buildAdded(added []AddedToken) error {
 	t.added = append([]AddedToken(nil), added...)
 	sort.Slice(t.added, func(i, j int) bool { return t.added[i].ID < t.added[j].ID })
 	t.addedByID = map[int]*AddedToken{}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
+)
+
+// TestNewEvalCmd checks what `mathrl eval` parses, and that bad flags fail
+// before any work (the run function is never reached).
+func TestNewEvalCmd(t *testing.T) {
+	base := []string{"--model", "m", "--data", "aime24"}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		check func(t *testing.T, o *evalOptions)
+		err   string
+	}{
+		{"defaults are the recipe defaults", base, func(t *testing.T, o *evalOptions) {
+			want := grpo.DefaultEvalRequest()
+			want.Model, want.Data = "m", "aime24"
+			d := grpo.Default()
+			if o.Request != want || want.K != d.NSamplesPerEvalPrompt || want.Budget != d.EvalMaxResponseLen || want.Scorer != d.RMType {
+				t.Errorf("request %+v, want %+v", o.Request, want)
+			}
+		}, ""},
+		{"flags", append(base, "--samples", "16", "--max-tokens", "16384", "--scorer", "dapo", "--tools"), func(t *testing.T, o *evalOptions) {
+			r := o.Request
+			if r.K != 16 || r.Budget != 16384 || r.Scorer != "dapo" || !r.UseTools || r.Out != "eval-samples.jsonl" {
+				t.Errorf("request %+v", r)
+			}
+		}, ""},
+		{"bf16 is a dtype", append(base, "--dtype", "bf16", "--scorer", "retool"), func(t *testing.T, o *evalOptions) {
+			if o.Request.DType != "bf16" || o.Request.Scorer != "retool" {
+				t.Errorf("request %+v", o.Request)
+			}
+		}, ""},
+		{"unknown scorer", append(base, "--scorer", "maths"), nil, `unknown scorer "maths"`},
+		{"unknown dtype", append(base, "--dtype", "bf17"), nil, `dtype "bf17"`},
+		{"no samples", append(base, "--samples", "0"), nil, "0 samples"},
+		{"no model", []string{"--data", "aime24"}, nil, `"model" not set`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got *evalOptions
+			cmd := newEvalCmd(func(_ context.Context, o *evalOptions) error { got = o; return nil })
+			cmd.SetArgs(tc.args)
+			cmd.SetOut(&bytes.Buffer{})
+			cmd.SetErr(&bytes.Buffer{})
+			err := cmd.Execute()
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || got != nil {
+					t.Fatalf("eval %q: err = %v (ran: %v), want %q before any work", tc.args, err, got != nil, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("eval %q: %v", tc.args, err)
+			}
+			tc.check(t, got)
+		})
+	}
+}
