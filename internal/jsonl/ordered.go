@@ -42,7 +42,7 @@ func ParseOrdered(raw []byte) (*Ordered, error) {
 		if o.index(key) >= 0 {
 			return nil, &FieldError{Field: key, Err: errors.New("repeated")}
 		}
-		rawKey := bytes.TrimLeft(raw[start:dec.InputOffset()], " \t\r\n,")
+		rawKey := bytes.Clone(bytes.TrimLeft(raw[start:dec.InputOffset()], " \t\r\n,"))
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
 			return nil, &FieldError{Field: key, Err: fmt.Errorf("bad JSON value: %w", err)}
