@@ -183,7 +183,7 @@ func scoreLine(scorer string, j streamJob) streamResult {
 	obj.Delete("error")
 	if r, err := ScoreLabel(scorer, resp, lab); err != nil {
 		res.fail = true
-		obj.SetRaw("error", mustMarshal(err.Error()))
+		obj.SetRaw("error", jsonString(err.Error()))
 	} else {
 		res.pos = r.Reward > 0
 		obj.SetRaw("score", json.RawMessage(strconv.FormatFloat(r.Reward, 'f', -1, 64)))
@@ -213,8 +213,8 @@ func responseAndLabel(obj *jsonl.Ordered) (string, Label, error) {
 	return resp, lab, nil
 }
 
-// mustMarshal marshals a string as JSON without HTML escaping.
-func mustMarshal(s string) json.RawMessage {
+// jsonString returns s as a JSON string, without HTML escaping.
+func jsonString(s string) json.RawMessage {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
