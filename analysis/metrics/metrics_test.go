@@ -119,6 +119,41 @@ func TestSummarizeByHand(t *testing.T) {
 	}
 }
 
+// TestSummarizeUnequalGroups gives two problems different numbers of samples,
+// where averaging over problems and pooling all samples disagree.
+//
+//	problem a: 2 samples, 0 correct, 10 tokens each
+//	  avg = 0/2 = 0, pass@2 = 0, mean length 10
+//	problem b: 6 samples, 3 correct, 40 tokens each
+//	  avg = 3/6 = 0.5, pass@2 = 1 - C(3,2)/C(6,2) = 1 - 3/15 = 0.8, mean length 40
+//	over problems: avg@2 = (0 + 0.5)/2 = 0.25, pass@2 = (0 + 0.8)/2 = 0.4, length (10 + 40)/2 = 25
+//	pooled instead: avg = 3/8 = 0.375; pass@2 = 1 - C(5,2)/C(8,2) = 1 - 10/28 = 0.643, or
+//	weighted by samples (2*0 + 6*0.8)/8 = 0.6; length (2*10 + 6*40)/8 = 32.5
+func TestSummarizeUnequalGroups(t *testing.T) {
+	samples := []Sample{sample("a", 0, 10, FinishStop, 0), sample("a", 1, 10, FinishStop, 0)}
+	for i := range 6 {
+		samples = append(samples, sample("b", i, 40, FinishStop, float64(i%2)))
+	}
+	s, err := Summarize(samples, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"avg@2", s.AvgAtK, 0.25}, {"pass@2", s.PassAtK, 0.4}, {"mean length", s.MeanLength, 25},
+	} {
+		if math.Abs(c.got-c.want) > 1e-15 {
+			t.Errorf("%s = %g, want %g (the mean over problems, not over samples)", c.name, c.got, c.want)
+		}
+	}
+	// The curve stops at the smaller group (2): pass@1 = (0 + 0.5)/2, pass@2 as above.
+	if ks, pass := s.PassAtKCurve(); !reflect.DeepEqual(ks, []int{1, 2}) || !closeAll(pass, []float64{0.25, 0.4}, 1e-15) {
+		t.Errorf("PassAtKCurve = %v %v, want [1 2] [0.25 0.4]", ks, pass)
+	}
+}
+
 func TestSummarizeErrors(t *testing.T) {
 	mixed := []Sample{sample("a", 0, 1, FinishStop, 1), sample("a", 1, 1, FinishStop, 1)}
 	mixed[1].Model = "other"

@@ -8,12 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strconv"
 	"sync"
 
-	"github.com/mathrl/mathrl/internal/atomicfile"
 	"github.com/mathrl/mathrl/internal/jsonl"
 )
 
@@ -171,130 +169,69 @@ func ScoreStream(ctx context.Context, r io.Reader, w io.Writer, opts StreamOptio
 // scoreLine decodes one object, scores it and renders the output line.
 func scoreLine(scorer string, j streamJob) streamResult {
 	res := streamResult{seq: j.seq}
-	keys, vals, err := orderedObject(j.raw)
+	obj, err := jsonl.ParseOrdered(j.raw)
 	if err != nil {
 		res.err = err
 		return res
 	}
-	var response, label json.RawMessage
-	for i, k := range keys {
-		switch k {
-		case "response":
-			response = vals[i]
-		case "label":
-			label = vals[i]
-		}
-	}
-	if response == nil {
-		res.err = &jsonl.FieldError{Field: "response", Err: errors.New("missing")}
-		return res
-	}
-	var resp string
-	if err := json.Unmarshal(response, &resp); err != nil {
-		res.err = &jsonl.FieldError{Field: "response", Err: errors.New("want a string")}
-		return res
-	}
-	if label == nil {
-		res.err = &jsonl.FieldError{Field: "label", Err: errors.New("missing")}
-		return res
-	}
-	lab, err := LabelFromJSON(label)
+	resp, lab, err := responseAndLabel(obj)
 	if err != nil {
-		res.err = &jsonl.FieldError{Field: "label", Err: errors.New("want a string or a number")}
+		res.err = err
 		return res
 	}
-	var out bytes.Buffer
-	out.WriteByte('{')
-	for i, k := range keys {
-		if k == "score" || k == "error" {
-			continue
-		}
-		writeJSONString(&out, k)
-		out.WriteByte(':')
-		out.Write(vals[i])
-		out.WriteByte(',')
-	}
-	r, err := ScoreLabel(scorer, resp, lab)
-	if err != nil {
+	obj.Delete("score")
+	obj.Delete("error")
+	if r, err := ScoreLabel(scorer, resp, lab); err != nil {
 		res.fail = true
-		out.WriteString(`"error":`)
-		writeJSONString(&out, err.Error())
+		obj.SetRaw("error", jsonString(err.Error()))
 	} else {
 		res.pos = r.Reward > 0
-		out.WriteString(`"score":`)
-		out.WriteString(strconv.FormatFloat(r.Reward, 'f', -1, 64))
+		obj.SetRaw("score", json.RawMessage(strconv.FormatFloat(r.Reward, 'f', -1, 64)))
 	}
-	out.WriteString("}\n")
-	res.out = out.Bytes()
+	res.out = append(obj.Bytes(), '\n')
 	return res
 }
 
-// orderedObject splits one JSON object into its keys and raw values, in order.
-func orderedObject(raw []byte) ([]string, []json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
+// responseAndLabel reads the string "response" and the "label" of one line.
+func responseAndLabel(obj *jsonl.Ordered) (string, Label, error) {
+	response, ok := obj.Get("response")
+	if !ok {
+		return "", Label{}, &jsonl.FieldError{Field: "response", Err: errors.New("missing")}
+	}
+	var resp string
+	if err := json.Unmarshal(response, &resp); err != nil {
+		return "", Label{}, &jsonl.FieldError{Field: "response", Err: errors.New("want a string")}
+	}
+	label, ok := obj.Get("label")
+	if !ok {
+		return "", Label{}, &jsonl.FieldError{Field: "label", Err: errors.New("missing")}
+	}
+	lab, err := LabelFromJSON(label)
 	if err != nil {
-		return nil, nil, fmt.Errorf("not a JSON object: %w", err)
+		return "", Label{}, &jsonl.FieldError{Field: "label", Err: errors.New("want a string or a number")}
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, nil, errors.New("not a JSON object")
-	}
-	var keys []string
-	var vals []json.RawMessage
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, nil, fmt.Errorf("not a JSON object: %w", err)
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, nil, errors.New("not a JSON object")
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, &jsonl.FieldError{Field: key, Err: fmt.Errorf("bad JSON value: %w", err)}
-		}
-		keys = append(keys, key)
-		vals = append(vals, v)
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, nil, fmt.Errorf("not a JSON object: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, nil, errors.New("extra data after the JSON object")
-	}
-	return keys, vals, nil
+	return resp, lab, nil
 }
 
-func writeJSONString(b *bytes.Buffer, s string) {
-	enc := json.NewEncoder(b)
+// jsonString returns s as a JSON string, without HTML escaping.
+func jsonString(s string) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	enc.Encode(s)
-	b.Truncate(b.Len() - 1) // Encode's newline
+	enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
-// ScoreFiles runs ScoreStream from the file in (or standard input for "" or
-// "-") to the file out (or standard output for "" or "-"). An output file is
-// written atomically: on any error it is left as it was.
-func ScoreFiles(ctx context.Context, in, out string, opts StreamOptions) (StreamStats, error) {
+// ScoreFiles runs ScoreStream from files.In to files.Out (see jsonl.Files:
+// "-" stands for files.Stdin or files.Stdout). An output file is written
+// atomically: on any error no file is left and an existing one is untouched.
+func ScoreFiles(ctx context.Context, files jsonl.Files, opts StreamOptions) (StreamStats, error) {
 	if err := Check(opts.Scorer); err != nil {
 		return StreamStats{}, err
 	}
-	var r io.Reader = os.Stdin
-	opts.Name = "-"
-	if in != "" && in != "-" {
-		f, err := os.Open(in)
-		if err != nil {
-			return StreamStats{}, fmt.Errorf("scorer: %w", err)
-		}
-		defer f.Close()
-		r, opts.Name = f, in
-	}
-	if out == "" || out == "-" {
-		return ScoreStream(ctx, r, os.Stdout, opts)
-	}
 	var stats StreamStats
-	err := atomicfile.Write(out, func(w io.Writer) error {
+	err := files.Run(func(r io.Reader, name string, w io.Writer) error {
+		opts.Name = name
 		var err error
 		stats, err = ScoreStream(ctx, r, w, opts)
 		return err

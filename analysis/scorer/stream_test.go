@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mathrl/mathrl/internal/jsonl"
 )
 
 func TestScoreStream(t *testing.T) {
@@ -117,14 +119,14 @@ func TestScoreFilesAtomic(t *testing.T) {
 	in, out := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "out.jsonl")
 	os.WriteFile(out, []byte("old\n"), 0o644)
 	os.WriteFile(in, []byte("{\"response\":\"\\\\boxed{1}\",\"label\":\"1\"}\n{\"response\":1}\n"), 0o644)
-	if _, err := ScoreFiles(context.Background(), in, out, StreamOptions{Scorer: Math}); err == nil || !strings.Contains(err.Error(), in+":2") {
+	if _, err := ScoreFiles(context.Background(), jsonl.Files{In: in, Out: out}, StreamOptions{Scorer: Math}); err == nil || !strings.Contains(err.Error(), in+":2") {
 		t.Fatalf("err = %v, want one naming %s:2", err, in)
 	}
 	if b, _ := os.ReadFile(out); string(b) != "old\n" {
 		t.Errorf("output changed to %q", b)
 	}
 	os.WriteFile(in, []byte("{\"response\":\"\\\\boxed{1}\",\"label\":\"1\"}\n"), 0o644)
-	if _, err := ScoreFiles(context.Background(), in, out, StreamOptions{Scorer: Math}); err != nil {
+	if _, err := ScoreFiles(context.Background(), jsonl.Files{In: in, Out: out}, StreamOptions{Scorer: Math}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(out); string(b) != "{\"response\":\"\\\\boxed{1}\",\"label\":\"1\",\"score\":1}\n" {

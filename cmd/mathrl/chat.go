@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
+	"github.com/mathrl/mathrl/internal/jsonl"
 )
 
 func newChatCmd() *cobra.Command {
@@ -20,7 +21,7 @@ func newChatCmd() *cobra.Command {
 }
 
 func newChatRenderCmd(runF func(context.Context, *tokenizer.ChatRenderOptions) error) *cobra.Command {
-	opts := tokenizer.ChatRenderOptions{Files: tokenizer.Files{In: "-", Out: "-"}}
+	opts := tokenizer.ChatRenderOptions{Files: jsonl.Files{In: "-", Out: "-"}}
 	cmd := &cobra.Command{
 		Use:   "render",
 		Short: "Render JSONL conversations with the Qwen3-4B-Instruct-2507 chat template",

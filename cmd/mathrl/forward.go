@@ -7,16 +7,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+	"github.com/mathrl/mathrl/internal/jsonl"
 )
 
 // forwardOptions are the flags of `mathrl forward`.
 type forwardOptions struct {
 	modelFlags
-	In, Out string
-	Batch   int
-	Stdin   io.Reader
-	Stdout  io.Writer
-	Log     io.Writer
+	jsonl.Files // --in, --out and the command's standard streams
+	Batch       int
+	Log         io.Writer
 }
 
 func newForwardCmd(runF func(context.Context, *forwardOptions) error) *cobra.Command {
@@ -25,7 +24,8 @@ func newForwardCmd(runF func(context.Context, *forwardOptions) error) *cobra.Com
 		Use:   "forward",
 		Short: "Add the logits after the last token to JSON lines holding input_ids",
 		Long: `Forward reads JSON lines with "input_ids" (token ids) and writes each line back with
-"logits_last" added: the float32 logits after its last token. Other fields are kept.`,
+"logits_last" added: the float32 logits after its last token. Other fields are kept as they
+were, in order. An output file is written atomically.`,
 		Example: `  echo '{"input_ids": [1, 2, 3]}' | mathrl forward --model ./models/tiny
   mathrl forward --model ./models/tiny --in prompts.jsonl --out logits.jsonl --backend cpu`,
 		Args: cobra.NoArgs,
@@ -50,7 +50,7 @@ func runForward(_ context.Context, opts *forwardOptions) error {
 	if err != nil {
 		return err
 	}
-	return withFiles(opts.In, opts.Out, opts.Stdin, opts.Stdout, func(r io.Reader, name string, w io.Writer) error {
+	return opts.Run(func(r io.Reader, name string, w io.Writer) error {
 		return qwen3.ForwardJSONL(b, m, r, name, w, opts.Batch)
 	})
 }

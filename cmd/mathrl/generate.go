@@ -13,19 +13,18 @@ import (
 
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
+	"github.com/mathrl/mathrl/internal/jsonl"
 )
 
 // generateOptions are the flags of `mathrl generate`.
 type generateOptions struct {
 	modelFlags
-	In, Out   string
-	Tokenizer string
-	Batch     int
-	Sampling  sampler.Options
-	Stop      string
-	Stdin     io.Reader
-	Stdout    io.Writer
-	Log       io.Writer
+	jsonl.Files // --in, --out and the command's standard streams
+	Tokenizer   string
+	Batch       int
+	Sampling    sampler.Options
+	Stop        string
+	Log         io.Writer
 }
 
 func newGenerateCmd(runF func(context.Context, *generateOptions) error) *cobra.Command {
@@ -36,9 +35,10 @@ func newGenerateCmd(runF func(context.Context, *generateOptions) error) *cobra.C
 		Long: `Generate reads JSON lines with "input_ids" (token ids) or "prompt" (text, encoded
 with the tokenizer) and writes each line back with "output_ids" (the new tokens only),
 "output_logprobs" (log_softmax(logits/temperature) of each), "finish_reason" (stop or length)
-and, when a tokenizer is known, "text". Temperature 0 is greedy. The tokenizer is --tokenizer,
-else tokenizer.json in the model folder when there is one. Generation stops at the model's
-eos_token_id unless --stop is given.`,
+and, when a tokenizer is known, "text", after the line's own fields (kept as they were, in
+order). Temperature 0 is greedy. The tokenizer is --tokenizer, else tokenizer.json in the
+model folder when there is one. Generation stops at the model's eos_token_id unless --stop
+is given. An output file is written atomically.`,
 		Example: `  echo '{"input_ids": [1, 2, 3]}' | mathrl generate --model ./models/tiny --max-new-tokens 16
   mathrl generate --model ./models/qwen3 --in prompts.jsonl --out samples.jsonl \
       --max-new-tokens 512 --temperature 1 --top-p 0.95 --seed 7 --backend cuda`,
@@ -95,7 +95,7 @@ func runGenerate(ctx context.Context, opts *generateOptions) error {
 		return err
 	}
 	s := sampler.New(b, m)
-	return withFiles(opts.In, opts.Out, opts.Stdin, opts.Stdout, func(r io.Reader, name string, w io.Writer) error {
+	return opts.Run(func(r io.Reader, name string, w io.Writer) error {
 		return s.GenerateJSONL(ctx, r, name, w, opts.Sampling, opts.Batch, tok)
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/gomlx/gomlx/backends"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
-	"github.com/mathrl/mathrl/internal/atomicfile"
 )
 
 // newModelCmd groups the checkpoint commands.
@@ -129,22 +127,4 @@ func (f *modelFlags) open(log io.Writer) (backends.Backend, *qwen3.Model, error)
 		return nil, nil, err
 	}
 	return b, m, nil
-}
-
-// withFiles runs fn on --in (a file, or "-" for stdin) and --out (a file, written
-// atomically, or "-" for stdout).
-func withFiles(in, out string, stdin io.Reader, stdout io.Writer, fn func(r io.Reader, name string, w io.Writer) error) error {
-	r, name := stdin, "-"
-	if in != "-" {
-		f, err := os.Open(in)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		r, name = f, in
-	}
-	if out == "-" {
-		return fn(r, name, stdout)
-	}
-	return atomicfile.Write(out, func(w io.Writer) error { return fn(r, name, w) })
 }

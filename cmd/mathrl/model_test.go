@@ -56,15 +56,23 @@ func TestModelInitForwardGenerate(t *testing.T) {
 	model := filepath.Join(dir, "tiny")
 	mustRunCLI(t, "model", "init", "--config", "tiny", "--out", model, "--seed", "1")
 	in := filepath.Join(dir, "in.jsonl")
-	os.WriteFile(in, []byte("{\"input_ids\": [1, 2, 3], \"id\": \"a\"}\n{\"input_ids\": [4]}\n"), 0o644)
+	os.WriteFile(in, []byte("{\"input_ids\": [1, 2, 3], \"id\": \"a\", \"tag\": \"<|im_end|>\"}\n{\"input_ids\": [4]}\n"), 0o644)
 	out := filepath.Join(dir, "out.jsonl")
 	mustRunCLI(t, "forward", "--model", model, "--in", in, "--out", out, "--backend", "cpu")
+	// The input's fields come first, in their order and with their bytes, unescaped.
+	const kept = `{"input_ids":[1, 2, 3],"id":"a","tag":"<|im_end|>",`
+	if b, _ := os.ReadFile(out); !strings.HasPrefix(string(b), kept+`"logits_last":[`) {
+		t.Errorf("forward output starts %.80q, want %q", b, kept+`"logits_last":[`)
+	}
 	lines := readLines(t, out)
 	if len(lines) != 2 || lines[0]["id"] != "a" || len(lines[0]["logits_last"].([]any)) != 300 {
 		t.Fatalf("forward output %v", lines)
 	}
 	mustRunCLI(t, "generate", "--model", model, "--in", in, "--out", out, "--backend", "cpu", "--max-new-tokens", "5",
 		"--temperature", "1", "--seed", "3", "--stop=")
+	if b, _ := os.ReadFile(out); !strings.HasPrefix(string(b), kept+`"output_ids":[`) {
+		t.Errorf("generate output starts %.80q, want %q", b, kept+`"output_ids":[`)
+	}
 	lines = readLines(t, out)
 	for _, l := range lines {
 		if len(l["output_ids"].([]any)) != 5 || l["finish_reason"] != "length" || len(l["output_logprobs"].([]any)) != 5 {

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/sandbox"
+	"github.com/mathrl/mathrl/internal/jsonl"
 )
 
 // maxCodeBytes bounds the program read by `mathrl sandbox exec`.
@@ -75,16 +75,11 @@ and exits 0; mathrl exits 1 only when the sandbox itself cannot run.`,
 }
 
 func runSandboxExec(ctx context.Context, opts *sandboxExecOptions) error {
-	in := opts.Stdin
-	name := "standard input"
-	if opts.In != "-" {
-		f, err := os.Open(opts.In)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in, name = f, opts.In
+	in, name, err := jsonl.OpenInput(opts.In, opts.Stdin)
+	if err != nil {
+		return err
 	}
+	defer in.Close()
 	code, err := io.ReadAll(io.LimitReader(in, maxCodeBytes+1))
 	if err != nil {
 		return fmt.Errorf("sandbox exec: %s: %w", name, err)

@@ -6,21 +6,22 @@ import (
 	"io"
 	"strings"
 
-	"github.com/mathrl/mathrl/analysis/scorer"
 	"github.com/spf13/cobra"
+
+	"github.com/mathrl/mathrl/analysis/scorer"
+	"github.com/mathrl/mathrl/internal/jsonl"
 )
 
 // scoreOptions are the flags of `mathrl score`.
 type scoreOptions struct {
-	Scorer  string
-	In      string
-	Out     string
-	Workers int
-	Stderr  io.Writer
+	Scorer      string
+	jsonl.Files // --in, --out and the command's standard streams
+	Workers     int
+	Stderr      io.Writer
 }
 
 func newScoreCmd(runF func(context.Context, *scoreOptions) error) *cobra.Command {
-	opts := scoreOptions{In: "-", Out: "-"}
+	opts := scoreOptions{Files: jsonl.Files{In: "-", Out: "-"}}
 	cmd := &cobra.Command{
 		Use:   "score",
 		Short: "Score JSONL responses against labels with one of slime's math scorers",
@@ -41,7 +42,7 @@ content of the response's last \boxed{...}).`,
 			if err := scorer.Check(opts.Scorer); err != nil {
 				return err
 			}
-			opts.Stderr = cmd.ErrOrStderr()
+			opts.Stdin, opts.Stdout, opts.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if runF == nil {
 				runF = runScore
 			}
@@ -57,7 +58,7 @@ content of the response's last \boxed{...}).`,
 }
 
 func runScore(ctx context.Context, opts *scoreOptions) error {
-	stats, err := scorer.ScoreFiles(ctx, opts.In, opts.Out, scorer.StreamOptions{Scorer: opts.Scorer, Workers: opts.Workers})
+	stats, err := scorer.ScoreFiles(ctx, opts.Files, scorer.StreamOptions{Scorer: opts.Scorer, Workers: opts.Workers})
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mathrl/mathrl/internal/jsonl"
 )
 
 func TestNewScoreCmd(t *testing.T) {
@@ -16,9 +18,9 @@ func TestNewScoreCmd(t *testing.T) {
 		want scoreOptions
 		err  string
 	}{
-		{[]string{"--scorer", "math"}, scoreOptions{Scorer: "math", In: "-", Out: "-"}, ""},
-		{[]string{"--scorer", "dapo", "--in", "a.jsonl", "--out", "b.jsonl", "--workers", "3"}, scoreOptions{Scorer: "dapo", In: "a.jsonl", Out: "b.jsonl", Workers: 3}, ""},
-		{[]string{"--scorer", "boxed_deepscaler"}, scoreOptions{Scorer: "boxed_deepscaler", In: "-", Out: "-"}, ""},
+		{[]string{"--scorer", "math"}, scoreOptions{Scorer: "math", Files: jsonl.Files{In: "-", Out: "-"}}, ""},
+		{[]string{"--scorer", "dapo", "--in", "a.jsonl", "--out", "b.jsonl", "--workers", "3"}, scoreOptions{Scorer: "dapo", Files: jsonl.Files{In: "a.jsonl", Out: "b.jsonl"}, Workers: 3}, ""},
+		{[]string{"--scorer", "boxed_deepscaler"}, scoreOptions{Scorer: "boxed_deepscaler", Files: jsonl.Files{In: "-", Out: "-"}}, ""},
 		{[]string{"--scorer", "f1"}, scoreOptions{}, "unknown scorer"},
 		{nil, scoreOptions{}, "scorer"},
 	} {
@@ -33,7 +35,7 @@ func TestNewScoreCmd(t *testing.T) {
 		if err != nil {
 			t.Fatalf("score %q: %v", tc.args, err)
 		}
-		got.Stderr = nil
+		got.Stdin, got.Stdout, got.Stderr = nil, nil, nil
 		if !reflect.DeepEqual(*got, tc.want) {
 			t.Errorf("score %q: options %+v, want %+v", tc.args, *got, tc.want)
 		}
@@ -45,7 +47,7 @@ func TestScoreRun(t *testing.T) {
 	in, out := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "out.jsonl")
 	os.WriteFile(in, []byte(`{"id":1,"response":"Answer: 42","label":"42"}`+"\n"+`{"id":2,"response":"Answer: 1","label":"\\frac12"}`+"\n"), 0o644)
 	var stderr bytes.Buffer
-	if err := runScore(context.Background(), &scoreOptions{Scorer: "dapo", In: in, Out: out, Stderr: &stderr}); err != nil {
+	if err := runScore(context.Background(), &scoreOptions{Scorer: "dapo", Files: jsonl.Files{In: in, Out: out}, Stderr: &stderr}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(out)
@@ -56,5 +58,22 @@ func TestScoreRun(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "scored 2 lines with dapo: 1 positive, 1 errors") {
 		t.Errorf("stderr: %q", stderr.String())
+	}
+}
+
+// TestScoreReadsCommandInput runs `mathrl score` on the command's own standard
+// streams (cobra's SetIn and SetOut), not the process's.
+func TestScoreReadsCommandInput(t *testing.T) {
+	in := `{"id":1,"response":"so \\boxed{<|im_end|>}","label":"x"}` + "\n" + `{"b":2,"response":"\\boxed{42}","label":42}` + "\n"
+	stdout, stderr, err := runCLI(t, in, "score", "--scorer", "math")
+	if err != nil {
+		t.Fatalf("mathrl score: %v\n%s", err, stderr)
+	}
+	want := `{"id":1,"response":"so \\boxed{<|im_end|>}","label":"x","score":0}` + "\n" + `{"b":2,"response":"\\boxed{42}","label":42,"score":1}` + "\n"
+	if stdout != want {
+		t.Errorf("stdout:\n%s\nwant\n%s", stdout, want)
+	}
+	if !strings.Contains(stderr, "scored 2 lines with math: 1 positive, 0 errors") {
+		t.Errorf("stderr: %q", stderr)
 	}
 }

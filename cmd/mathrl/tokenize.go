@@ -6,10 +6,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
+	"github.com/mathrl/mathrl/internal/jsonl"
 )
 
 func newTokenizeCmd(runF func(context.Context, *tokenizer.TokenizeOptions) error) *cobra.Command {
-	opts := tokenizer.TokenizeOptions{Files: tokenizer.Files{In: "-", Out: "-"}}
+	opts := tokenizer.TokenizeOptions{Files: jsonl.Files{In: "-", Out: "-"}}
 	cmd := &cobra.Command{
 		Use:   "tokenize",
 		Short: "Encode JSONL text into token ids, or decode ids into text",

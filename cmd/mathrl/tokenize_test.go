@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
+	"github.com/mathrl/mathrl/internal/jsonl"
 )
 
 func TestNewTokenizeCmd(t *testing.T) {
@@ -16,9 +17,9 @@ func TestNewTokenizeCmd(t *testing.T) {
 		want tokenizer.TokenizeOptions
 		err  string
 	}{
-		{[]string{"--tokenizer", "t.json"}, tokenizer.TokenizeOptions{Files: tokenizer.Files{In: "-", Out: "-"}, Tokenizer: "t.json"}, ""},
+		{[]string{"--tokenizer", "t.json"}, tokenizer.TokenizeOptions{Files: jsonl.Files{In: "-", Out: "-"}, Tokenizer: "t.json"}, ""},
 		{[]string{"--tokenizer", "bytes", "--in", "a", "--out", "b", "--decode", "--skip-special"},
-			tokenizer.TokenizeOptions{Files: tokenizer.Files{In: "a", Out: "b"}, Tokenizer: "bytes", Decode: true, SkipSpecial: true}, ""},
+			tokenizer.TokenizeOptions{Files: jsonl.Files{In: "a", Out: "b"}, Tokenizer: "bytes", Decode: true, SkipSpecial: true}, ""},
 		{nil, tokenizer.TokenizeOptions{}, "tokenizer"},
 	} {
 		var got *tokenizer.TokenizeOptions

@@ -14,9 +14,9 @@ import (
 
 // ForwardJSONL reads JSON lines holding "input_ids" (a list of token ids) from
 // r and writes each line back to w with "logits_last" added: the float32 logits
-// after its last token. Other fields are kept. Lines are run in batches of
-// batchSize, right-padded to a power-of-two length (at least 16) so that few
-// graphs are compiled. name is r's name in error messages.
+// after its last token. Other fields are kept as they were, in order. Lines are
+// run in batches of batchSize, right-padded to a power-of-two length (at least
+// 16) so that few graphs are compiled. name is r's name in error messages.
 func ForwardJSONL(b backends.Backend, m *Model, r io.Reader, name string, w io.Writer, batchSize int) error {
 	if batchSize < 1 {
 		return fmt.Errorf("qwen3: batch size %d, want >= 1", batchSize)
@@ -28,7 +28,7 @@ func ForwardJSONL(b backends.Backend, m *Model, r io.Reader, name string, w io.W
 		return fmt.Errorf("qwen3: %w", err)
 	}
 	exec.SetMaxCache(-1)
-	var objs []map[string]json.RawMessage
+	var objs []*jsonl.Ordered
 	var rows [][]int
 	flush := func() error {
 		if len(rows) == 0 {
@@ -61,16 +61,10 @@ func ForwardJSONL(b backends.Backend, m *Model, r io.Reader, name string, w io.W
 		}
 		vocab := m.Config.VocabSize
 		for i, obj := range objs {
-			raw, err := json.Marshal(logits[i*vocab : (i+1)*vocab])
-			if err != nil {
+			if err := obj.Set("logits_last", logits[i*vocab:(i+1)*vocab]); err != nil {
 				return fmt.Errorf("qwen3: %w", err)
 			}
-			obj["logits_last"] = raw
-			line, err := json.Marshal(obj)
-			if err != nil {
-				return fmt.Errorf("qwen3: %w", err)
-			}
-			if _, err := w.Write(append(line, '\n')); err != nil {
+			if err := obj.WriteLine(w); err != nil {
 				return err
 			}
 		}
@@ -78,11 +72,11 @@ func ForwardJSONL(b backends.Backend, m *Model, r io.Reader, name string, w io.W
 		return nil
 	}
 	err = jsonl.Read(r, name, func(_ int, raw []byte) error {
-		obj, err := jsonl.Object(raw)
+		obj, err := jsonl.ParseOrdered(raw)
 		if err != nil {
 			return err
 		}
-		ids, err := IDsField(obj, "input_ids", m.Config.VocabSize)
+		ids, err := IDsField(obj.Map(), "input_ids", m.Config.VocabSize)
 		if err != nil {
 			return err
 		}

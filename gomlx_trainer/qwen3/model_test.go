@@ -101,7 +101,10 @@ func TestLogitsMatchTransformers(t *testing.T) {
 func checkReferenceLogits(t *testing.T, b backends.Backend, m *Model, ref reference) {
 	t.Helper()
 	logits := logitsOf(t, b, m, ref.InputIDs)
-	const tol = 1e-4
+	// Measured on the CPU backend: 5.3e-7 (logits_last) and 6.3e-7 (logits_first8).
+	// Small slips stay below 1e-4: RMSNorm without its epsilon gives 5.4e-5 and
+	// 7.1e-5, so the bound sits near 20x the measured error.
+	const tol = 1e-5
 	seq := len(ref.InputIDs[0])
 	last := relErr(logits[0][seq-1], ref.LogitsLast[0])
 	t.Logf("logits_last: max error relative to the row's largest logit %.2e", last)

@@ -2,7 +2,6 @@ package sampler
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +20,8 @@ type Tokenizer interface {
 // (text, encoded with tok) from r, generates a continuation for each, and writes
 // each line back to w with "output_ids" (the new tokens only),
 // "output_logprobs", "finish_reason" and, when tok is not nil, "text" (the new
-// tokens decoded, special tokens skipped) added. Lines run in batches of
+// tokens decoded, special tokens skipped) added after its own fields, which are
+// kept as they were, in order. Lines run in batches of
 // batchSize; batch k uses seed opts.Seed+k, so a file's output is reproducible.
 // name is r's name in error messages.
 func (s *Sampler) GenerateJSONL(ctx context.Context, r io.Reader, name string, w io.Writer, opts Options, batchSize int, tok Tokenizer) error {
@@ -29,7 +29,7 @@ func (s *Sampler) GenerateJSONL(ctx context.Context, r io.Reader, name string, w
 		return fmt.Errorf("sampler: batch size %d, want >= 1", batchSize)
 	}
 	vocab := s.model.Config.VocabSize
-	var objs []map[string]json.RawMessage
+	var objs []*jsonl.Ordered
 	var prompts [][]int
 	batchIndex := uint64(0)
 	flush := func() error {
@@ -44,22 +44,10 @@ func (s *Sampler) GenerateJSONL(ctx context.Context, r io.Reader, name string, w
 			return err
 		}
 		for i, obj := range objs {
-			add := map[string]any{"output_ids": res[i].IDs, "output_logprobs": res[i].LogProbs, "finish_reason": res[i].Finish}
-			if tok != nil {
-				add["text"] = tok.Decode(res[i].IDs, true)
-			}
-			for k, v := range add {
-				raw, err := json.Marshal(v)
-				if err != nil {
-					return fmt.Errorf("sampler: %w", err)
-				}
-				obj[k] = raw
-			}
-			line, err := json.Marshal(obj)
-			if err != nil {
+			if err := setOutput(obj, res[i], tok); err != nil {
 				return fmt.Errorf("sampler: %w", err)
 			}
-			if _, err := w.Write(append(line, '\n')); err != nil {
+			if err := obj.WriteLine(w); err != nil {
 				return err
 			}
 		}
@@ -67,10 +55,11 @@ func (s *Sampler) GenerateJSONL(ctx context.Context, r io.Reader, name string, w
 		return nil
 	}
 	err := jsonl.Read(r, name, func(_ int, raw []byte) error {
-		obj, err := jsonl.Object(raw)
+		line, err := jsonl.ParseOrdered(raw)
 		if err != nil {
 			return err
 		}
+		obj := line.Map()
 		var ids []int
 		if _, ok := obj["input_ids"]; ok {
 			if ids, err = qwen3.IDsField(obj, "input_ids", vocab); err != nil {
@@ -93,7 +82,7 @@ func (s *Sampler) GenerateJSONL(ctx context.Context, r io.Reader, name string, w
 				}
 			}
 		}
-		objs, prompts = append(objs, obj), append(prompts, ids)
+		objs, prompts = append(objs, line), append(prompts, ids)
 		if len(prompts) == batchSize {
 			return flush()
 		}
@@ -103,4 +92,20 @@ func (s *Sampler) GenerateJSONL(ctx context.Context, r io.Reader, name string, w
 		return err
 	}
 	return flush()
+}
+
+// setOutput adds one generation's fields to its input line, after the line's
+// own fields and in this order: output_ids, output_logprobs, finish_reason and,
+// when tok is not nil, text.
+func setOutput(obj *jsonl.Ordered, res Result, tok Tokenizer) error {
+	if err := obj.Set("output_ids", res.IDs); err != nil {
+		return err
+	}
+	if err := obj.Set("output_logprobs", res.LogProbs); err != nil {
+		return err
+	}
+	if err := obj.Set("finish_reason", res.Finish); err != nil || tok == nil {
+		return err
+	}
+	return obj.Set("text", tok.Decode(res.IDs, true))
 }

@@ -1,3 +1,7 @@
 // Package jsonl reads JSON Lines files one object at a time, with line numbers
-// in every error, and without bufio.Scanner's 64 KiB line limit.
+// in every error, and without bufio.Scanner's 64 KiB line limit. It also holds
+// the plumbing every JSONL-in, JSONL-out command shares: Files opens the input
+// (a path, or "-" for the given standard input) and the output (a path written
+// atomically, or "-" for the given standard output), and Ordered edits one
+// object line while keeping its other fields, their order and their bytes.
 package jsonl
