@@ -179,9 +179,14 @@ func scoreLine(scorer string, j streamJob) streamResult {
 		res.err = err
 		return res
 	}
+	calls, err := toolCalls(obj, resp)
+	if err != nil {
+		res.err = err
+		return res
+	}
 	obj.Delete("score")
 	obj.Delete("error")
-	if r, err := ScoreLabel(scorer, resp, lab); err != nil {
+	if r, err := ScoreSample(scorer, resp, lab, calls); err != nil {
 		res.fail = true
 		obj.SetRaw("error", jsonString(err.Error()))
 	} else {
@@ -211,6 +216,20 @@ func responseAndLabel(obj *jsonl.Ordered) (string, Label, error) {
 		return "", Label{}, &jsonl.FieldError{Field: "label", Err: errors.New("want a string or a number")}
 	}
 	return resp, lab, nil
+}
+
+// toolCalls reads the line's "tool_calls" (as eval-samples files have it);
+// without one, it counts the response's <tool_call> blocks.
+func toolCalls(obj *jsonl.Ordered, response string) (int, error) {
+	raw, ok := obj.Get("tool_calls")
+	if !ok {
+		return CountToolCalls(response), nil
+	}
+	var n int
+	if err := json.Unmarshal(raw, &n); err != nil || n < 0 {
+		return 0, &jsonl.FieldError{Field: "tool_calls", Err: errors.New("want a non-negative integer")}
+	}
+	return n, nil
 }
 
 // jsonString returns s as a JSON string, without HTML escaping.

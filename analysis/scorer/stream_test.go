@@ -60,6 +60,24 @@ func TestScoreStream(t *testing.T) {
 	}
 }
 
+// TestScoreStreamRetoolToolCalls scores with retool: a line's "tool_calls"
+// field gives the bonus (-1 + (6-2)/2*0.1 = -0.8); without it the response's
+// <tool_call> blocks are counted (none: -1 + (0-2)/2*0.1 = -1.1).
+func TestScoreStreamRetoolToolCalls(t *testing.T) {
+	in := `{"response":"\\boxed{41}","label":"42","tool_calls":6}` + "\n" + `{"response":"\\boxed{41}","label":"42"}` + "\n" +
+		`{"response":"so \\boxed{42}","label":"42","tool_calls":0}` + "\n"
+	var out bytes.Buffer
+	if _, err := ScoreStream(context.Background(), strings.NewReader(in), &out, StreamOptions{Scorer: Retool}); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"response":"\\boxed{41}","label":"42","tool_calls":6,"score":-0.8}` + "\n" +
+		`{"response":"\\boxed{41}","label":"42","score":-1.1}` + "\n" +
+		`{"response":"so \\boxed{42}","label":"42","tool_calls":0,"score":1}` + "\n"
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
 // Output order is input order whatever the number of workers.
 func TestScoreStreamOrder(t *testing.T) {
 	var in strings.Builder
@@ -101,6 +119,7 @@ func TestScoreStreamBadInput(t *testing.T) {
 		{"[1,2]\n", `in.jsonl:1: not a JSON object`},
 		{"{\"response\":\"x\",\"label\":\"1\"} {}\n", `in.jsonl:1: extra data`},
 		{"{\"response\":\"x\",\n", `in.jsonl:1: not a JSON object`},
+		{"{\"response\":\"x\",\"label\":\"1\",\"tool_calls\":-1}\n", `in.jsonl:1: field "tool_calls": want a non-negative integer`},
 	} {
 		var out bytes.Buffer
 		_, err := ScoreStream(context.Background(), strings.NewReader(tc.in), &out, StreamOptions{Scorer: Math, Name: "in.jsonl"})
