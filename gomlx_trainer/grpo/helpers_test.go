@@ -2,35 +2,18 @@ package grpo
 
 import (
 	"math"
-	"os"
-	"sync"
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 )
 
-var (
-	backendOnce sync.Once
-	backendVal  backends.Backend
-	backendErr  error
-)
-
-// testBackend returns the CPU backend, choosing GoMLX's sequential pure Go
-// backend when the environment has not chosen one.
+// testBackend returns the backend of GOMLX_BACKEND, or GoMLX's sequential pure
+// Go backend when the environment has not chosen one.
 func testBackend(t testing.TB) backends.Backend {
 	t.Helper()
-	backendOnce.Do(func() {
-		if os.Getenv("GOMLX_BACKEND") == "" {
-			os.Setenv("GOMLX_BACKEND", "go:ops_sequential")
-		}
-		os.Setenv("GOMLX_NO_AUTO_INSTALL", "1")
-		backendVal, backendErr = backends.New()
-	})
-	if backendErr != nil {
-		t.Fatalf("backend: %v", backendErr)
-	}
-	return backendVal
+	return backendtest.New(t)
 }
 
 func near(a, b, tol float64) bool {
