@@ -27,7 +27,7 @@ func padLength(n int) int {
 
 // packBatch lays sequences out as a padded Batch (see Batch for the alignment:
 // response token k, at index len(Prompt)+k of the row, is scored at the
-// position before it). All rows get length PadLength of the longest.
+// position before it). All rows get length padLength of the longest.
 func packBatch(seqs []Sequence) (Batch, error) {
 	longest := 0
 	for i, s := range seqs {

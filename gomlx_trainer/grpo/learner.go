@@ -113,7 +113,7 @@ type StepOptions struct {
 }
 
 // Step takes one optimizer step on seqs: it sets their loss weights
-// (TokenWeights), packs them into micro-batches (PackBatch), sums the
+// (TokenWeights), packs them into micro-batches (packBatch), sums the
 // micro-batches' gradients (with the reference's log-probs when the KL penalty
 // is on), then clips the gradients and applies AdamW. It returns the summed
 // statistics and the gradient norm before clipping. A non-finite loss (the

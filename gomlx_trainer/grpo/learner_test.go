@@ -77,9 +77,9 @@ func TestPackBatchAlignment(t *testing.T) {
 	}
 }
 
-// TestLearnerLogProbsMatchModel checks the trainer's per-token log-probs
-// against qwen3.TokenLogProbs, which computes them another way (a gather on
-// shifted ids).
+// TestLearnerLogProbsMatchModel checks the alignment of the trainer's packed
+// batches: its log-probs of the targets at position t equal
+// qwen3.TokenLogProbs of the whole row (which shifts the ids itself) at t+1.
 func TestLearnerLogProbsMatchModel(t *testing.T) {
 	backend := testBackend(t)
 	m := tinyModel(t, 7)

@@ -13,11 +13,11 @@ import (
 
 // trainer is one run in progress: what Train builds once and its loop uses.
 type trainer struct {
-	cfg    Config
-	log    *progress
-	run    RunFolder
-	reward RewardFunc
-	onRoll func(RolloutLog)
+	cfg       Config
+	log       *progress
+	run       RunFolder
+	reward    RewardFunc
+	onRollout func(RolloutLog)
 
 	model   *qwen3.Model
 	learner *Learner
@@ -44,7 +44,7 @@ func newTrainer(cfg Config, opt TrainOptions) (*trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	t := &trainer{cfg: cfg, log: newProgress(opt.Progress), run: RunFolder(cfg.Save), reward: opt.Reward, onRoll: opt.OnRollout}
+	t := &trainer{cfg: cfg, log: newProgress(opt.Progress), run: RunFolder(cfg.Save), reward: opt.Reward, onRollout: opt.OnRollout}
 	if t.reward == nil {
 		t.reward = ScorerReward(cfg.RMType)
 	}
@@ -75,6 +75,9 @@ func newTrainer(cfg Config, opt TrainOptions) (*trainer, error) {
 		return nil, err
 	}
 	if t.steps, err = t.run.ReadSteps(t.st.Step); err != nil {
+		return nil, err
+	}
+	if err := t.run.WriteSteps(t.steps); err != nil { // drop the lines of steps after the checkpoint
 		return nil, err
 	}
 	t.log.Printf("policy %s: %d parameters, vocabulary %d; %d training prompts, %d evaluation prompts",

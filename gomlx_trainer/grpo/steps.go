@@ -2,6 +2,7 @@ package grpo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -18,8 +19,8 @@ func (t *trainer) warmStart(ctx context.Context) error {
 	if t.st.SFTStep >= t.cfg.SFTSteps {
 		return nil
 	}
-	if err := warmStart(ctx, t.cfg, &t.st, t.learner, t.proto, t.tools, t.train, t.log); err != nil {
-		if ctx.Err() != nil {
+	if err := runWarmStart(ctx, t.cfg, &t.st, t.learner, t.proto, t.tools, t.train, t.log); err != nil {
+		if ctx.Err() != nil && !errors.Is(err, ErrNonFinite) {
 			if serr := t.save(); serr != nil {
 				return serr
 			}
@@ -78,14 +79,14 @@ func (t *trainer) evaluate(ctx context.Context) error {
 
 // rolloutBatch is one rollout on its way through the loop.
 type rolloutBatch struct {
-	problems []Problem        // rollout_batch_size problems
-	prompts  [][]int          // one per sample: n_samples_per_prompt copies of each problem's prompt
-	samples  []rollout.Sample // one per prompt
-	gen      rollout.Stats    // generation and tool times
-	seconds  float64          // wall time of the sampling
-	rewards  []float64        // one per sample, set by score
-	stats    rolloutStats     // set by score
-	scoreSec float64          // wall time of the scoring
+	problems     []Problem        // rollout_batch_size problems
+	prompts      [][]int          // one per sample: n_samples_per_prompt copies of each problem's prompt
+	samples      []rollout.Sample // one per prompt
+	gen          rollout.Stats    // generation and tool times
+	seconds      float64          // wall time of the sampling
+	rewards      []float64        // one per sample, set by score
+	stats        rolloutStats     // set by score
+	scoreSeconds float64          // wall time of the scoring
 }
 
 // sample draws the next rollout_batch_size prompts that fit
@@ -140,7 +141,7 @@ func (t *trainer) score(r *rolloutBatch) {
 		r.rewards[i] = rw.Value
 		r.stats.add(s, rw)
 	}
-	r.scoreSec = time.Since(start).Seconds()
+	r.scoreSeconds = time.Since(start).Seconds()
 }
 
 // sequences turns r's samples into training sequences with their group
@@ -182,8 +183,11 @@ func (t *trainer) optimize(seqs []Sequence, r *rolloutBatch) ([]metrics.StepMetr
 		part := seqs[k*len(seqs)/n : (k+1)*len(seqs)/n]
 		lr := LearningRate(t.st.Step, cfg.LRWarmupIters, cfg.LR)
 		ss, gradNorm, err := t.learner.Step(part, StepOptions{PerTokenLoss: cfg.CalculatePerTokenLoss, MicroBatch: cfg.MicroBatchSize, LR: lr})
-		if err != nil {
+		if errors.Is(err, ErrNonFinite) {
 			return nil, fmt.Errorf("grpo: step %d: %w; stopping, the last good checkpoint is kept in %s", t.st.Step+1, err, t.run.CkptDir())
+		}
+		if err != nil {
+			return nil, err
 		}
 		t.st.Step++
 		m := t.stepMetrics(r, part, len(seqs), n, ss, gradNorm, lr)
@@ -205,7 +209,7 @@ func (t *trainer) stepMetrics(r *rolloutBatch, part []Sequence, kept, n int, ss 
 	per := float64(n)
 	m.RolloutSeconds = math.Max(r.seconds-r.gen.ToolSeconds, 0) / per
 	m.ToolSeconds = r.gen.ToolSeconds / per
-	m.ScoreSeconds = r.scoreSec / per
+	m.ScoreSeconds = r.scoreSeconds / per
 	if r.gen.GenerateSeconds > 0 {
 		m.TokensPerSecond = float64(r.gen.SampledTokens) / r.gen.GenerateSeconds
 	}
@@ -233,14 +237,14 @@ func (t *trainer) stepMetrics(r *rolloutBatch, part []Sequence, kept, n int, ss 
 
 // report writes the rollout's progress line and now and then a sample, and
 // hands the rollout to the OnRollout hook.
-func (t *trainer) report(r *rolloutBatch, seqs []Sequence, steps []metrics.StepMetrics, start time.Time) {
+func (t *trainer) report(r *rolloutBatch, seqs []Sequence, lines []metrics.StepMetrics, start time.Time) {
 	s := r.stats
 	t.log.Bar(t.st.Rollout, t.cfg.NumRollout, time.Since(start), fmt.Sprintf("step %d  reward %+.3f  acc %.3f  len %.0f  tools %.2f",
 		t.st.Step, s.rewardMean(), s.accuracy(), s.lenMean(), s.toolsPerSample()))
 	if len(r.samples) > 0 {
 		t.log.Sample(r.problems[0].Text, r.samples[0].Text, r.rewards[0])
 	}
-	if t.onRoll != nil {
-		t.onRoll(RolloutLog{Rollout: t.st.Rollout, Problems: r.problems, Samples: r.samples, Rewards: r.rewards, Sequences: seqs, Steps: steps})
+	if t.onRollout != nil {
+		t.onRollout(RolloutLog{Rollout: t.st.Rollout, Problems: r.problems, Samples: r.samples, Rewards: r.rewards, Sequences: seqs, Steps: lines})
 	}
 }

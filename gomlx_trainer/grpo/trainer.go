@@ -39,7 +39,7 @@ type RolloutLog struct {
 	Problems  []Problem             // rollout_batch_size problems
 	Samples   []rollout.Sample      // n_samples_per_prompt per problem, problem by problem
 	Rewards   []float64             // one per sample
-	Sequences []Sequence            // the samples kept (dynamic sampling), with their advantages
+	Sequences []Sequence            // the samples kept (dynamic sampling), with their advantages (Learner.Step sets loss weights on its own copy)
 	Steps     []metrics.StepMetrics // one per optimizer step
 }
 
@@ -94,12 +94,12 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 		seqs := t.sequences(r)
 
 		// --- optimize: global_batch_size samples per optimizer step, one train.jsonl line each
-		steps, err := t.optimize(seqs, r)
+		lines, err := t.optimize(seqs, r)
 		if err != nil {
 			return err
 		}
 		t.st.Rollout++
-		t.report(r, seqs, steps, start)
+		t.report(r, seqs, lines, start)
 
 		// --- checkpoint every save_interval rollouts
 		if cfg.SaveInterval > 0 && t.st.Rollout%cfg.SaveInterval == 0 && t.st.Rollout < cfg.NumRollout {
@@ -116,7 +116,9 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 	if err := t.save(); err != nil {
 		return err
 	}
-	if err := t.run.Figures(filepath.Base(cfg.Save)); err != nil {
+	if len(t.steps) == 0 {
+		t.log.Printf("no optimizer steps: no training figure")
+	} else if err := t.run.Figures(filepath.Base(cfg.Save)); err != nil {
 		t.log.Printf("figures: %v", err)
 	}
 	t.log.Printf("done: %d rollouts, %d optimizer steps in %s; run folder %s",

@@ -43,10 +43,10 @@ func warmStartTraces(train []Problem, toolFraction, unprinted float64, seed uint
 	return traces
 }
 
-// warmStart runs the supervised warm start: sft_steps steps of sft_batch_size
+// runWarmStart runs the supervised warm start: sft_steps steps of sft_batch_size
 // generated traces, whose tool calls are run for real so the tool responses the
 // model learns from are real Python output.
-func warmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, proto *tokenizer.Protocol, tools rollout.ToolRunner, train []Problem, log *progress) error {
+func runWarmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, proto *tokenizer.Protocol, tools rollout.ToolRunner, train []Problem, log *progress) error {
 	traces := warmStartTraces(train, cfg.SFTToolFraction, cfg.SFTUnprintedFraction, uint64(cfg.Seed))
 	if len(traces) == 0 {
 		return errors.New("grpo: sft_steps needs generated tasks with traces (prompt_data: arith)")
