@@ -194,7 +194,7 @@ func (t *trainer) optimize(seqs []Sequence, r *rolloutBatch) ([]metrics.StepMetr
 		m := t.stepMetrics(r, part, len(seqs), n, ss, gradNorm, lr)
 		m.TrainSeconds = time.Since(start).Seconds()
 		t.steps = append(t.steps, m)
-		if err := t.run.WriteSteps(t.steps); err != nil {
+		if err := t.run.AppendStep(m); err != nil {
 			return nil, err
 		}
 		lines = append(lines, m)
