@@ -1,6 +1,10 @@
 package grpo
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
 
 // Sequence is one training example before padding: the prompt ids, the
 // response ids that followed, and per response token its loss mask (1 where
@@ -84,4 +88,35 @@ func packBatch(seqs []Sequence) (Batch, error) {
 		b.Advantages[i] = float32(s.Advantage)
 	}
 	return b, nil
+}
+
+// tokenMicroBatches splits sequences of the given lengths (prompt + response
+// tokens) into micro-batches of at most budget padded tokens each: a
+// micro-batch of r rows costs r × padLength(its longest row). It sorts the
+// sequences longest first (ties in input order) and fills each micro-batch
+// greedily, so the first micro-batch holds the longest row. A sequence whose
+// padded length alone is over budget gets a micro-batch of its own. It
+// returns the indices into lengths of each micro-batch's rows; no micro-batch
+// is empty, and there are none for no lengths. It panics if budget < 1.
+//
+// For example, with budget 128 the lengths 40, 10, 100, 20, 30 (padded to 64,
+// 32, 128, 32, 32) give [[2] [0 4] [3 1]]: 100 fills 128 on its own, 40 sets
+// 64 per row for itself and 30, and 20 and 10 take 2 × 32.
+func tokenMicroBatches(lengths []int, budget int) [][]int {
+	if budget < 1 {
+		panic(fmt.Sprintf("grpo: token budget %d, want at least 1", budget))
+	}
+	order := make([]int, len(lengths))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(lengths[b], lengths[a]) })
+	var out [][]int
+	for len(order) > 0 {
+		rows := max(budget/padLength(lengths[order[0]]), 1) // longest first: the first row sets the padded length
+		rows = min(rows, len(order))
+		out = append(out, order[:rows:rows])
+		order = order[rows:]
+	}
+	return out
 }

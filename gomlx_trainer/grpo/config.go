@@ -80,16 +80,17 @@ type Config struct {
 	EntropyCoef                 float64 `yaml:"entropy_coef" json:"entropy_coef" slime:"--entropy-coef" help:"weight of an entropy bonus (subtracted from the loss)"`
 
 	// --- optimizer
-	GlobalBatchSize int     `yaml:"global_batch_size" json:"global_batch_size" slime:"--global-batch-size" help:"samples per optimizer step; a rollout of B×G samples gives B×G/global_batch_size steps"`
-	MicroBatchSize  int     `yaml:"micro_batch_size" json:"micro_batch_size" slime:"--micro-batch-size" help:"samples per forward/backward pass, in GRPO and the warm start; gradients are summed over micro-batches (0: the whole batch)"`
-	LR              float64 `yaml:"lr" json:"lr" slime:"--lr" help:"peak learning rate, after warmup"`
-	LRDecayStyle    string  `yaml:"lr_decay_style" json:"lr_decay_style" slime:"--lr-decay-style" help:"constant (the only schedule after warmup)"`
-	LRWarmupIters   int     `yaml:"lr_warmup_iters" json:"lr_warmup_iters" slime:"--lr-warmup-iters" help:"optimizer steps of linear warmup up to lr (0: none)"`
-	WeightDecay     float64 `yaml:"weight_decay" json:"weight_decay" slime:"--weight-decay" help:"AdamW decoupled weight decay"`
-	AdamBeta1       float64 `yaml:"adam_beta1" json:"adam_beta1" slime:"--adam-beta1" help:"AdamW β1"`
-	AdamBeta2       float64 `yaml:"adam_beta2" json:"adam_beta2" slime:"--adam-beta2" help:"AdamW β2"`
-	AdamEps         float64 `yaml:"adam_eps" json:"adam_eps" slime:"--adam-eps" help:"AdamW ε"`
-	ClipGrad        float64 `yaml:"clip_grad" json:"clip_grad" slime:"--clip-grad" help:"global gradient-norm clip (0: off)"`
+	GlobalBatchSize        int     `yaml:"global_batch_size" json:"global_batch_size" slime:"--global-batch-size" help:"samples per optimizer step; a rollout of B×G samples gives B×G/global_batch_size steps"`
+	MicroBatchSize         int     `yaml:"micro_batch_size" json:"micro_batch_size" slime:"--micro-batch-size" help:"samples per forward/backward pass, in GRPO and the warm start; gradients are summed over micro-batches (0: the whole batch)"`
+	MaxTokensPerMicroBatch int     `yaml:"max_tokens_per_micro_batch" json:"max_tokens_per_micro_batch,omitempty" slime:"--use-dynamic-batch-size --max-tokens-per-gpu" help:"when positive, GRPO micro-batches are packed by length instead of micro_batch_size: longest sequences first, each micro-batch at most this many padded tokens (rows × padded length), a longer sequence alone (0: off)"`
+	LR                     float64 `yaml:"lr" json:"lr" slime:"--lr" help:"peak learning rate, after warmup"`
+	LRDecayStyle           string  `yaml:"lr_decay_style" json:"lr_decay_style" slime:"--lr-decay-style" help:"constant (the only schedule after warmup)"`
+	LRWarmupIters          int     `yaml:"lr_warmup_iters" json:"lr_warmup_iters" slime:"--lr-warmup-iters" help:"optimizer steps of linear warmup up to lr (0: none)"`
+	WeightDecay            float64 `yaml:"weight_decay" json:"weight_decay" slime:"--weight-decay" help:"AdamW decoupled weight decay"`
+	AdamBeta1              float64 `yaml:"adam_beta1" json:"adam_beta1" slime:"--adam-beta1" help:"AdamW β1"`
+	AdamBeta2              float64 `yaml:"adam_beta2" json:"adam_beta2" slime:"--adam-beta2" help:"AdamW β2"`
+	AdamEps                float64 `yaml:"adam_eps" json:"adam_eps" slime:"--adam-eps" help:"AdamW ε"`
+	ClipGrad               float64 `yaml:"clip_grad" json:"clip_grad" slime:"--clip-grad" help:"global gradient-norm clip (0: off)"`
 
 	// --- supervised warm start (before GRPO; the demo uses it)
 	SFTSteps             int     `yaml:"sft_steps" json:"sft_steps" help:"optimizer steps on generated solution traces before GRPO (0: none); needs prompt_data arith"`
@@ -265,6 +266,8 @@ func (c Config) validateOptimizer() error {
 		return bad("global_batch_size", "%d does not divide rollout_batch_size × n_samples_per_prompt = %d", c.GlobalBatchSize, c.Samples())
 	case c.MicroBatchSize < 0 || (c.MicroBatchSize > 0 && c.GlobalBatchSize%c.MicroBatchSize != 0):
 		return bad("micro_batch_size", "%d does not divide global_batch_size %d", c.MicroBatchSize, c.GlobalBatchSize)
+	case c.MaxTokensPerMicroBatch < 0:
+		return bad("max_tokens_per_micro_batch", "%d is negative", c.MaxTokensPerMicroBatch)
 	case c.LR < 0:
 		return bad("lr", "%g is negative", c.LR)
 	case c.LRDecayStyle != "constant":

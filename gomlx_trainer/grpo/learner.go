@@ -109,13 +109,16 @@ type StepOptions struct {
 	SFT          bool    // the negative log-likelihood of the sampled tokens (warm start) instead of the policy loss
 	PerTokenLoss bool    // loss weights: the token mean over all sequences, else the mean of per-sequence means (TokenWeights)
 	MicroBatch   int     // sequences per forward and backward pass (0: all at once)
+	MaxTokens    int     // when positive: micro-batches packed by length, each at most MaxTokens padded tokens (tokenMicroBatches); MicroBatch is then ignored
 	LR           float64 // learning rate
 }
 
 // Step takes one optimizer step on seqs: it sets their loss weights
-// (TokenWeights), packs them into micro-batches (packBatch), sums the
-// micro-batches' gradients (with the reference's log-probs when the KL penalty
-// is on), then clips the gradients and applies AdamW. It returns the summed
+// (TokenWeights) over all of seqs, cuts them into micro-batches
+// (microBatches), pads each (packBatch) and sums their gradients (with the
+// reference's log-probs when the KL penalty is on), then clips the gradients
+// and applies AdamW. Since the weights span the step, how it is cut changes
+// the loss and gradients only by float rounding. It returns the summed
 // statistics and the gradient norm before clipping. A non-finite loss (the
 // weights are then left as they were) or gradient norm gives an error wrapping
 // ErrNonFinite. seqs are not modified.
@@ -128,13 +131,9 @@ func (l *Learner) Step(seqs []Sequence, o StepOptions) (StepStats, float64, erro
 	for i, w := range TokenWeights(masks, o.PerTokenLoss) {
 		weighted[i].Weights = w
 	}
-	micro := o.MicroBatch
-	if micro <= 0 {
-		micro = len(weighted)
-	}
 	var ss StepStats
-	for m := 0; m < len(weighted); m += micro {
-		s, err := l.accumulate(weighted[m:min(m+micro, len(weighted))], o.SFT)
+	for _, part := range microBatches(weighted, o) {
+		s, err := l.accumulate(part, o.SFT)
 		if err != nil {
 			return StepStats{}, 0, err
 		}
@@ -151,6 +150,42 @@ func (l *Learner) Step(seqs []Sequence, o StepOptions) (StepStats, float64, erro
 		return ss, norm, fmt.Errorf("gradient norm is %v: %w", norm, ErrNonFinite)
 	}
 	return ss, norm, nil
+}
+
+// microBatches cuts one optimizer step's sequences into micro-batches: runs
+// of o.MicroBatch sequences in order (all at once when it is 0), or with
+// o.MaxTokens set, the token-budget packing of tokenMicroBatches. The loss
+// weights must already be set, since they span the whole step.
+func microBatches(seqs []Sequence, o StepOptions) [][]Sequence {
+	if o.MaxTokens > 0 {
+		var out [][]Sequence
+		for _, rows := range tokenMicroBatches(seqLengths(seqs), o.MaxTokens) {
+			part := make([]Sequence, len(rows))
+			for j, i := range rows {
+				part[j] = seqs[i]
+			}
+			out = append(out, part)
+		}
+		return out
+	}
+	micro := o.MicroBatch
+	if micro <= 0 {
+		micro = len(seqs)
+	}
+	var out [][]Sequence
+	for m := 0; m < len(seqs); m += micro {
+		out = append(out, seqs[m:min(m+micro, len(seqs))])
+	}
+	return out
+}
+
+// seqLengths returns the length of each sequence, prompt and response.
+func seqLengths(seqs []Sequence) []int {
+	out := make([]int, len(seqs))
+	for i, s := range seqs {
+		out[i] = len(s.Prompt) + len(s.Response)
+	}
+	return out
 }
 
 // accumulate adds one micro-batch's gradients to the accumulators.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -124,19 +123,19 @@ func (r RunFolder) Init(cfg Config, prov Provenance) error {
 // StepsFile is train.jsonl.
 func (r RunFolder) StepsFile() string { return filepath.Join(string(r), "train.jsonl") }
 
+// EvalsFile is eval.jsonl.
+func (r RunFolder) EvalsFile() string { return filepath.Join(string(r), "eval.jsonl") }
+
 // ReadSteps returns the lines of train.jsonl up to optimizer step upTo (later
-// ones belong to a run that stopped after its last checkpoint and are dropped).
+// ones belong to a run that stopped after its last checkpoint), leaving out a
+// partial last line (none when there is no file).
 func (r RunFolder) ReadSteps(upTo int) ([]metrics.StepMetrics, error) {
 	path := r.StepsFile()
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+	data, err := completeLines(path)
 	if err != nil {
-		return nil, fmt.Errorf("grpo: %w", err)
+		return nil, err
 	}
-	defer f.Close()
-	steps, err := metrics.ReadStepMetrics(f, path)
+	steps, err := metrics.ReadStepMetrics(bytes.NewReader(data), path)
 	if err != nil {
 		return nil, err
 	}
@@ -147,47 +146,71 @@ func (r RunFolder) ReadSteps(upTo int) ([]metrics.StepMetrics, error) {
 	return steps[:n], nil
 }
 
-// WriteSteps rewrites train.jsonl with steps, atomically.
-func (r RunFolder) WriteSteps(steps []metrics.StepMetrics) error {
-	return atomicfile.Write(r.StepsFile(), func(w io.Writer) error {
-		return metrics.WriteStepMetrics(w, steps...)
-	})
-}
-
-// ReadEvals returns the lines of eval.jsonl (none when there is no file).
+// ReadEvals returns the lines of eval.jsonl, leaving out a partial last line
+// (none when there is no file).
 func (r RunFolder) ReadEvals() ([]metrics.EvalPoint, error) {
-	path := filepath.Join(string(r), "eval.jsonl")
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+	path := r.EvalsFile()
+	data, err := completeLines(path)
 	if err != nil {
-		return nil, fmt.Errorf("grpo: %w", err)
+		return nil, err
 	}
-	defer f.Close()
-	return metrics.ReadEvalPoints(f, path)
+	return metrics.ReadEvalPoints(bytes.NewReader(data), path)
 }
 
-// AppendEval adds p to eval.jsonl, replacing any earlier line of the same or a
-// later step (left by a run that resumed from an earlier checkpoint).
-func (r RunFolder) AppendEval(p metrics.EvalPoint) error {
-	points, err := r.ReadEvals()
+// TruncateMetrics cuts train.jsonl and eval.jsonl back to optimizer step
+// step, once, when a run starts (step 0) or resumes from a checkpoint: it drops
+// a partial last line (a crash mid-write) and the lines of later steps, which
+// a run that stopped after its last checkpoint left. The lines kept keep their
+// bytes; a file that changes is rewritten atomically. A missing train.jsonl is
+// created empty, a missing eval.jsonl stays missing. It returns the
+// train.jsonl lines kept. After it, the trainer only appends (AppendStep,
+// AppendEval), so that a step costs the same however long the run.
+func (r RunFolder) TruncateMetrics(step int) ([]metrics.StepMetrics, error) {
+	steps, err := r.ReadSteps(step)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	if err := keepLines(r.StepsFile(), len(steps)); err != nil {
+		return nil, err
+	}
+	if err := appendLine(r.StepsFile(), nil, nil); err != nil { // creates it
+		return nil, err
+	}
+	evals, err := r.ReadEvals()
+	if err != nil {
+		return nil, err
 	}
 	n := 0
-	for n < len(points) && points[n].Step < p.Step {
+	for n < len(evals) && evals[n].Step <= step {
 		n++
 	}
-	points = append(points[:n], p)
-	return atomicfile.Write(filepath.Join(string(r), "eval.jsonl"), func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		for _, q := range points {
-			if err := enc.Encode(q); err != nil {
-				return err
-			}
+	return steps, keepLines(r.EvalsFile(), n)
+}
+
+// AppendStep adds m's line to train.jsonl.
+func (r RunFolder) AppendStep(m metrics.StepMetrics) error {
+	var line bytes.Buffer
+	if err := metrics.WriteStepMetrics(&line, m); err != nil {
+		return fmt.Errorf("grpo: %s: %w", r.StepsFile(), err)
+	}
+	return appendLine(r.StepsFile(), line.Bytes(), nil)
+}
+
+// AppendEval adds p's line to eval.jsonl. A last line of the same or a later
+// step is replaced: a resumed run repeats the evaluation of its checkpoint's
+// step, which TruncateMetrics keeps in case it does not.
+func (r RunFolder) AppendEval(p metrics.EvalPoint) error {
+	line, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("grpo: eval line: %w", err)
+	}
+	path := r.EvalsFile()
+	return appendLine(path, append(line, '\n'), func(last []byte) (bool, error) {
+		var q metrics.EvalPoint
+		if err := json.Unmarshal(last, &q); err != nil {
+			return false, fmt.Errorf("grpo: %s: last line: %w", path, err)
 		}
-		return nil
+		return q.Step >= p.Step, nil
 	})
 }
 
@@ -197,4 +220,116 @@ func (r RunFolder) AppendEval(p metrics.EvalPoint) error {
 func (r RunFolder) Figures(name string) error {
 	_, err := plots.WriteFigures(plots.KindTrain, plots.Inputs{Out: r.FiguresDir(), Metrics: r.StepsFile(), Name: name})
 	return err
+}
+
+// completeLines returns the bytes of the file path up to its last newline,
+// leaving out a partial last line (a crash mid-write); nil when there is no
+// file.
+func completeLines(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("grpo: %w", err)
+	}
+	return data[:bytes.LastIndexByte(data, '\n')+1], nil
+}
+
+// keepLines cuts the file path after its first n lines that are not blank,
+// rewriting it atomically when that changes it (a partial last line is never
+// kept). A missing file stays missing.
+func keepLines(path string, n int) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("grpo: %w", err)
+	}
+	end := 0
+	for rest := data; n > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			break
+		}
+		if len(bytes.TrimSpace(rest[:i])) > 0 {
+			n--
+		}
+		end, rest = end+i+1, rest[i+1:]
+	}
+	if end == len(data) {
+		return nil
+	}
+	if err := atomicfile.WriteFile(path, data[:end]); err != nil {
+		return fmt.Errorf("grpo: %w", err)
+	}
+	return nil
+}
+
+// appendLine adds line (one JSON line, newline included) at the end of the
+// file path, creating it, in one write, then syncs the file: a line is on disk
+// before the next step, as a checkpoint that covers it is. When replace is set
+// and reports true for the file's last line, that line is cut off first. Its
+// cost does not depend on the length of the file.
+func appendLine(path string, line []byte, replace func(last []byte) (bool, error)) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("grpo: %w", err)
+	}
+	defer f.Close()
+	if replace != nil {
+		if err := cutLastLine(f, replace); err != nil {
+			return err
+		}
+	}
+	if _, err := f.Write(line); err != nil {
+		return fmt.Errorf("grpo: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("grpo: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("grpo: %w", err)
+	}
+	return nil
+}
+
+// cutLastLine truncates f before its last line when replace reports true for
+// that line.
+func cutLastLine(f *os.File, replace func(last []byte) (bool, error)) error {
+	off, last, err := lastLine(f)
+	if err != nil || len(bytes.TrimSpace(last)) == 0 {
+		return err
+	}
+	if ok, err := replace(last); err != nil || !ok {
+		return err
+	}
+	if err := f.Truncate(off); err != nil {
+		return fmt.Errorf("grpo: %w", err)
+	}
+	return nil
+}
+
+// lastLine returns the last line of f, which ends with a newline, and its
+// offset. It reads back from the end 4 KiB at a time, as far as the line goes.
+func lastLine(f *os.File) (int64, []byte, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return 0, nil, fmt.Errorf("grpo: %w", err)
+	}
+	var tail []byte
+	for off := info.Size(); off > 0; {
+		n := min(off, 4096)
+		off -= n
+		chunk := make([]byte, n)
+		if _, err := f.ReadAt(chunk, off); err != nil {
+			return 0, nil, fmt.Errorf("grpo: %w", err)
+		}
+		tail = append(chunk, tail...)
+		if i := bytes.LastIndexByte(tail[:len(tail)-1], '\n'); i >= 0 {
+			return off + int64(i) + 1, tail[i+1:], nil
+		}
+	}
+	return 0, tail, nil
 }

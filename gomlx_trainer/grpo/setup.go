@@ -74,10 +74,7 @@ func newTrainer(cfg Config, opt TrainOptions) (*trainer, error) {
 	if err := t.run.Init(cfg, opt.Provenance.with(cfg, opt.Backend, isolation)); err != nil {
 		return nil, err
 	}
-	if t.steps, err = t.run.ReadSteps(t.st.Step); err != nil {
-		return nil, err
-	}
-	if err := t.run.WriteSteps(t.steps); err != nil { // drop the lines of steps after the checkpoint
+	if t.steps, err = t.run.TruncateMetrics(t.st.Step); err != nil { // drop the lines of steps after the checkpoint, once
 		return nil, err
 	}
 	t.log.Printf("policy %s: %d parameters, vocabulary %d; %d training prompts, %d evaluation prompts",

@@ -182,7 +182,8 @@ func (t *trainer) optimize(seqs []Sequence, r *rolloutBatch) ([]metrics.StepMetr
 		start := time.Now()
 		part := seqs[k*len(seqs)/n : (k+1)*len(seqs)/n]
 		lr := LearningRate(t.st.Step, cfg.LRWarmupIters, cfg.LR)
-		ss, gradNorm, err := t.learner.Step(part, StepOptions{PerTokenLoss: cfg.CalculatePerTokenLoss, MicroBatch: cfg.MicroBatchSize, LR: lr})
+		ss, gradNorm, err := t.learner.Step(part, StepOptions{PerTokenLoss: cfg.CalculatePerTokenLoss,
+			MicroBatch: cfg.MicroBatchSize, MaxTokens: cfg.MaxTokensPerMicroBatch, LR: lr})
 		if errors.Is(err, ErrNonFinite) {
 			return nil, fmt.Errorf("grpo: step %d: %w; stopping, the last good checkpoint is kept in %s", t.st.Step+1, err, t.run.CkptDir())
 		}
@@ -193,7 +194,7 @@ func (t *trainer) optimize(seqs []Sequence, r *rolloutBatch) ([]metrics.StepMetr
 		m := t.stepMetrics(r, part, len(seqs), n, ss, gradNorm, lr)
 		m.TrainSeconds = time.Since(start).Seconds()
 		t.steps = append(t.steps, m)
-		if err := t.run.WriteSteps(t.steps); err != nil {
+		if err := t.run.AppendStep(m); err != nil {
 			return nil, err
 		}
 		lines = append(lines, m)
