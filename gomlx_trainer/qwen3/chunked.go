@@ -5,6 +5,8 @@ import (
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
 	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
 )
 
 // TargetLogProbsChunked returns what TargetLogProbs returns for the logits of
@@ -20,6 +22,7 @@ func TargetLogProbsChunked(ctx *context.Context, cfg Config, hidden, targets *No
 	if chunk < 1 {
 		panic(fmt.Errorf("qwen3: log-prob chunk %d, want at least 1", chunk))
 	}
+	gomlxfix.Install() // Slice's gradient on every backend
 	b, t := hidden.Shape().Dim(0), hidden.Shape().Dim(1)
 	hidden.AssertDims(b, t, cfg.Hidden)
 	targets.AssertDims(b, t)

@@ -3,6 +3,8 @@ package qwen3
 import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
+
+	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
 )
 
 // GoMLX v0.26 has no checkpoint (rematerialisation) operation and lets a custom
@@ -47,6 +49,7 @@ type rematSeq struct{ fwd, bwd *Node }
 // pass. Only inputs receive gradients: nodes f takes from elsewhere are
 // constants to it. f's outputs must be floating point. seq may be nil.
 func rematerialise(seq *rematSeq, f func(in []*Node) []*Node, inputs ...*Node) []*Node {
+	gomlxfix.Install() // Slice's gradient on every backend
 	r := &remat{f: f, inputs: inputs, seq: seq}
 	hooks := make([]*Node, len(inputs))
 	for i, x := range inputs {

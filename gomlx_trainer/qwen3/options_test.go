@@ -136,6 +136,65 @@ func TestChunkedGraphHasNoFullLogits(t *testing.T) {
 	}
 }
 
+// TestRematKeepsNoActivations builds the gradient of the tiny model's
+// log-probs and lists the forward values (other than weights) larger than a
+// layer's input [batch, seq, hidden] that the backward pass reads: the plain
+// graph reads many (attention scores, MLP activations, logits), the one with
+// rematerialised layers still the logits, and with chunked log-probs too none.
+func TestRematKeepsNoActivations(t *testing.T) {
+	b := backendtest.New(t)
+	cfg, err := NamedConfig("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewRandom(cfg, dtypes.Float32, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const batch, seq = 2, 32
+	for _, tc := range []struct {
+		opts ModelOptions
+		want bool
+	}{{ModelOptions{}, true}, {ModelOptions{Remat: true}, true}, {ModelOptions{Remat: true, LogProbChunk: 4}, false}} {
+		var kept []string
+		exec := context.MustNewExec(b, m.Ctx, func(ctx *context.Context, ids, targets *Node) *Node {
+			logp, _ := TargetLogProbsOf(ctx, cfg, ids, targets, 1, tc.opts)
+			loss := ReduceAllSum(logp)
+			grad := Gradient(loss, weight(ctx, ids.Graph(), "model.layers.0.mlp.up_proj.weight"))[0]
+			kept = keptForBackward(ids.Graph(), loss, batch*seq*cfg.Hidden)
+			return grad
+		})
+		ids := randomIDs(batch, seq, cfg.VocabSize, 1)
+		if _, err := exec.Exec(ids, ids); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(kept) > 0; got != tc.want {
+			t.Errorf("%+v: the backward pass reads %d forward values larger than %d elements: %v",
+				tc.opts, len(kept), batch*seq*cfg.Hidden, kept)
+		}
+	}
+}
+
+// keptForBackward lists the nodes built before loss (the forward pass), other
+// than parameters, with more than size elements, that a node built after it
+// (the backward pass) takes as input.
+func keptForBackward(g *Graph, loss *Node, size int) []string {
+	seen := map[NodeId]bool{}
+	var kept []string
+	for _, n := range g.Nodes() {
+		if n.Id() <= loss.Id() {
+			continue
+		}
+		for _, in := range n.Inputs() {
+			if in.Id() < loss.Id() && in.Type() != NodeTypeParameter && in.Shape().Size() > size && !seen[in.Id()] {
+				seen[in.Id()] = true
+				kept = append(kept, in.Type().String()+in.Shape().String())
+			}
+		}
+	}
+	return kept
+}
+
 func maxDiff(a, b []float32) float64 {
 	d := 0.0
 	for i := range a {
