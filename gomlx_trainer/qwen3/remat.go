@@ -98,22 +98,13 @@ func (r *remat) recompute() []*Node {
 		adj = append(adj, r.seq.bwd)
 	}
 	in := make([]*Node, len(r.inputs))
-	for i, x := range r.inputs {
-		in[i] = leaf(x)
-	}
 	in[0] = after(StopGradient(r.inputs[0]), adj...)
-	outs := r.f(in)
-	var total *Node
-	for k, v := range r.adj {
-		if v == nil {
-			continue
-		}
-		term := ReduceAllSum(ConvertDType(Mul(outs[k], v), dtypes.Float32))
-		if total == nil {
-			total = term
-		} else {
-			total = Add(total, term)
-		}
+	for i := 1; i < len(in); i++ {
+		in[i] = leaf(r.inputs[i])
+	}
+	total := adjointLoss(r.f(in), r.adj)
+	if total == nil {
+		return make([]*Node, len(in)) // no adjoint arrived: no gradient
 	}
 	grads := Gradient(total, in...)
 	if r.seq != nil {
@@ -132,6 +123,25 @@ func leaf(x *Node) *Node {
 		return x
 	}
 	return Identity(StopGradient(x))
+}
+
+// adjointLoss returns Σ_k Σ(outs_k · adj_k) in float32 over the outputs that
+// have an adjoint (nil when none has): its gradient with respect to f's inputs
+// is the vector-Jacobian product the backward pass needs.
+func adjointLoss(outs, adj []*Node) *Node {
+	var total *Node
+	for k, v := range adj {
+		if v == nil {
+			continue
+		}
+		term := ReduceAllSum(ConvertDType(Mul(outs[k], v), dtypes.Float32))
+		if total == nil {
+			total = term
+		} else {
+			total = Add(total, term)
+		}
+	}
+	return total
 }
 
 // after returns x + 0·Σ first(deps) (nil deps are skipped): x's value, computed
