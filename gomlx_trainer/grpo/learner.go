@@ -56,13 +56,21 @@ type Learner struct {
 	apply   *context.Exec // (lr) -> grad norm
 	logp    *context.Exec // (ids, targets) -> log-probs
 	ref     *Learner      // the frozen reference policy of the KL penalty (nil: none)
+	opts    qwen3.ModelOptions
 }
 
 // NewLearner builds the graphs for model (compiled lazily, once per shape).
 // temperature is the sampling temperature the log-probs are computed under.
 func NewLearner(backend backends.Backend, model *qwen3.Model, loss LossConfig, adam AdamWConfig, temperature float64) *Learner {
+	return NewLearnerWith(backend, model, loss, adam, temperature, qwen3.ModelOptions{})
+}
+
+// NewLearnerWith is NewLearner with graphs built as opts say (log-probs in
+// chunks of positions, decoder layers recomputed in the backward pass): the
+// same values for less memory. The zero options build NewLearner's graphs.
+func NewLearnerWith(backend backends.Backend, model *qwen3.Model, loss LossConfig, adam AdamWConfig, temperature float64, opts qwen3.ModelOptions) *Learner {
 	gomlxfix.Install()
-	l := &Learner{Model: model, backend: backend, vars: TrainableVariables(model.Ctx)}
+	l := &Learner{Model: model, backend: backend, vars: TrainableVariables(model.Ctx), opts: opts}
 	cfg := model.Config
 	useRef := loss.KLCoef != 0
 	statsOf := func(out LossOutputs, entropy, w *Node) []*Node {
@@ -71,7 +79,7 @@ func NewLearner(backend backends.Backend, model *qwen3.Model, loss LossConfig, a
 	}
 	l.grpo = context.MustNewExec(backend, model.Ctx, func(ctx *context.Context, in []*Node) []*Node {
 		ids, targets, old, ref, adv, w := in[0], in[1], in[2], in[3], in[4], in[5]
-		logp, entropy := qwen3.TargetLogProbs(qwen3.Logits(ctx, cfg, ids), targets, temperature)
+		logp, entropy := qwen3.TargetLogProbsOf(ctx, cfg, ids, targets, temperature, opts)
 		if !useRef {
 			ref = nil
 		}
@@ -80,7 +88,7 @@ func NewLearner(backend backends.Backend, model *qwen3.Model, loss LossConfig, a
 		return statsOf(out, entropy, w)
 	})
 	l.sft = context.MustNewExec(backend, model.Ctx, func(ctx *context.Context, ids, targets, w *Node) []*Node {
-		logp, entropy := qwen3.TargetLogProbs(qwen3.Logits(ctx, cfg, ids), targets, 1)
+		logp, entropy := qwen3.TargetLogProbsOf(ctx, cfg, ids, targets, 1, opts)
 		nll := Neg(ReduceAllSum(Mul(w, logp)))
 		AccumulateGradients(ctx, l.vars, nll)
 		zero := ScalarZero(ids.Graph(), dtypes.Float32)
@@ -91,7 +99,7 @@ func NewLearner(backend backends.Backend, model *qwen3.Model, loss LossConfig, a
 		return ApplyAdamW(ctx, l.vars, AccumulatedGradients(ctx, l.vars, lr.Graph()), lr, adam)
 	})
 	l.logp = context.MustNewExec(backend, model.Ctx, func(ctx *context.Context, ids, targets *Node) *Node {
-		logp, _ := qwen3.TargetLogProbs(qwen3.Logits(ctx, cfg, ids), targets, temperature)
+		logp, _ := qwen3.TargetLogProbsOf(ctx, cfg, ids, targets, temperature, opts)
 		return logp
 	})
 	return l
@@ -100,7 +108,7 @@ func NewLearner(backend backends.Backend, model *qwen3.Model, loss LossConfig, a
 // WithReference gives the learner a frozen reference policy, whose log-probs
 // Step hands to the KL penalty. It returns l.
 func (l *Learner) WithReference(ref *qwen3.Model, temperature float64) *Learner {
-	l.ref = NewLearner(l.backend, ref, LossConfig{}, AdamWConfig{}, temperature)
+	l.ref = NewLearnerWith(l.backend, ref, LossConfig{}, AdamWConfig{}, temperature, l.opts)
 	return l
 }
 

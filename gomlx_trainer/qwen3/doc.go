@@ -25,6 +25,16 @@
 // tokens against a key/value cache and is what package sampler drives to
 // generate.
 //
+// # Memory for training
+//
+// TargetLogProbsOf builds a training graph's per-token log-probs and entropies
+// as ModelOptions say: LogProbChunk runs the head and the log-softmax a chunk of
+// positions at a time (TargetLogProbsChunked), so that no [batch, seq, vocab]
+// tensor exists; Remat recomputes each decoder layer in the backward pass
+// instead of keeping its activations. GoMLX has no such operation; it is built
+// from custom gradients (see rematerialise). The values are the same either way,
+// and the zero options build the plain graph.
+//
 // The package leaves tokenization to package tokenizer, sampling loops to package
 // sampler and optimisation to package grpo.
 package qwen3

@@ -71,7 +71,7 @@ func Extend(ctx *context.Context, cfg Config, tokens, start, lens *Node, cache [
 		newCache[2*layer+1] = write(v, cache[2*layer+1])
 		return newCache[2*layer], newCache[2*layer+1], visible, true
 	}
-	h := decoder(ctx, cfg, tokens, positions, kv) // [b, c, hidden]
+	h := decoder(ctx, cfg, tokens, positions, kv, false) // [b, c, hidden]
 	var last *Node
 	if c == 1 {
 		last = Reshape(h, b, cfg.Hidden)

@@ -3,6 +3,7 @@ package qwen3
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
@@ -101,8 +102,10 @@ func attention(cfg Config, q, k, v, visible *Node, headsFirst bool) *Node {
 type kvFunc func(layer int, k, v *Node) (keys, values, visible *Node, headsFirst bool)
 
 // decoder runs the embedding and every layer on ids [b, t] at int32 positions
-// [b, t], and returns the final normalised hidden states [b, t, hidden].
-func decoder(ctx *context.Context, cfg Config, ids, positions *Node, kv kvFunc) *Node {
+// [b, t], and returns the final normalised hidden states [b, t, hidden]. With
+// remat, each layer's activations are recomputed in the backward pass (kv must
+// then not write anything, as Hidden's does not).
+func decoder(ctx *context.Context, cfg Config, ids, positions *Node, kv kvFunc, remat bool) *Node {
 	gomlxfix.Install()
 	g := ids.Graph()
 	b, t := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
@@ -111,34 +114,80 @@ func decoder(ctx *context.Context, cfg Config, ids, positions *Node, kv kvFunc) 
 	x := Gather(emb, InsertAxes(ConvertDType(ids, dtypes.Int32), -1)) // [b, t, hidden]
 	x.AssertDims(b, t, cfg.Hidden)
 	cos, sin := ropeTables(cfg, positions, dtype)
-	eps := cfg.RMSNormEps
 	for i := 0; i < cfg.Layers; i++ {
-		w := func(name string) *Node { return weight(ctx, g, fmt.Sprintf("model.layers.%d.%s.weight", i, name)) }
-		h := rmsNorm(x, w("input_layernorm"), eps)
-		q := Reshape(linear(h, w("self_attn.q_proj")), b, t, cfg.Heads, cfg.HeadDim)
-		k := Reshape(linear(h, w("self_attn.k_proj")), b, t, cfg.KVHeads, cfg.HeadDim)
-		v := Reshape(linear(h, w("self_attn.v_proj")), b, t, cfg.KVHeads, cfg.HeadDim)
-		q = applyRope(rmsNorm(q, w("self_attn.q_norm"), eps), cos, sin)
-		k = applyRope(rmsNorm(k, w("self_attn.k_norm"), eps), cos, sin)
-		keys, values, visible, headsFirst := kv(i, k, v)
-		x = Add(x, linear(attention(cfg, q, keys, values, visible, headsFirst), w("self_attn.o_proj")))
-		h = rmsNorm(x, w("post_attention_layernorm"), eps)
-		gate := linear(h, w("mlp.gate_proj"))
-		up := linear(h, w("mlp.up_proj"))
-		x = Add(x, linear(Mul(Mul(gate, Sigmoid(gate)), up), w("mlp.down_proj")))
+		if remat {
+			x = rematLayer(ctx, cfg, i, x, cos, sin, kv)
+		} else {
+			w := func(name string) *Node { return weight(ctx, g, layerWeight(i, name)) }
+			x = decoderLayer(cfg, i, x, w, cos, sin, kv)
+		}
 		x.AssertDims(b, t, cfg.Hidden)
 	}
-	return rmsNorm(x, weight(ctx, g, "model.norm.weight"), eps)
+	return rmsNorm(x, weight(ctx, g, "model.norm.weight"), cfg.RMSNormEps)
+}
+
+// layerTensors are the weights of a decoder layer, named after "model.layers.N.".
+var layerTensors = []string{
+	"input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.q_norm",
+	"self_attn.k_norm", "self_attn.o_proj", "post_attention_layernorm", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj",
+}
+
+// layerWeight returns the Hugging Face name of layer i's weight name.
+func layerWeight(i int, name string) string { return fmt.Sprintf("model.layers.%d.%s.weight", i, name) }
+
+// decoderLayer runs decoder layer i on x [b, t, hidden]; w returns the layer's
+// weight of a layerTensors name.
+func decoderLayer(cfg Config, i int, x *Node, w func(string) *Node, cos, sin *Node, kv kvFunc) *Node {
+	b, t := x.Shape().Dimensions[0], x.Shape().Dimensions[1]
+	eps := cfg.RMSNormEps
+	h := rmsNorm(x, w("input_layernorm"), eps)
+	q := Reshape(linear(h, w("self_attn.q_proj")), b, t, cfg.Heads, cfg.HeadDim)
+	k := Reshape(linear(h, w("self_attn.k_proj")), b, t, cfg.KVHeads, cfg.HeadDim)
+	v := Reshape(linear(h, w("self_attn.v_proj")), b, t, cfg.KVHeads, cfg.HeadDim)
+	q = applyRope(rmsNorm(q, w("self_attn.q_norm"), eps), cos, sin)
+	k = applyRope(rmsNorm(k, w("self_attn.k_norm"), eps), cos, sin)
+	keys, values, visible, headsFirst := kv(i, k, v)
+	x = Add(x, linear(attention(cfg, q, keys, values, visible, headsFirst), w("self_attn.o_proj")))
+	h = rmsNorm(x, w("post_attention_layernorm"), eps)
+	gate := linear(h, w("mlp.gate_proj"))
+	up := linear(h, w("mlp.up_proj"))
+	return Add(x, linear(Mul(Mul(gate, Sigmoid(gate)), up), w("mlp.down_proj")))
+}
+
+// rematLayer is decoderLayer with its activations recomputed in the backward
+// pass (rematerialise): only x is kept from the forward pass.
+func rematLayer(ctx *context.Context, cfg Config, i int, x, cos, sin *Node, kv kvFunc) *Node {
+	inputs := []*Node{x}
+	for _, name := range layerTensors {
+		inputs = append(inputs, weight(ctx, x.Graph(), layerWeight(i, name)))
+	}
+	f := func(in []*Node) []*Node {
+		w := func(name string) *Node { return in[1+slices.Index(layerTensors, name)] }
+		return []*Node{decoderLayer(cfg, i, in[0], w, cos, sin, kv)}
+	}
+	return rematerialise(nil, f, inputs...)[0]
 }
 
 // head maps hidden states [..., hidden] to float32 logits [..., vocab] with
 // lm_head, or with the embedding when the embeddings are tied.
 func head(ctx *context.Context, cfg Config, h *Node) *Node {
+	return project(h, headWeight(ctx, cfg, h.Graph()))
+}
+
+// headWeight returns lm_head's weight [vocab, hidden], or the embedding's when
+// the embeddings are tied.
+func headWeight(ctx *context.Context, cfg Config, g *Graph) *Node {
 	name := "lm_head.weight"
 	if cfg.TieEmbeddings {
 		name = "model.embed_tokens.weight"
 	}
-	return ConvertDType(linear(h, weight(ctx, h.Graph(), name)), dtypes.Float32)
+	return weight(ctx, g, name)
+}
+
+// project applies the head's weight w [vocab, hidden] to h [..., hidden] and
+// returns float32 logits [..., vocab].
+func project(h, w *Node) *Node {
+	return ConvertDType(linear(h, w), dtypes.Float32)
 }
 
 // causal returns the causal visibility mask [b, t, t] for self-attention.
@@ -158,11 +207,18 @@ func Logits(ctx *context.Context, cfg Config, ids *Node) *Node {
 // Hidden returns the final normalised hidden states [batch, seq, hidden] for ids
 // [batch, seq] (causal attention, positions 0..seq-1).
 func Hidden(ctx *context.Context, cfg Config, ids *Node) *Node {
+	return HiddenWith(ctx, cfg, ids, ModelOptions{})
+}
+
+// HiddenWith is Hidden built as opts say (only opts.Remat matters here): the
+// same values, with a backward pass that may hold less memory.
+func HiddenWith(ctx *context.Context, cfg Config, ids *Node, opts ModelOptions) *Node {
 	g := ids.Graph()
 	b, t := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
 	positions := Iota(g, shapes.Make(dtypes.Int32, b, t), 1)
 	visible := causal(g, b, t)
-	return decoder(ctx, cfg, ids, positions, func(_ int, k, v *Node) (*Node, *Node, *Node, bool) { return k, v, visible, false })
+	kv := func(_ int, k, v *Node) (*Node, *Node, *Node, bool) { return k, v, visible, false }
+	return decoder(ctx, cfg, ids, positions, kv, opts.Remat)
 }
 
 // LastLogits returns the float32 logits [batch, vocab] after each row's last
