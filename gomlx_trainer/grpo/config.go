@@ -83,6 +83,8 @@ type Config struct {
 	GlobalBatchSize        int     `yaml:"global_batch_size" json:"global_batch_size" slime:"--global-batch-size" help:"samples per optimizer step; a rollout of B×G samples gives B×G/global_batch_size steps"`
 	MicroBatchSize         int     `yaml:"micro_batch_size" json:"micro_batch_size" slime:"--micro-batch-size" help:"samples per forward/backward pass, in GRPO and the warm start; gradients are summed over micro-batches (0: the whole batch)"`
 	MaxTokensPerMicroBatch int     `yaml:"max_tokens_per_micro_batch" json:"max_tokens_per_micro_batch,omitempty" slime:"--use-dynamic-batch-size --max-tokens-per-gpu" help:"when positive, GRPO micro-batches are packed by length instead of micro_batch_size: longest sequences first, each micro-batch at most this many padded tokens (rows × padded length), a longer sequence alone (0: off)"`
+	LogProbChunk           int     `yaml:"logprob_chunk" json:"logprob_chunk,omitempty" help:"positions per chunk of the language-model head and log-softmax in training, so that no [batch, tokens, vocabulary] logits exist (0: the whole sequence at once)"`
+	RecomputeLayers        bool    `yaml:"recompute_layers" json:"recompute_layers,omitempty" slime:"--recompute-granularity full --recompute-method uniform" help:"recompute each decoder layer in the backward pass instead of keeping its activations: less memory, about one more forward pass of time"`
 	LR                     float64 `yaml:"lr" json:"lr" slime:"--lr" help:"peak learning rate, after warmup"`
 	LRDecayStyle           string  `yaml:"lr_decay_style" json:"lr_decay_style" slime:"--lr-decay-style" help:"constant (the only schedule after warmup)"`
 	LRWarmupIters          int     `yaml:"lr_warmup_iters" json:"lr_warmup_iters" slime:"--lr-warmup-iters" help:"optimizer steps of linear warmup up to lr (0: none)"`
@@ -268,6 +270,8 @@ func (c Config) validateOptimizer() error {
 		return bad("micro_batch_size", "%d does not divide global_batch_size %d", c.MicroBatchSize, c.GlobalBatchSize)
 	case c.MaxTokensPerMicroBatch < 0:
 		return bad("max_tokens_per_micro_batch", "%d is negative", c.MaxTokensPerMicroBatch)
+	case c.LogProbChunk < 0:
+		return bad("logprob_chunk", "%d is negative", c.LogProbChunk)
 	case c.LR < 0:
 		return bad("lr", "%g is negative", c.LR)
 	case c.LRDecayStyle != "constant":

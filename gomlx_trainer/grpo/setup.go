@@ -137,7 +137,7 @@ func (t *trainer) setupModels(opt TrainOptions) (isolation string, err error) {
 		}
 		t.closers = append(t.closers, closeTools)
 	}
-	t.learner = NewLearner(opt.Backend, t.model, lossConfig(cfg), adamConfig(cfg), cfg.RolloutTemperature)
+	t.learner = NewLearnerWith(opt.Backend, t.model, lossConfig(cfg), adamConfig(cfg), cfg.RolloutTemperature, modelOptions(cfg))
 	t.smp = sampler.New(opt.Backend, t.model)
 	if klCoef(cfg) != 0 {
 		ref, err := newPolicy(cfg)
@@ -152,6 +152,11 @@ func (t *trainer) setupModels(opt TrainOptions) (isolation string, err error) {
 // lossConfig is the policy loss of a recipe.
 func lossConfig(cfg Config) LossConfig {
 	return LossConfig{EpsLow: cfg.EpsClip, EpsHigh: cfg.EpsClipHigh, KLCoef: klCoef(cfg), KLType: cfg.KLLossType, EntropyCoef: cfg.EntropyCoef}
+}
+
+// modelOptions are the memory options of a recipe's training graphs.
+func modelOptions(cfg Config) qwen3.ModelOptions {
+	return qwen3.ModelOptions{Remat: cfg.RecomputeLayers, LogProbChunk: cfg.LogProbChunk}
 }
 
 // adamConfig is the optimizer of a recipe.

@@ -1,6 +1,10 @@
 package grpo
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+)
 
 // TestRecipeToLossAndOptimizer checks that every loss and optimizer knob of a
 // recipe lands in its own field (distinct values, so a swap shows).
@@ -15,6 +19,10 @@ func TestRecipeToLossAndOptimizer(t *testing.T) {
 	cfg.UseKLLoss = false
 	if got := lossConfig(cfg); got.KLCoef != 0 {
 		t.Errorf("use_kl_loss false: KL coefficient %v, want 0", got.KLCoef)
+	}
+	cfg.RecomputeLayers, cfg.LogProbChunk = true, 512
+	if got, want := modelOptions(cfg), (qwen3.ModelOptions{Remat: true, LogProbChunk: 512}); got != want {
+		t.Errorf("modelOptions = %+v, want %+v", got, want)
 	}
 	if got, want := adamConfig(cfg), (AdamWConfig{Beta1: 0.8, Beta2: 0.95, Eps: 1e-7, WeightDecay: 0.01, ClipNorm: 2}); got != want {
 		t.Errorf("adamConfig = %+v, want %+v", got, want)

@@ -20,11 +20,17 @@ func TestTrainStepLossOnMixedRewards(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a tiny model")
 	}
-	for _, perToken := range []bool{true, false} {
+	for _, tc := range []struct {
+		perToken, memoryOptions bool
+	}{{true, false}, {false, false}, {true, true}} {
+		perToken := tc.perToken
 		cfg := smokeConfig(t)
 		cfg.NumRollout, cfg.EvalPromptData, cfg.SaveInterval = 1, "", 0
 		cfg.RolloutBatchSize, cfg.NSamplesPerPrompt, cfg.GlobalBatchSize, cfg.MicroBatchSize = 3, 4, 12, 4
 		cfg.SFTSteps, cfg.CalculatePerTokenLoss, cfg.DynamicSampling = 6, perToken, false
+		if tc.memoryOptions { // the same loss with chunked log-probs, recomputed layers and token-packed micro-batches
+			cfg.LogProbChunk, cfg.RecomputeLayers, cfg.MaxTokensPerMicroBatch = 16, true, 256
+		}
 		var got RolloutLog
 		lengthReward := func(response, _ string, _ int) Reward { return Reward{Value: float64(len(response) % 3)} }
 		var log testLog
@@ -46,10 +52,10 @@ func TestTrainStepLossOnMixedRewards(t *testing.T) {
 		}
 		step := got.Steps[0]
 		if math.Abs(step.Loss-want) > 1e-4*(1+math.Abs(want)) {
-			t.Errorf("per-token %v: step-1 loss %v, want %v (token mean %v, sequence mean %v)", perToken, step.Loss, want, tokenMean, seqMean)
+			t.Errorf("%+v: step-1 loss %v, want %v (token mean %v, sequence mean %v)", tc, step.Loss, want, tokenMean, seqMean)
 		}
 		if step.ClipFraction != 0 {
-			t.Errorf("per-token %v: clip fraction %v on the sampling policy, want 0", perToken, step.ClipFraction)
+			t.Errorf("%+v: clip fraction %v on the sampling policy, want 0", tc, step.ClipFraction)
 		}
 	}
 }
