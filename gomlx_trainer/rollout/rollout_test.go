@@ -100,6 +100,8 @@ func (f *fakeTools) Run(ctx context.Context, code string) (ToolOutput, error) {
 			break
 		}
 	}
+	// A slow tool: calls overlap, so that peak can exceed the concurrency
+	// limit if runCalls ignores it. Nothing in the test waits on this timing.
 	time.Sleep(20 * time.Millisecond)
 	switch code {
 	case "fail":

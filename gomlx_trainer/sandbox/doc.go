@@ -50,8 +50,10 @@
 //     killed (pinned by pidfd, so that a reused pid is never hit), and the
 //     worker waits (at most 5 s) until the system's init has reaped them, since
 //     until then they count against the next program's RLIMIT_NPROC; at the
-//     rlimits level every process still holding the output pipes is killed. It
-//     then removes the temporary folder.
+//     rlimits level every process still holding the output pipes is killed,
+//     except mathrl's own forks that have not executed yet (they hold every
+//     descriptor of mathrl, read ends included, until their exec: another
+//     worker's program being started). It then removes the temporary folder.
 //
 // # Levels
 //

@@ -325,6 +325,13 @@ func waitUIDGone(uid int, limit time.Duration) {
 
 // killPipeHolders kills every process that holds one of the pipes open: at the
 // rlimits level this finds background processes that left the process group.
+//
+// mathrl's own children that hold a read end are spared. Only mathrl ever had
+// the read ends, and they are close-on-exec, so such a child is a fork of
+// mathrl that has not executed its program yet: until its exec it holds every
+// descriptor mathrl has, and it is typically another worker's program being
+// started, which would otherwise be killed before it ran. The program's own
+// processes hold only the write ends.
 func killPipeHolders(pipes ...*os.File) {
 	want := map[string]bool{}
 	for _, f := range pipes {
@@ -335,27 +342,65 @@ func killPipeHolders(pipes ...*os.File) {
 		}
 	}
 	self := os.Getpid()
+	leftover := func(st procStatus) bool {
+		read, write := pipeEnds(st.pid, want)
+		forkOfMathrl := read && st.ppid == self
+		return (read || write) && !forkOfMathrl
+	}
 	for try := 0; try < 50; try++ {
 		found := false
 		for _, pid := range allPIDs() {
 			if pid == self {
 				continue
 			}
-			fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-			for _, fd := range fds {
-				link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
-				if want[link] {
-					killIf(pid, func(procStatus) bool { return true })
-					found = true
-					break
-				}
+			if read, write := pipeEnds(pid, want); !read && !write {
+				continue
 			}
+			st, err := readStatus(pid)
+			if err != nil || !leftover(st) {
+				continue
+			}
+			killIf(pid, leftover) // checks again once the process is pinned
+			found = true
 		}
 		if !found {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// pipeEnds reports whether process pid holds a read end and a write end of
+// the pipes whose /proc links ("pipe:[inode]") are in want.
+func pipeEnds(pid int, want map[string]bool) (read, write bool) {
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	for _, fd := range fds {
+		link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if !want[link] {
+			continue
+		}
+		info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%s", pid, fd.Name()))
+		if err != nil {
+			continue // closed meanwhile
+		}
+		if fdFlags(info)&syscall.O_ACCMODE == syscall.O_RDONLY {
+			read = true
+		} else {
+			write = true
+		}
+	}
+	return read, write
+}
+
+// fdFlags is the "flags:" field (octal) of a /proc/PID/fdinfo/FD file.
+func fdFlags(info []byte) int {
+	for _, line := range strings.Split(string(info), "\n") {
+		if v, ok := strings.CutPrefix(line, "flags:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 8, 64)
+			return int(n)
+		}
+	}
+	return 0
 }
 
 // killIf kills process pid if it (still) matches. A pidfd pins the process
@@ -378,6 +423,7 @@ func killIf(pid int, match func(procStatus) bool) {
 // procStatus is the part of /proc/PID/status the sandbox needs.
 type procStatus struct {
 	pid   int
+	ppid  int
 	state string
 	uids  [4]int
 }
@@ -424,6 +470,10 @@ func readStatus(pid int) (procStatus, error) {
 		case "State":
 			if len(f) > 0 {
 				st.state = f[0]
+			}
+		case "PPid":
+			if len(f) > 0 {
+				st.ppid, _ = strconv.Atoi(f[0])
 			}
 		case "Uid":
 			for i := 0; i < len(f) && i < 4; i++ {

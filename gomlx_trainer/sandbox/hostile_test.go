@@ -462,6 +462,47 @@ except OSError as e:
 	})
 }
 
+// TestRlimitsInside reads the resource limits from inside the sandbox, since
+// some are hidden from the outside: the worker's cgroup stops a fork bomb
+// before RLIMIT_NPROC would.
+func TestRlimitsInside(t *testing.T) {
+	t.Parallel()
+	const rlimitNPROC = 6 // not exported by package syscall
+	var own syscall.Rlimit
+	if err := syscall.Getrlimit(rlimitNPROC, &own); err != nil {
+		t.Fatal(err)
+	}
+	eachLevel(t, true, func(t *testing.T, p *sandbox.Pool) {
+		cfg := p.Config()
+		same := func(v int64) [2]uint64 { return [2]uint64{uint64(v), uint64(v)} }
+		want := map[string][2]uint64{
+			"CPU":    {uint64(cfg.CPUSeconds), uint64(cfg.CPUSeconds) + 1},
+			"AS":     same(cfg.Memory),
+			"FSIZE":  same(cfg.FileSize),
+			"NOFILE": same(int64(cfg.OpenFiles)),
+			"CORE":   same(0),
+			"NPROC":  same(int64(cfg.Processes)),
+		}
+		if p.Isolation().Level == sandbox.LevelRlimits {
+			// Documented: not set there, since it would count all of mathrl's user's processes.
+			want["NPROC"] = [2]uint64{own.Cur, own.Max}
+		}
+		r := run(t, p, `import json, resource
+names = ["CPU", "AS", "FSIZE", "NOFILE", "CORE", "NPROC"]
+print(json.dumps({n: [v % 2**64 for v in resource.getrlimit(getattr(resource, "RLIMIT_" + n))] for n in names}))
+`)
+		var got map[string][2]uint64
+		if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil {
+			t.Fatalf("stdout %q: %v", r.Stdout, err)
+		}
+		for name, w := range want {
+			if got[name] != w {
+				t.Errorf("RLIMIT_%s inside the sandbox: soft, hard = %d, want %d", name, got[name], w)
+			}
+		}
+	})
+}
+
 func TestBackgroundProcesses(t *testing.T) {
 	t.Parallel()
 	eachLevel(t, true, func(t *testing.T, p *sandbox.Pool) {

@@ -1,13 +1,16 @@
 package sandbox_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"math/big"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -104,31 +107,77 @@ func TestCancel(t *testing.T) {
 	})
 }
 
+// TestPoolWaitsForAWorker holds the only worker with a program that waits for
+// the test, and checks that another Run waits for the worker until its context
+// ends. The program and the test talk through named pipes in a host folder, so
+// the pool runs at the rlimits level, which shows the host's files (the program
+// is harmless, and handing out workers is the same at every level).
 func TestPoolWaitsForAWorker(t *testing.T) {
 	t.Parallel()
 	cfg := small()
 	cfg.Workers = 1
-	p := pool(t, cfg)
-	first := make(chan sandbox.Result)
+	cfg.Isolation = sandbox.LevelRlimits
+	cfg.Timeout = time.Minute // the first program waits for the test, however busy the machine
+	p, err := sandbox.NewPool(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ready, release := fifo(t, "ready"), fifo(t, "release")
+	first := make(chan sandbox.Result, 1)
 	go func() {
-		r, err := p.Run(context.Background(), "import time\ntime.sleep(2)\nprint('first')\n")
+		// release is opened first, so that the test cannot close it before the program waits on it.
+		r, err := p.Run(context.Background(), fmt.Sprintf(`release = open(%q)
+with open(%q, "w") as ready:
+    ready.write("ready\n")
+release.read()
+print("first")
+`, release.Name(), ready.Name()))
 		if err != nil {
 			t.Error(err)
 		}
 		first <- r
 	}()
-	time.Sleep(500 * time.Millisecond) // the first program holds the only worker
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(ready).ReadString('\n')
+		line <- s
+	}()
+	select {
+	case <-line: // the first program runs: it holds the only worker
+	case r := <-first:
+		t.Fatalf("the first program ended before it was ready: stdout %q, stderr %q", r.Stdout, r.Stderr)
+	}
+
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if _, err := p.Run(ctx, "print('second')"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Run while the only worker is busy: error %v, want it to wait and hit the deadline", err)
 	}
+	release.Close() // the first program reads to the end and exits
 	if r := <-first; r.Stdout != "first\n" {
-		t.Errorf("first program: %q", r.Stdout)
+		t.Errorf("first program: stdout %q, stderr %q", r.Stdout, r.Stderr)
 	}
 	if r, err := p.Run(context.Background(), "print('third')"); err != nil || r.Stdout != "third\n" {
 		t.Errorf("Run after the worker is free: %q, %v", r.Stdout, err)
 	}
+}
+
+// fifo makes a named pipe in a temporary folder and opens it for reading and
+// writing, so that a program's open of it does not block, and a program that
+// reads it sees the end only when the test closes it.
+func fifo(t *testing.T, name string) *os.File {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
 
 func TestWorkersHaveTheirOwnUID(t *testing.T) {
