@@ -53,40 +53,136 @@ func (p *Pool) runAt(ctx context.Context, cfg Config, level Level, slot int, cod
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
-	uid := spec.UID
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
+	pp, err := openPipes()
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	defer pp.closeReadEnds()
+	cmd := p.initCommand(level, spec, specJSON, pp)
 
-	// --- pipes: stdout, stderr, and fd 3 on which the init reports setup errors
-	outR, outW, err := os.Pipe()
+	// Pdeathsig fires when the creating thread ends, not the process (see
+	// syscall.SysProcAttr): keep this goroutine on its thread until the program is reaped.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start := time.Now()
+	err = cmd.Start()
+	pp.closeWriteEnds()
 	if err != nil {
-		return Result{}, fmt.Errorf("sandbox: %w", err)
+		return Result{}, &SetupError{Level: level, Msg: "start: " + err.Error()}
 	}
-	defer outR.Close()
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outW.Close()
-		return Result{}, fmt.Errorf("sandbox: %w", err)
-	}
-	defer errR.Close()
-	setupR, setupW, err := os.Pipe()
-	if err != nil {
-		outW.Close()
-		errW.Close()
-		return Result{}, fmt.Errorf("sandbox: %w", err)
-	}
-	defer setupR.Close()
+	pid := cmd.Process.Pid
+	out := pp.drain(cfg.MaxOutput)
 
+	// --- wait for the exit, the timeout or the caller. The program is not reaped
+	// until its leftovers are killed, so that its pid (and process group id)
+	// cannot be reused by another process in between.
+	timedOut, canceled := waitProgram(ctx, pid, cfg.Timeout)
+	duration := time.Since(start)
+
+	// --- kill whatever the program left behind, reap it, then drain its output
+	killGroup(pid)
+	switch level {
+	case LevelUID:
+		killUID(spec.UID)
+	case LevelRlimits:
+		killPipeHolders(pp.outR, pp.errR)
+	}
+	cmd.Wait()
+	if spec.UID >= 0 {
+		waitUIDGone(spec.UID, orphanReapWait)
+	}
+	out.wait(time.Now().Add(2 * time.Second))
+	if out.setup.Len() > 0 {
+		return Result{}, &SetupError{Level: level, Msg: strings.TrimSpace(out.setup.String())}
+	}
+	r := p.result(cfg, level, spec, cmd.ProcessState, out)
+	r.TimedOut, r.Duration = timedOut, duration
+	r.Limit = limitHit(cfg, cmd.ProcessState, timedOut, canceled)
+	return r, nil
+}
+
+// programPipes are a program's stdout and stderr, and fd 3, on which the init
+// reports setup errors: mathrl keeps the read ends, the program gets the
+// write ends.
+type programPipes struct {
+	outR, outW, errR, errW, setupR, setupW *os.File
+}
+
+// openPipes opens the three pipes; on error none is left open.
+func openPipes() (*programPipes, error) {
+	var pp programPipes
+	ends := []*[2]**os.File{{&pp.outR, &pp.outW}, {&pp.errR, &pp.errW}, {&pp.setupR, &pp.setupW}}
+	for i, e := range ends {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, done := range ends[:i] {
+				(*done[0]).Close()
+				(*done[1]).Close()
+			}
+			return nil, err
+		}
+		*e[0], *e[1] = r, w
+	}
+	return &pp, nil
+}
+
+func (pp *programPipes) closeWriteEnds() {
+	pp.outW.Close()
+	pp.errW.Close()
+	pp.setupW.Close()
+}
+
+func (pp *programPipes) closeReadEnds() {
+	pp.outR.Close()
+	pp.errR.Close()
+	pp.setupR.Close()
+}
+
+// programOutput is what a program wrote, copied from its pipes as it runs.
+type programOutput struct {
+	pp             *programPipes
+	stdout, stderr *capped
+	setup          bytes.Buffer
+	copied         chan struct{}
+}
+
+// drain copies the read ends into capped buffers (the setup report up to 4 KiB)
+// until the pipes close.
+func (pp *programPipes) drain(maxOutput int) *programOutput {
+	o := &programOutput{pp: pp, stdout: newCapped(maxOutput), stderr: newCapped(maxOutput), copied: make(chan struct{}, 3)}
+	go func() { io.Copy(o.stdout, pp.outR); o.copied <- struct{}{} }()
+	go func() { io.Copy(o.stderr, pp.errR); o.copied <- struct{}{} }()
+	go func() { io.Copy(&o.setup, io.LimitReader(pp.setupR, 4096)); o.copied <- struct{}{} }()
+	return o
+}
+
+// wait waits for the copies to end, at the latest at deadline (a leftover
+// that escaped the kills may still hold a write end).
+func (o *programOutput) wait(deadline time.Time) {
+	o.pp.outR.SetReadDeadline(deadline)
+	o.pp.errR.SetReadDeadline(deadline)
+	o.pp.setupR.SetReadDeadline(deadline)
+	for range 3 {
+		<-o.copied
+	}
+}
+
+// initCommand is the command that starts mathrl's sandbox init with spec, in
+// its own process group, killed if mathrl dies, and in new namespaces at the
+// namespaces level.
+func (p *Pool) initCommand(level Level, spec initSpec, specJSON []byte, pp *programPipes) *exec.Cmd {
 	cmd := &exec.Cmd{
 		Path:       p.self,
 		Args:       []string{p.self, "sandbox-init"},
 		Env:        []string{initEnv + "=" + string(specJSON)},
 		Dir:        "/",
-		Stdout:     outW,
-		Stderr:     errW,
-		ExtraFiles: []*os.File{setupW},
+		Stdout:     pp.outW,
+		Stderr:     pp.errW,
+		ExtraFiles: []*os.File{pp.setupW},
 		SysProcAttr: &syscall.SysProcAttr{
 			Setpgid:   true,
 			Pdeathsig: syscall.SIGKILL,
@@ -101,35 +197,16 @@ func (p *Pool) runAt(ctx context.Context, cfg Config, level Level, slot int, cod
 			cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
 		}
 	}
-	// Pdeathsig fires when the creating thread ends, not the process (see
-	// syscall.SysProcAttr): keep this goroutine on its thread until the program is reaped.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	start := time.Now()
-	err = cmd.Start()
-	outW.Close()
-	errW.Close()
-	setupW.Close()
-	if err != nil {
-		return Result{}, &SetupError{Level: level, Msg: "start: " + err.Error()}
-	}
-	pid := cmd.Process.Pid
+	return cmd
+}
 
-	stdout, stderr := newCapped(cfg.MaxOutput), newCapped(cfg.MaxOutput)
-	var setup bytes.Buffer
-	copied := make(chan struct{}, 3)
-	go func() { io.Copy(stdout, outR); copied <- struct{}{} }()
-	go func() { io.Copy(stderr, errR); copied <- struct{}{} }()
-	go func() { io.Copy(&setup, io.LimitReader(setupR, 4096)); copied <- struct{}{} }()
-
-	// --- wait for the exit, the timeout or the caller. The program is not reaped
-	// until its leftovers are killed, so that its pid (and process group id)
-	// cannot be reused by another process in between.
+// waitProgram waits until program pid exits, killing its process group when
+// the timeout passes or ctx ends first. It does not reap the program.
+func waitProgram(ctx context.Context, pid int, timeout time.Duration) (timedOut, canceled bool) {
 	exited := make(chan struct{})
 	go func() { waitExit(pid); close(exited) }()
-	timer := time.NewTimer(cfg.Timeout)
+	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	var timedOut, canceled bool
 	select {
 	case <-exited:
 	case <-timer.C:
@@ -141,62 +218,45 @@ func (p *Pool) runAt(ctx context.Context, cfg Config, level Level, slot int, cod
 		killGroup(pid)
 		<-exited
 	}
-	duration := time.Since(start)
+	return timedOut, canceled
+}
 
-	// --- kill whatever the program left behind, reap it, then drain its output
-	killGroup(pid)
-	switch level {
-	case LevelUID:
-		killUID(uid)
-	case LevelRlimits:
-		killPipeHolders(outR, errR)
-	}
-	cmd.Wait()
-	if uid >= 0 {
-		waitUIDGone(uid, orphanReapWait)
-	}
-	deadline := time.Now().Add(2 * time.Second)
-	outR.SetReadDeadline(deadline)
-	errR.SetReadDeadline(deadline)
-	setupR.SetReadDeadline(deadline)
-	for range 3 {
-		<-copied
-	}
-	if setup.Len() > 0 {
-		return Result{}, &SetupError{Level: level, Msg: strings.TrimSpace(setup.String())}
-	}
-
-	r := Result{
-		TimedOut: timedOut, Duration: duration, Isolation: p.iso, Limits: spec.Limits,
-		maxResponse: cfg.MaxResponse, timeout: cfg.Timeout,
-	}
+// result is a finished program's Result, less its times and the limit it hit.
+func (p *Pool) result(cfg Config, level Level, spec initSpec, ps *os.ProcessState, out *programOutput) Result {
+	r := Result{Isolation: p.iso, Limits: spec.Limits, maxResponse: cfg.MaxResponse, timeout: cfg.Timeout}
 	if r.Isolation.Level != level { // a probe
 		r.Isolation = p.isolation(level)
 	}
-	r.UID = uid
-	if uid < 0 {
+	r.UID = spec.UID
+	if spec.UID < 0 {
 		r.UID = os.Geteuid()
 	}
-	r.Stdout, r.StdoutTruncated = stdout.String()
-	r.Stderr, r.StderrTruncated = stderr.String()
-	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
-	r.ExitCode = cmd.ProcessState.ExitCode()
+	r.Stdout, r.StdoutTruncated = out.stdout.String()
+	r.Stderr, r.StderrTruncated = out.stderr.String()
+	ws, _ := ps.Sys().(syscall.WaitStatus)
+	r.ExitCode = ps.ExitCode()
 	if ws.Signaled() {
 		r.Killed = true
 		r.Signal = signalName(ws.Signal())
 	}
+	return r
+}
+
+// limitHit names the limit that ended a program ("" when none did).
+func limitHit(cfg Config, ps *os.ProcessState, timedOut, canceled bool) string {
+	ws, _ := ps.Sys().(syscall.WaitStatus)
 	switch {
 	case canceled:
-		r.Limit = "canceled"
+		return "canceled"
 	case timedOut:
-		r.Limit = "timeout"
+		return "timeout"
 	case ws.Signaled() && ws.Signal() == syscall.SIGXFSZ:
-		r.Limit = "file_size"
+		return "file_size"
 	case ws.Signaled() && ws.Signal() == syscall.SIGXCPU,
-		ws.Signaled() && ws.Signal() == syscall.SIGKILL && cpuTime(cmd.ProcessState) >= time.Duration(cfg.CPUSeconds)*time.Second:
-		r.Limit = "cpu"
+		ws.Signaled() && ws.Signal() == syscall.SIGKILL && cpuTime(ps) >= time.Duration(cfg.CPUSeconds)*time.Second:
+		return "cpu"
 	}
-	return r, nil
+	return ""
 }
 
 // plan writes the program into a working folder under dir and returns what
