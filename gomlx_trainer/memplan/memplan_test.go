@@ -183,7 +183,7 @@ func TestWriteTo(t *testing.T) {
 		lines []string
 	}{
 		{141 * memplan.GiB, true, []string{"verdict: FITS", "training step: 1 sequences x 4096 tokens", "dominant term: AdamW moments"}},
-		{40 * memplan.GiB, false, []string{"verdict: DOES NOT FIT", "over the limit", "largest micro-batch at 4096 tokens: 0"}},
+		{40 * memplan.GiB, false, []string{"verdict: DOES NOT FIT", "over the limit", "largest micro-batch at 4096 tokens: 0 sequences (0 tokens)\n"}},
 	} {
 		rep := memplan.Plan(cfg, rc, tc.limit, memplan.XLA)
 		var buf bytes.Buffer
@@ -198,6 +198,10 @@ func TestWriteTo(t *testing.T) {
 				t.Errorf("limit %s: report lacks %q:\n%s", memplan.FormatGiB(tc.limit), l, buf.String())
 			}
 		}
+	}
+	rc.RecomputeLayers = false
+	if rep := memplan.Plan(cfg, rc, 141*memplan.GiB, memplan.XLA); rep.MaxRows != 0 || rep.MaxRowsRecompute == 0 {
+		t.Errorf("without recomputation %d rows fit, with it %d; want none, then some", rep.MaxRows, rep.MaxRowsRecompute)
 	}
 	if err := fmt.Errorf("plan: %w", memplan.ErrDoesNotFit); !errors.Is(err, memplan.ErrDoesNotFit) {
 		t.Error("ErrDoesNotFit does not unwrap")

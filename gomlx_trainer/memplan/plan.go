@@ -91,6 +91,7 @@ type Report struct {
 	RolloutBatch     int       // sequences per rollout session
 	EvalBatch        int       // sequences per evaluation session
 	MaxRows          int       // largest micro-batch of SeqLen-token sequences that fits (0: none)
+	MaxRowsRecompute int       // the same with recompute_layers, when the recipe does not recompute (else 0)
 	MaxSamplingBatch int       // largest sampling_batch_size whose sessions fit (0: none)
 }
 
@@ -104,14 +105,25 @@ func Plan(cfg qwen3.Config, rc Recipe, limit int64, r Rules) Report {
 	if rc.EvalResponseLen > 0 {
 		rep.Eval = Sampling(cfg, rc.eval(eb), r)
 	}
-	rep.MaxRows = largest(max(rc.GlobalBatch, 1), func(n int) bool {
-		return TrainStep(cfg, rc.step(n), r).Total() <= limit
-	})
+	rep.MaxRows = maxRows(cfg, rc, limit, r)
+	if !rc.RecomputeLayers {
+		recompute := rc
+		recompute.RecomputeLayers = true
+		rep.MaxRowsRecompute = maxRows(cfg, recompute, limit, r)
+	}
 	rep.MaxSamplingBatch = largest(max(rc.RolloutSamples, 16), func(n int) bool {
 		ok := Sampling(cfg, rc.rollout(n), r).Total() <= limit
 		return ok && (rc.EvalResponseLen == 0 || Sampling(cfg, rc.eval(n), r).Total() <= limit)
 	})
 	return rep
+}
+
+// maxRows is the largest micro-batch of the longest sequences whose training
+// step fits in limit bytes, at most the global batch (0: none).
+func maxRows(cfg qwen3.Config, rc Recipe, limit int64, r Rules) int {
+	return largest(max(rc.GlobalBatch, 1), func(n int) bool {
+		return TrainStep(cfg, rc.step(n), r).Total() <= limit
+	})
 }
 
 // largest returns the largest n in [1, hi] for which fits holds, assuming fits
@@ -144,7 +156,11 @@ func (rep Report) WriteTo(w io.Writer) (int64, error) {
 	if len(rep.Eval.Terms) > 0 {
 		rep.table(cw, fmt.Sprintf("evaluation sampling: %d sequences", rep.EvalBatch), rep.Eval)
 	}
-	fmt.Fprintf(cw, "\nlargest micro-batch at %d tokens: %d sequences (%d tokens)\n", rep.SeqLen, rep.MaxRows, rep.MaxRows*rep.SeqLen)
+	fmt.Fprintf(cw, "\nlargest micro-batch at %d tokens: %d sequences (%d tokens)", rep.SeqLen, rep.MaxRows, rep.MaxRows*rep.SeqLen)
+	if rep.MaxRowsRecompute > 0 {
+		fmt.Fprintf(cw, "; with recompute_layers: %d", rep.MaxRowsRecompute)
+	}
+	fmt.Fprintln(cw)
 	fmt.Fprintf(cw, "largest sampling batch: %d sequences\n", rep.MaxSamplingBatch)
 	verdict := "FITS"
 	if !rep.Fits() {
