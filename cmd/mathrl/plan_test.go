@@ -122,3 +122,22 @@ func TestPlanModelFromCheckpoint(t *testing.T) {
 		t.Errorf("error %v, want one that suggests --tiny-model", err)
 	}
 }
+
+// TestReadmePlanOutput runs the `mathrl plan` command that README.md shows and
+// compares its output with the README's copy.
+func TestReadmePlanOutput(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(data), "```\n$ mathrl plan ")
+	if !ok {
+		t.Fatal("README.md has no ```-block starting with `$ mathrl plan`")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	cmdLine, want, _ := strings.Cut(block, "\n")
+	got := mustRunCLI(t, append([]string{"plan"}, strings.Fields(cmdLine)...)...)
+	if got != want {
+		t.Errorf("README.md shows for `mathrl plan %s`:\n%s\nthe command prints:\n%s", cmdLine, want, got)
+	}
+}

@@ -182,8 +182,8 @@ func TestWriteTo(t *testing.T) {
 		fits  bool
 		lines []string
 	}{
-		{141 * memplan.GiB, true, []string{"verdict: FITS", "training step: 1 sequences x 4096 tokens", "dominant term: AdamW moments"}},
-		{40 * memplan.GiB, false, []string{"verdict: DOES NOT FIT", "over the limit", "largest micro-batch at 4096 tokens: 0 sequences (0 tokens)\n"}},
+		{141 * memplan.GiB, true, []string{"verdict: FITS", "training step: micro-batch of 1 x 4096 tokens", "dominant term: AdamW moments"}},
+		{40 * memplan.GiB, false, []string{"verdict: DOES NOT FIT", "over the limit", "largest micro-batch at 4096 tokens: 0 (0 tokens)\n"}},
 	} {
 		rep := memplan.Plan(cfg, rc, tc.limit, memplan.XLA)
 		var buf bytes.Buffer

@@ -151,17 +151,17 @@ func (rep Report) Fits() bool {
 func (rep Report) WriteTo(w io.Writer) (int64, error) {
 	cw := &countingWriter{w: w}
 	fmt.Fprintf(cw, "memory plan (%s rules), device limit %s\n", rep.Rules, FormatGiB(rep.Limit))
-	rep.table(cw, fmt.Sprintf("training step: %d sequences x %d tokens", rep.Rows, rep.SeqLen), rep.Train)
+	rep.table(cw, fmt.Sprintf("training step: micro-batch of %d x %d tokens", rep.Rows, rep.SeqLen), rep.Train)
 	rep.table(cw, fmt.Sprintf("rollout sampling: %d sequences", rep.RolloutBatch), rep.Rollout)
 	if len(rep.Eval.Terms) > 0 {
 		rep.table(cw, fmt.Sprintf("evaluation sampling: %d sequences", rep.EvalBatch), rep.Eval)
 	}
-	fmt.Fprintf(cw, "\nlargest micro-batch at %d tokens: %d sequences (%d tokens)", rep.SeqLen, rep.MaxRows, rep.MaxRows*rep.SeqLen)
+	fmt.Fprintf(cw, "\nlargest micro-batch at %d tokens: %d (%d tokens)", rep.SeqLen, rep.MaxRows, rep.MaxRows*rep.SeqLen)
 	if rep.MaxRowsRecompute > 0 {
 		fmt.Fprintf(cw, "; with recompute_layers: %d", rep.MaxRowsRecompute)
 	}
 	fmt.Fprintln(cw)
-	fmt.Fprintf(cw, "largest sampling batch: %d sequences\n", rep.MaxSamplingBatch)
+	fmt.Fprintf(cw, "largest sampling batch: %d\n", rep.MaxSamplingBatch)
 	verdict := "FITS"
 	if !rep.Fits() {
 		verdict = "DOES NOT FIT"
