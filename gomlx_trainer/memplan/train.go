@@ -84,7 +84,9 @@ func Resident(cfg qwen3.Config, dtype dtypes.DType, reference bool) []Term {
 // keptActivations are what the forward pass leaves for the backward, for all
 // L layers of N = Rows·SeqLen tokens: L·N·layerTokens plus, per layer, the
 // attention scores (Rows·Heads·SeqLen² elements of scoreKept bytes). With
-// RecomputeLayers only each layer's input survives: L·N·Hidden·d.
+// RecomputeLayers only each layer's input survives: L·N·Hidden·d. That
+// assumes the recomputed layer is kept apart from the forward one (XLA's
+// common-subexpression pass would otherwise merge them back, keeping it all).
 func keptActivations(cfg qwen3.Config, s Step, r Rules) []Term {
 	d, l, n := int64(s.DType.Size()), int64(cfg.Layers), tokens(s)
 	if s.RecomputeLayers {
@@ -183,7 +185,8 @@ func recomputedLayer(cfg qwen3.Config, s Step, r Rules) int64 {
 // logProbHead is the log-prob head at its peak, on Rows·C positions at once,
 // where C = min(LogProbChunk, SeqLen), or SeqLen without chunks (then it holds
 // [Rows, SeqLen, Vocab] float32 logits), plus the gradient of its weight,
-// V·H·d. Per logit:
+// V·H·d. With chunks, each chunk's logits are assumed to be recomputed in the
+// backward, so that one chunk's are alive at a time. Per logit:
 //
 //   - XLA, d + 8: the logits from the matmul (d), the float32 log-softmax its
 //     gradient reads, and the float32 gradient of the logits.
