@@ -1,0 +1,211 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mathrl/mathrl/configs"
+	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
+	"github.com/mathrl/mathrl/gomlx_trainer/memplan"
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+)
+
+// planOptions are the parsed flags of `mathrl plan`.
+type planOptions struct {
+	Config grpo.Config    // the recipe, with --hf-checkpoint and --tiny-model applied
+	Recipe memplan.Recipe // its numbers that decide memory, with the other flags applied
+	Limit  int64          // --gpu-memory, in bytes
+	Rules  memplan.Rules  // --rules, or the recipe's backend: cpu for the pure Go backend, else xla
+	Out    io.Writer
+}
+
+// planFlags are the flags of `mathrl plan` before they are resolved.
+type planFlags struct {
+	recipe, gpuMemory, hfCheckpoint, tinyModel, rules  string
+	microBatch, maxTokens, samplingBatch, logProbChunk int
+	recompute                                          bool
+}
+
+func newPlanCmd(runF func(*planOptions) error) *cobra.Command {
+	var f planFlags
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "Predict a recipe's peak device memory, and whether it fits",
+		Long: `plan predicts the peak device memory of a recipe's training step (weights,
+gradient accumulators, AdamW moments, the activations of one micro-batch of the
+longest sequences, the log-prob head) and of its sampling sessions (the key/value
+cache and one step's working set), names the term that dominates, and finds the
+largest micro-batch and sampling batch that fit. It exits with an error when the
+recipe does not fit.
+
+The model's shape comes from --tiny-model (a built-in shape: qwen3-4b, qwen3-8b, ...)
+or from the config.json of --hf-checkpoint, else from the recipe. The other flags
+try settings without editing the recipe.`,
+		Example: `  mathrl plan --config retool-grpo-qwen3-4b --tiny-model qwen3-4b
+  mathrl plan --config math-grpo-qwen3-8b --hf-checkpoint ~/models/Qwen3-8B --gpu-memory 80GiB
+  mathrl plan --config math-grpo-qwen3-8b --tiny-model qwen3-8b --micro-batch-size 1 --recompute-layers`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := f.resolve(cmd)
+			if err != nil {
+				return err
+			}
+			opts.Out = cmd.OutOrStdout()
+			if runF == nil {
+				runF = runPlan
+			}
+			return runF(opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.recipe, "config", configs.Demo, "recipe: a YAML file, or one of "+strings.Join(configs.Names(), ", "))
+	fs.StringVar(&f.gpuMemory, "gpu-memory", "141GiB", "memory the device may use (GiB, GB, MiB, ...)")
+	fs.StringVar(&f.hfCheckpoint, "hf-checkpoint", "", "read the model's shape from this folder's config.json")
+	fs.StringVar(&f.tinyModel, "tiny-model", "", "a built-in model shape ("+strings.Join(qwen3.ConfigNames(), ", ")+")")
+	fs.StringVar(&f.rules, "rules", "", "whose buffer rules: xla (GPU) or cpu (the pure Go backend); default: from the recipe's backend")
+	fs.IntVar(&f.microBatch, "micro-batch-size", 0, "sequences per forward/backward pass (default: the recipe's)")
+	fs.IntVar(&f.maxTokens, "max-tokens-per-micro-batch", 0, "padded tokens per micro-batch, instead of a number of sequences (default: the recipe's)")
+	fs.IntVar(&f.samplingBatch, "sampling-batch-size", 0, "sequences sampled at once (default: the recipe's)")
+	fs.IntVar(&f.logProbChunk, "logprob-chunk", 0, "positions per chunk of the log-prob head, 0 for all at once (default: the recipe's)")
+	fs.BoolVar(&f.recompute, "recompute-layers", false, "recompute each decoder layer in the backward (default: the recipe's)")
+	return cmd
+}
+
+// resolve loads the recipe and applies the flags that were set.
+func (f planFlags) resolve(cmd *cobra.Command) (*planOptions, error) {
+	cfg, err := grpo.LoadRecipe(f.recipe)
+	if err != nil {
+		return nil, err
+	}
+	set := cmd.Flags().Changed
+	if set("hf-checkpoint") {
+		cfg.HFCheckpoint, cfg.TinyModel = f.hfCheckpoint, ""
+	}
+	if set("tiny-model") {
+		cfg.TinyModel = f.tinyModel
+	}
+	rc, err := planRecipe(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range []struct {
+		flag string
+		dst  *int
+		v    int
+	}{
+		{"micro-batch-size", &rc.MicroBatch, f.microBatch}, {"max-tokens-per-micro-batch", &rc.MaxTokens, f.maxTokens},
+		{"sampling-batch-size", &rc.SamplingBatch, f.samplingBatch}, {"logprob-chunk", &rc.LogProbChunk, f.logProbChunk},
+	} {
+		if set(o.flag) {
+			if o.v < 0 {
+				return nil, fmt.Errorf("--%s %d is negative", o.flag, o.v)
+			}
+			*o.dst = o.v
+		}
+	}
+	if set("recompute-layers") {
+		rc.RecomputeLayers = f.recompute
+	}
+	limit, err := memplan.ParseSize(f.gpuMemory)
+	if err != nil {
+		return nil, err
+	}
+	rules, err := planRules(f.rules, cfg.Backend)
+	if err != nil {
+		return nil, err
+	}
+	return &planOptions{Config: cfg, Recipe: rc, Limit: limit, Rules: rules}, nil
+}
+
+// planRules chooses the buffer rules: the flag's, else cpu for a recipe that
+// runs on the pure Go backend and xla for one that runs on a GPU.
+func planRules(flag, backend string) (memplan.Rules, error) {
+	switch {
+	case flag == "xla", flag == "" && backend != "cpu":
+		return memplan.XLA, nil
+	case flag == "cpu", flag == "":
+		return memplan.CPU, nil
+	}
+	return 0, fmt.Errorf("--rules %q: want xla or cpu", flag)
+}
+
+// planRecipe picks out of a recipe the numbers that decide its memory.
+func planRecipe(cfg grpo.Config) (memplan.Recipe, error) {
+	dtype, err := qwen3.ParseDType(cfg.DType)
+	if err != nil {
+		return memplan.Recipe{}, err
+	}
+	rc := memplan.Recipe{
+		DType: dtype, GlobalBatch: cfg.GlobalBatchSize, MicroBatch: cfg.MicroBatchSize,
+		PromptLen: cfg.RolloutMaxPromptLen, ResponseLen: cfg.RolloutMaxResponseLen,
+		RolloutSamples: cfg.Samples(), SamplingBatch: cfg.SamplingBatchSize, Tools: cfg.UseTools,
+		Reference: cfg.UseKLLoss && cfg.KLLossCoef != 0,
+	}
+	if cfg.EvalPromptData != "" {
+		rc.EvalResponseLen = cfg.EvalMaxResponseLen
+	}
+	rc.MaxTokens, _ = recipeKnob[int](cfg, "max_tokens_per_micro_batch")
+	rc.LogProbChunk, _ = recipeKnob[int](cfg, "logprob_chunk")
+	rc.RecomputeLayers, _ = recipeKnob[bool](cfg, "recompute_layers")
+	return rc, nil
+}
+
+// recipeKnob returns the value of a recipe key that not every version of
+// grpo.Config has (ok is false, and v the zero value, where it has none).
+func recipeKnob[T any](cfg grpo.Config, key string) (v T, ok bool) {
+	for _, k := range grpo.Knobs() {
+		if k.Key == key {
+			p, typed := k.Ptr(&cfg).(*T)
+			if !typed {
+				return v, false
+			}
+			return *p, true
+		}
+	}
+	return v, false
+}
+
+// planModel is the shape of the recipe's policy: its tiny_model's built-in
+// shape, else its hf_checkpoint's config.json.
+func planModel(cfg grpo.Config) (qwen3.Config, string, error) {
+	if cfg.TinyModel != "" {
+		c, err := qwen3.NamedConfig(cfg.TinyModel)
+		return c, cfg.TinyModel, err
+	}
+	c, err := qwen3.LoadConfig(cfg.HFCheckpoint)
+	if err != nil {
+		return c, "", fmt.Errorf("%w (pass --tiny-model with a built-in shape such as qwen3-8b to plan without the checkpoint)", err)
+	}
+	return c, cfg.HFCheckpoint, nil
+}
+
+func runPlan(opts *planOptions) error {
+	model, name, err := planModel(opts.Config)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Out, "model %s: %s parameters, %s; prompts of %d + responses of %d tokens\n",
+		name, count(model.Params()), opts.Config.DType, opts.Recipe.PromptLen, opts.Recipe.ResponseLen)
+	rep := memplan.Plan(model, opts.Recipe, opts.Limit, opts.Rules)
+	if _, err := rep.WriteTo(opts.Out); err != nil {
+		return err
+	}
+	if !rep.Fits() {
+		return fmt.Errorf("plan: %w in %s", memplan.ErrDoesNotFit, memplan.FormatGiB(opts.Limit))
+	}
+	return nil
+}
+
+// count writes n with a B (billion) or M (million) suffix when it is that large.
+func count(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2fB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.2fM", float64(n)/1e6)
+	}
+	return fmt.Sprint(n)
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/memplan"
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+)
+
+func TestNewPlanCmd(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		check func(t *testing.T, o *planOptions)
+		err   string
+	}{
+		{"the recipe's numbers", []string{"--config", "retool-grpo-qwen3-4b", "--tiny-model", "qwen3-4b"}, func(t *testing.T, o *planOptions) {
+			want := memplan.Recipe{DType: dtypes.BFloat16, GlobalBatch: 256, MicroBatch: 4, PromptLen: 2048, ResponseLen: 8192,
+				RolloutSamples: 1024, SamplingBatch: 32, EvalResponseLen: 16384, Tools: true}
+			if o.Recipe != want || o.Config.TinyModel != "qwen3-4b" || o.Limit != 141<<30 || o.Rules != memplan.XLA {
+				t.Errorf("options %+v limit %d rules %v\nwant recipe %+v", o.Recipe, o.Limit, o.Rules, want)
+			}
+		}, ""},
+		{"flags override the recipe", []string{"--config", "math-grpo-qwen3-8b", "--micro-batch-size", "1", "--sampling-batch-size", "16",
+			"--logprob-chunk", "512", "--recompute-layers", "--max-tokens-per-micro-batch", "10240", "--gpu-memory", "80GB", "--rules", "cpu"},
+			func(t *testing.T, o *planOptions) {
+				r := o.Recipe
+				if r.MicroBatch != 1 || r.SamplingBatch != 16 || r.LogProbChunk != 512 || !r.RecomputeLayers || r.MaxTokens != 10240 ||
+					o.Limit != 80e9 || o.Rules != memplan.CPU || r.GlobalBatch != 128 {
+					t.Errorf("options %+v limit %d rules %v", r, o.Limit, o.Rules)
+				}
+			}, ""},
+		{"--hf-checkpoint replaces the recipe's tiny model", []string{"--hf-checkpoint", "/m"}, func(t *testing.T, o *planOptions) {
+			if o.Config.HFCheckpoint != "/m" || o.Config.TinyModel != "" || o.Rules != memplan.CPU {
+				t.Errorf("config %+v rules %v", o.Config, o.Rules)
+			}
+		}, ""},
+		{"bad memory size", []string{"--gpu-memory", "lots"}, nil, "memory size"},
+		{"bad rules", []string{"--rules", "tpu"}, nil, "--rules"},
+		{"negative override", []string{"--micro-batch-size", "-1"}, nil, "negative"},
+		{"unknown recipe", []string{"--config", "nope"}, nil, "no recipe"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got *planOptions
+			_, _, err := execute(newPlanCmd(func(o *planOptions) error { got = o; return nil }), "", tc.args...)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one containing %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, got)
+		})
+	}
+}
+
+// TestPlanRun runs the whole command: the seed recipe on its model's shape
+// fits one 141 GiB device only with the settings configs/README.md gives, and
+// never 40 GiB; a recipe that does not fit is an error wrapping ErrDoesNotFit
+// after the report.
+func TestPlanRun(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		fits bool
+	}{
+		{"demo on the CPU", nil, true},
+		{"retool as written", []string{"--config", "retool-grpo-qwen3-4b", "--tiny-model", "qwen3-4b"}, false},
+		{"retool recomputing layers", []string{"--config", "retool-grpo-qwen3-4b", "--tiny-model", "qwen3-4b",
+			"--micro-batch-size", "1", "--recompute-layers", "--sampling-batch-size", "16"}, true},
+		{"retool on 40 GiB", []string{"--config", "retool-grpo-qwen3-4b", "--tiny-model", "qwen3-4b",
+			"--micro-batch-size", "1", "--recompute-layers", "--sampling-batch-size", "16", "--gpu-memory", "40GiB"}, false},
+		{"math recomputing layers", []string{"--config", "math-grpo-qwen3-8b", "--tiny-model", "qwen3-8b",
+			"--micro-batch-size", "1", "--recompute-layers"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, _, err := runCLI(t, "", append([]string{"plan"}, tc.args...)...)
+			if tc.fits != (err == nil) || (err != nil && !errors.Is(err, memplan.ErrDoesNotFit)) {
+				t.Fatalf("error %v, want fits=%v\n%s", err, tc.fits, stdout)
+			}
+			verdict := "verdict: FITS"
+			if !tc.fits {
+				verdict = "verdict: DOES NOT FIT"
+			}
+			if !strings.Contains(stdout, verdict) || !strings.Contains(stdout, "dominant term:") {
+				t.Errorf("output lacks %q or the dominant term:\n%s", verdict, stdout)
+			}
+		})
+	}
+}
+
+// TestPlanModelFromCheckpoint reads the shape from a folder's config.json, and
+// names --tiny-model when the folder has none.
+func TestPlanModelFromCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := qwen3.NamedConfig("small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := cfg.MarshalHF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout := mustRunCLI(t, "plan", "--hf-checkpoint", dir)
+	if !strings.Contains(stdout, "model "+dir+": 4.80M parameters") {
+		t.Errorf("output does not name the checkpoint's shape:\n%s", stdout)
+	}
+	_, _, err = runCLI(t, "", "plan", "--hf-checkpoint", filepath.Join(dir, "missing"))
+	if err == nil || !strings.Contains(err.Error(), "--tiny-model") {
+		t.Errorf("error %v, want one that suggests --tiny-model", err)
+	}
+}
+
+// TestReadmePlanOutput runs the `mathrl plan` command that README.md shows and
+// compares its output with the README's copy.
+func TestReadmePlanOutput(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(data), "```\n$ mathrl plan ")
+	if !ok {
+		t.Fatal("README.md has no ```-block starting with `$ mathrl plan`")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	cmdLine, want, _ := strings.Cut(block, "\n")
+	got := mustRunCLI(t, append([]string{"plan"}, strings.Fields(cmdLine)...)...)
+	if got != want {
+		t.Errorf("README.md shows for `mathrl plan %s`:\n%s\nthe command prints:\n%s", cmdLine, want, got)
+	}
+}

@@ -1,0 +1,146 @@
+package memplan
+
+import (
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+)
+
+// Session is the shape of one sampling session (sampler.Session).
+type Session struct {
+	DType        dtypes.DType // compute dtype of the weights and the cache
+	Batch        int          // sequences generated at once
+	PromptLen    int          // longest prompt
+	ResponseLen  int          // most new tokens per sequence (sampled and appended)
+	MaxChunk     int          // most tokens fed per sequence in one step; 0: 512, the sampler's default
+	AppendChunks bool         // tool outputs are appended between turns: chunks of MaxChunk fed at the full cache
+	Training     bool         // inside `mathrl train`: the optimizer state stays resident (Resident)
+	Reference    bool         // with Training, a frozen reference policy is resident too
+}
+
+// Names of the sampling terms (the resident ones are those of Resident).
+const (
+	TermCache  = "key/value cache"
+	TermStep   = "step working set"
+	TermGrowth = "cache growth"
+)
+
+// defaultMaxChunk is sampler.Options.MaxChunk's default.
+const defaultMaxChunk = 512
+
+// Sampling returns the peak of a sampling session under rules r. The cache
+// grows with the sequences (sampler's cacheBucket), so the phases are:
+//
+//	prefill: resident + cache at the prompt's slots + a step of the prompt's first chunk
+//	decode:  resident + cache at the final slots + a step of one token (or, with
+//	         AppendChunks, of MaxChunk appended tokens)
+//	growth:  resident + cache at the final slots + one layer's key or value tensor
+//	         at its previous length (the cache is grown one tensor at a time)
+//
+// Resident is the weights, or with Training all of Resident(cfg, s.DType,
+// s.Reference): the trainer's accumulators and moments stay on the device
+// while it samples.
+func Sampling(cfg qwen3.Config, s Session, r Rules) Breakdown {
+	resident := []Term{{TermWeights, cfg.Params() * int64(s.DType.Size())}}
+	if s.Training {
+		resident = Resident(cfg, s.DType, s.Reference)
+	}
+	maxChunk := s.MaxChunk
+	if maxChunk <= 0 {
+		maxChunk = defaultMaxChunk
+	}
+	capacity := cacheCapacity(s.PromptLen + s.ResponseLen)
+	first := cacheBucket(s.PromptLen, capacity)
+	final := cacheBucket(s.PromptLen+s.ResponseLen, capacity)
+	prefill := min(chunkBucket(min(s.PromptLen, maxChunk)), first)
+	decode := 1
+	if s.AppendChunks {
+		decode = min(chunkBucket(maxChunk), final)
+	}
+	cache := func(slots int) []Term { return []Term{{TermCache, kvCache(cfg, s, slots)}} }
+	return peak(
+		with("prefill", resident, cache(first), []Term{{TermStep, stepWorkingSet(cfg, s, prefill, first, r)}}),
+		with("decode", resident, cache(final), []Term{{TermStep, stepWorkingSet(cfg, s, decode, final, r)}}),
+		with("cache growth", resident, cache(final), []Term{{TermGrowth, kvCache(cfg, s, final) / int64(2*cfg.Layers)}}),
+	)
+}
+
+// kvCache is the key/value cache of Batch sequences at slots positions:
+// a key and a value tensor per layer, each [Batch, KVHeads, slots, HeadDim]
+// in the compute dtype (qwen3.Config.CacheShapes): 2·L·Batch·KVHeads·slots·HeadDim·d.
+func kvCache(cfg qwen3.Config, s Session, slots int) int64 {
+	return 2 * int64(cfg.Layers) * int64(s.Batch) * int64(cfg.KVHeads) * int64(slots) * int64(cfg.HeadDim) * int64(s.DType.Size())
+}
+
+// stepWorkingSet is what one step of qwen3.Extend holds beyond the cache, for
+// chunk tokens per sequence over slots cache positions: the larger of a
+// layer's attention and its MLP, plus the logits and the sampler's [Batch,
+// Vocab] float32 tensors (3 of them). With E = Batch·Heads·chunk·slots scores:
+//
+//   - attention, XLA: E·(2d + 4) (E·8 in float32): the scores from the matmul,
+//     the float32 softmax and the probabilities in the compute dtype; plus the
+//     chunk's residual, normalised input, q, k and v: Batch·chunk·(2H + q + 2kv)·d.
+//   - attention, CPU: E·9: the float32 scores, their masked copy and the
+//     boolean mask broadcast to every score; the [Batch, chunk, slots] visibility
+//     mask; the copies of one layer's keys and values that the matmuls make
+//     (blocked for a large product, or the values transposed to contract over
+//     the slots): the cache over L; the same token tensors.
+//   - MLP: Batch·chunk·(2H + 3I)·d (XLA: residual, normalised input, gate, up and
+//     their product) or (2H + 4I)·d (CPU: sigmoid(gate) too).
+func stepWorkingSet(cfg qwen3.Config, s Session, chunk, slots int, r Rules) int64 {
+	d := int64(s.DType.Size())
+	h, i := int64(cfg.Hidden), int64(cfg.Intermediate)
+	q, kv := int64(cfg.Heads*cfg.HeadDim), int64(cfg.KVHeads*cfg.HeadDim)
+	bc := int64(s.Batch) * int64(chunk)
+	e := bc * int64(cfg.Heads) * int64(slots)
+	attention := bc * (2*h + q + 2*kv) * d
+	mlp := bc * (2*h + 3*i) * d
+	if r == XLA {
+		attention += e * (4 + 2*d)
+		if d == 4 {
+			attention -= e * 4 // the probabilities are the softmax's own output
+		}
+	} else {
+		attention += e*9 + bc*int64(slots) + kvCache(cfg, s, slots)/int64(cfg.Layers)
+		mlp += bc * i * d
+	}
+	return max(attention, mlp) + 3*4*int64(s.Batch)*int64(cfg.VocabSize)
+}
+
+// cacheCapacity is the sampler's default capacity for n tokens per sequence:
+// 64 doubled until it holds n (sampler.Options.Capacity).
+func cacheCapacity(n int) int {
+	c := 64
+	for c < n {
+		c *= 2
+	}
+	return c
+}
+
+// cacheBucket mirrors the sampler's cacheBucket: the slots allocated while
+// the longest sequence holds n tokens, a power of two from 64 up to 2048, then
+// a multiple of 2048, at most capacity.
+func cacheBucket(n, capacity int) int {
+	const linearFrom = 2048
+	w := 64
+	for w < n && w < linearFrom {
+		w *= 2
+	}
+	if w < n {
+		w = (n + linearFrom - 1) / linearFrom * linearFrom
+	}
+	return min(w, capacity)
+}
+
+// chunkBucket mirrors the sampler's chunkBucket: a chunk of n tokens is padded
+// to 1 or to a power of two from 16.
+func chunkBucket(n int) int {
+	if n <= 1 {
+		return 1
+	}
+	b := 16
+	for b < n {
+		b *= 2
+	}
+	return b
+}

@@ -1,0 +1,246 @@
+package memplan
+
+import (
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+)
+
+// Step is the shape of one training step's micro-batch and the options that
+// change what it keeps.
+type Step struct {
+	DType           dtypes.DType // compute dtype of the weights and activations
+	Rows            int          // sequences in the micro-batch
+	SeqLen          int          // padded tokens per sequence (the longest of the micro-batch)
+	LogProbChunk    int          // positions per chunk of the log-prob head; 0: the whole sequence at once
+	RecomputeLayers bool         // recompute each decoder layer in the backward, keeping only its input
+	Reference       bool         // a frozen reference policy for the KL penalty
+}
+
+// Names of the training terms.
+const (
+	TermWeights      = "weights"
+	TermReference    = "reference policy"
+	TermAccumulators = "gradient accumulators"
+	TermMoments      = "AdamW moments"
+	TermLayers       = "layer activations"
+	TermLayerInputs  = "layer inputs"
+	TermScores       = "attention scores"
+	TermHead         = "log-prob head"
+	TermLayerBack    = "layer backward"
+	TermRecomputed   = "recomputed layer"
+	TermGradients    = "weight gradients"
+	TermUpdate       = "optimizer update"
+)
+
+// TrainStep returns the peak of one optimizer step under rules r: the
+// accumulate graph of one micro-batch (forward, backward, gradients added into
+// the accumulators) or the AdamW update, whichever holds more. The phases are:
+//
+//	head backward:    resident + kept activations + log-prob head
+//	layer backward:   resident + kept activations + one layer's backward (+ its recomputation)
+//	end of backward:  resident + every weight gradient (CPU only)
+//	optimizer update: resident + update temporaries
+//
+// where resident is Resident(cfg, s.DType, s.Reference).
+func TrainStep(cfg qwen3.Config, s Step, r Rules) Breakdown {
+	d := int64(s.DType.Size())
+	resident := Resident(cfg, s.DType, s.Reference)
+	kept := keptActivations(cfg, s, r)
+	layer := []Term{{TermLayerBack, layerBackward(cfg, s, r)}}
+	if s.RecomputeLayers {
+		layer = append(layer, Term{TermRecomputed, recomputedLayer(cfg, s, r)})
+	}
+	phases := []Breakdown{
+		with("head backward", resident, kept, []Term{{TermHead, logProbHead(cfg, s, r)}}),
+		with("layer backward", resident, kept, layer),
+		with("optimizer update", resident, []Term{{TermUpdate, optimizerUpdate(cfg, r)}}),
+	}
+	if r == CPU {
+		phases = append(phases, with("end of backward", resident, []Term{{TermGradients, weightGradients(cfg, d)}}))
+	}
+	return peak(phases...)
+}
+
+// Resident returns what a training run keeps on the device between steps, for
+// P = cfg.Params() parameters and d bytes per element of dtype:
+//
+//   - weights, P·d: one copy, in the compute dtype. The sampler and the
+//     learner share the model's context, and the trainable variables are the
+//     weights themselves: there is no float32 master copy (ApplyAdamW converts
+//     each weight to float32, updates it and converts it back).
+//   - reference policy, P·d, only with the KL penalty: a second, frozen model.
+//   - gradient accumulators, 4P: float32, one per weight (AccumulateGradients).
+//   - AdamW moments, 8P: m and v in float32 (ApplyAdamW).
+func Resident(cfg qwen3.Config, dtype dtypes.DType, reference bool) []Term {
+	p, d := cfg.Params(), int64(dtype.Size())
+	terms := []Term{{TermWeights, p * d}}
+	if reference {
+		terms = append(terms, Term{TermReference, p * d})
+	}
+	return append(terms, Term{TermAccumulators, 4 * p}, Term{TermMoments, 8 * p})
+}
+
+// keptActivations are what the forward pass leaves for the backward, for all
+// L layers of N = Rows·SeqLen tokens: L·N·layerTokens plus, per layer, the
+// attention scores (Rows·Heads·SeqLen² elements of scoreKept bytes). With
+// RecomputeLayers only each layer's input survives: L·N·Hidden·d. That
+// assumes the recomputed layer is kept apart from the forward one (XLA's
+// common-subexpression pass would otherwise merge them back, keeping it all).
+func keptActivations(cfg qwen3.Config, s Step, r Rules) []Term {
+	d, l, n := int64(s.DType.Size()), int64(cfg.Layers), tokens(s)
+	if s.RecomputeLayers {
+		return []Term{{TermLayerInputs, l * n * int64(cfg.Hidden) * d}}
+	}
+	return []Term{
+		{TermLayers, l * n * layerTokens(cfg, d, r)},
+		{TermScores, l * scores(cfg, s) * scoreKept(d, r)},
+	}
+}
+
+func tokens(s Step) int64 { return int64(s.Rows) * int64(s.SeqLen) }
+
+// scores is the number of attention scores of one layer: [Rows, Heads, T, T].
+func scores(cfg qwen3.Config, s Step) int64 {
+	return int64(s.Rows) * int64(cfg.Heads) * int64(s.SeqLen) * int64(s.SeqLen)
+}
+
+// layerTokens is the bytes per token one decoder layer keeps for its
+// backward, with H = Hidden, I = Intermediate, q = Heads·HeadDim and
+// kv = KVHeads·HeadDim (qwen3's decoder):
+//
+//   - XLA, (4H + 3q + 3kv + 3I)·d: the layer input, the normalised input of the
+//     q/k/v projections, the q, k and v projections, q and k after their norm
+//     and RoPE (the score matmul's operands), the attention output (o_proj's
+//     operand), the residual after attention, its normalised form, gate, up and
+//     silu(gate)·up. Norm statistics are float32 per token and left out.
+//   - CPU, (6H + 4q + 4kv + 5I)·d: the same matmul operands plus what each
+//     unfused op's gradient reads: both norms' normalised values (before the
+//     weight), q and k before and after their own norm, sigmoid(gate) and
+//     silu(gate). In bfloat16 each of the four RMSNorms also keeps its input
+//     converted to float32: + 4·(2H + q + kv).
+func layerTokens(cfg qwen3.Config, d int64, r Rules) int64 {
+	h, i := int64(cfg.Hidden), int64(cfg.Intermediate)
+	q, kv := int64(cfg.Heads*cfg.HeadDim), int64(cfg.KVHeads*cfg.HeadDim)
+	if r == XLA {
+		return (4*h + 3*q + 3*kv + 3*i) * d
+	}
+	n := (6*h + 4*q + 4*kv + 5*i) * d
+	if d < 4 {
+		n += 4 * (2*h + q + kv)
+	}
+	return n
+}
+
+// scoreKept is the bytes per attention score one layer keeps for its
+// backward. Scores and softmax are float32 (qwen3's attention), and the
+// probabilities are converted back to the compute dtype for the matmul with
+// the values.
+//
+//   - XLA, 4 + d (4 in float32): the float32 softmax numerator, which its
+//     gradient reads, and the probabilities in the compute dtype, the matmul's
+//     operand. The mask is an iota comparison, fused.
+//   - CPU, 5 + d: the same plus the boolean mask broadcast to every score (the
+//     gradient of Where reads it); in float32 the numerator and the
+//     probabilities are two buffers, 9 in all.
+func scoreKept(d int64, r Rules) int64 {
+	if r == XLA {
+		if d == 4 {
+			return 4
+		}
+		return 4 + d
+	}
+	return 5 + d
+}
+
+// layerBackward is one layer's backward working set beyond what it kept: the
+// gradients of its attention scores and of its widest token tensors.
+//
+//   - XLA, scores·(4 + 2d) + N·(H + 2I)·d: the probabilities' gradient (the
+//     matmul's output, d), a float32 intermediate of the softmax gradient and
+//     the scores' gradient in the compute dtype (d); the residual's gradient and
+//     those of gate and up.
+//   - CPU, scores·12 + N·(H + 4I)·d: three float32 score-sized buffers are
+//     alive at once (the probabilities' gradient, the gradient through the
+//     softmax's division and its broadcast denominator, or the blocked copy a
+//     large matmul makes of its operand); the gradients of the residual, of
+//     silu(gate)·up, gate and up, and a blocked copy of one [N, I] operand.
+func layerBackward(cfg qwen3.Config, s Step, r Rules) int64 {
+	d := int64(s.DType.Size())
+	h, i := int64(cfg.Hidden), int64(cfg.Intermediate)
+	if r == XLA {
+		return scores(cfg, s)*(4+2*d) + tokens(s)*(h+2*i)*d
+	}
+	return scores(cfg, s)*12 + tokens(s)*(h+4*i)*d
+}
+
+// recomputedLayer is, with RecomputeLayers, what the backward of one layer
+// recomputes and holds while it runs: the activations and scores one layer
+// would otherwise have kept, N·layerTokens + scores·scoreKept.
+func recomputedLayer(cfg qwen3.Config, s Step, r Rules) int64 {
+	d := int64(s.DType.Size())
+	return tokens(s)*layerTokens(cfg, d, r) + scores(cfg, s)*scoreKept(d, r)
+}
+
+// logProbHead is the log-prob head at its peak, on Rows·C positions at once,
+// where C = min(LogProbChunk, SeqLen), or SeqLen without chunks (then it holds
+// [Rows, SeqLen, Vocab] float32 logits), plus the gradient of its weight,
+// V·H·d. With chunks, each chunk's logits are assumed to be recomputed in the
+// backward, so that one chunk's are alive at a time. Per logit:
+//
+//   - XLA, d + 8: the logits from the matmul (d), the float32 log-softmax its
+//     gradient reads, and the float32 gradient of the logits.
+//   - CPU, 4k: the k float32 buffers TargetLogProbs' gradient reads: the
+//     exponentials of the shifted logits and of the log-softmax, the
+//     log-softmax, and for vocabularies of at most 4,096 ids the one-hot
+//     targets (k = 4, else 3). The gradients take their places: each is made by
+//     the last op that reads one of them, which reuses its buffer.
+func logProbHead(cfg qwen3.Config, s Step, r Rules) int64 {
+	d, v := int64(s.DType.Size()), int64(cfg.VocabSize)
+	c := int64(s.SeqLen)
+	if s.LogProbChunk > 0 && int64(s.LogProbChunk) < c {
+		c = int64(s.LogProbChunk)
+	}
+	perLogit := d + 8
+	if r == CPU {
+		perLogit = 4 * 3
+		if cfg.VocabSize <= 4096 { // qwen3.TargetLogProbs' one-hot limit
+			perLogit = 4 * 4
+		}
+	}
+	return int64(s.Rows)*c*v*perLogit + v*int64(cfg.Hidden)*d
+}
+
+// optimizerUpdate is what the AdamW step holds beyond the resident state.
+// Each weight's update makes up to two float32 temporaries of the weight's
+// size (m and v are outputs, so their bias-corrected quotients are new
+// buffers); the largest weight gives 8·W, W = largestWeight(cfg).
+//
+//   - XLA: 8·W. The accumulators, moments and weights are donated and updated
+//     in place.
+//   - CPU: 4P + 8·W. AccumulatedGradients builds the fresh zero accumulators
+//     before the old ones are read, so both sets are alive.
+func optimizerUpdate(cfg qwen3.Config, r Rules) int64 {
+	n := 8 * largestWeight(cfg)
+	if r == CPU {
+		n += 4 * cfg.Params()
+	}
+	return n
+}
+
+// weightGradients is, on the CPU, what the end of the backward holds: every
+// weight's gradient in the compute dtype, P·d, since the additions into the
+// accumulators were built after the whole backward, plus two more of the
+// largest weight's size, 2·W·d (the embedding's two gradients, from the head
+// and from the lookup, and their sum; or a transposed copy of a matmul's
+// weight gradient).
+func weightGradients(cfg qwen3.Config, d int64) int64 {
+	return (cfg.Params() + 2*largestWeight(cfg)) * d
+}
+
+// largestWeight is the element count of the largest weight: the embedding
+// (and lm_head) V·H, or an MLP projection H·I, or a query projection H·q.
+func largestWeight(cfg qwen3.Config) int64 {
+	h := int64(cfg.Hidden)
+	return h * max(int64(cfg.VocabSize), int64(cfg.Intermediate), int64(cfg.Heads*cfg.HeadDim))
+}
