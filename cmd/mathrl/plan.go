@@ -87,7 +87,7 @@ func (f planFlags) resolve(cmd *cobra.Command) (*planOptions, error) {
 	if set("tiny-model") {
 		cfg.TinyModel = f.tinyModel
 	}
-	rc, err := planRecipe(cfg)
+	rc, err := memplan.RecipeOf(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -132,58 +132,8 @@ func planRules(flag, backend string) (memplan.Rules, error) {
 	return 0, fmt.Errorf("--rules %q: want xla or cpu", flag)
 }
 
-// planRecipe picks out of a recipe the numbers that decide its memory.
-func planRecipe(cfg grpo.Config) (memplan.Recipe, error) {
-	dtype, err := qwen3.ParseDType(cfg.DType)
-	if err != nil {
-		return memplan.Recipe{}, err
-	}
-	rc := memplan.Recipe{
-		DType: dtype, GlobalBatch: cfg.GlobalBatchSize, MicroBatch: cfg.MicroBatchSize,
-		PromptLen: cfg.RolloutMaxPromptLen, ResponseLen: cfg.RolloutMaxResponseLen,
-		RolloutSamples: cfg.Samples(), SamplingBatch: cfg.SamplingBatchSize, Tools: cfg.UseTools,
-		Reference: cfg.UseKLLoss && cfg.KLLossCoef != 0,
-	}
-	if cfg.EvalPromptData != "" {
-		rc.EvalResponseLen = cfg.EvalMaxResponseLen
-	}
-	rc.MaxTokens, _ = recipeKnob[int](cfg, "max_tokens_per_micro_batch")
-	rc.LogProbChunk, _ = recipeKnob[int](cfg, "logprob_chunk")
-	rc.RecomputeLayers, _ = recipeKnob[bool](cfg, "recompute_layers")
-	return rc, nil
-}
-
-// recipeKnob returns the value of a recipe key that not every version of
-// grpo.Config has (ok is false, and v the zero value, where it has none).
-func recipeKnob[T any](cfg grpo.Config, key string) (v T, ok bool) {
-	for _, k := range grpo.Knobs() {
-		if k.Key == key {
-			p, typed := k.Ptr(&cfg).(*T)
-			if !typed {
-				return v, false
-			}
-			return *p, true
-		}
-	}
-	return v, false
-}
-
-// planModel is the shape of the recipe's policy: its tiny_model's built-in
-// shape, else its hf_checkpoint's config.json.
-func planModel(cfg grpo.Config) (qwen3.Config, string, error) {
-	if cfg.TinyModel != "" {
-		c, err := qwen3.NamedConfig(cfg.TinyModel)
-		return c, cfg.TinyModel, err
-	}
-	c, err := qwen3.LoadConfig(cfg.HFCheckpoint)
-	if err != nil {
-		return c, "", fmt.Errorf("%w (pass --tiny-model with a built-in shape such as qwen3-8b to plan without the checkpoint)", err)
-	}
-	return c, cfg.HFCheckpoint, nil
-}
-
 func runPlan(opts *planOptions) error {
-	model, name, err := planModel(opts.Config)
+	model, name, err := memplan.ModelOf(opts.Config)
 	if err != nil {
 		return err
 	}

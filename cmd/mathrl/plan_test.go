@@ -21,8 +21,8 @@ func TestNewPlanCmd(t *testing.T) {
 		err   string
 	}{
 		{"the recipe's numbers", []string{"--config", "retool-grpo-qwen3-4b", "--tiny-model", "qwen3-4b"}, func(t *testing.T, o *planOptions) {
-			want := memplan.Recipe{DType: dtypes.BFloat16, GlobalBatch: 256, MicroBatch: 4, PromptLen: 2048, ResponseLen: 8192,
-				RolloutSamples: 1024, SamplingBatch: 32, EvalResponseLen: 16384, Tools: true}
+			want := memplan.Recipe{DType: dtypes.BFloat16, GlobalBatch: 256, MicroBatch: 1, PromptLen: 2048, ResponseLen: 8192,
+				RolloutSamples: 1024, SamplingBatch: 16, EvalResponseLen: 16384, Tools: true, RecomputeLayers: true}
 			if o.Recipe != want || o.Config.TinyModel != "qwen3-4b" || o.Limit != 141<<30 || o.Rules != memplan.XLA {
 				t.Errorf("options %+v limit %d rules %v\nwant recipe %+v", o.Recipe, o.Limit, o.Rules, want)
 			}
@@ -63,10 +63,11 @@ func TestNewPlanCmd(t *testing.T) {
 	}
 }
 
-// TestPlanRun runs the whole command: the seed recipe on its model's shape
-// fits one 141 GiB device only with the settings configs/README.md gives, and
-// never 40 GiB; a recipe that does not fit is an error wrapping ErrDoesNotFit
-// after the report.
+// TestPlanRun runs the whole command: the seed recipes on their models' shapes
+// fit one 141 GiB device as written (with micro-batches of one sequence and
+// recomputed layers), not with the card's micro-batches, and never in 40 GiB;
+// a recipe that does not fit is an error wrapping ErrDoesNotFit after the
+// report.
 func TestPlanRun(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -74,13 +75,14 @@ func TestPlanRun(t *testing.T) {
 		fits bool
 	}{
 		{"demo on the CPU", nil, true},
-		{"retool as written", []string{"--config", "retool-grpo-qwen3-4b", "--tiny-model", "qwen3-4b"}, false},
-		{"retool recomputing layers", []string{"--config", "retool-grpo-qwen3-4b", "--tiny-model", "qwen3-4b",
-			"--micro-batch-size", "1", "--recompute-layers", "--sampling-batch-size", "16"}, true},
+		{"retool as written", []string{"--config", "retool-grpo-qwen3-4b", "--tiny-model", "qwen3-4b"}, true},
+		{"retool with the card's micro-batches", []string{"--config", "retool-grpo-qwen3-4b", "--tiny-model", "qwen3-4b",
+			"--micro-batch-size", "4", "--recompute-layers=false", "--sampling-batch-size", "32"}, false},
 		{"retool on 40 GiB", []string{"--config", "retool-grpo-qwen3-4b", "--tiny-model", "qwen3-4b",
 			"--micro-batch-size", "1", "--recompute-layers", "--sampling-batch-size", "16", "--gpu-memory", "40GiB"}, false},
-		{"math recomputing layers", []string{"--config", "math-grpo-qwen3-8b", "--tiny-model", "qwen3-8b",
-			"--micro-batch-size", "1", "--recompute-layers"}, true},
+		{"math as written", []string{"--config", "math-grpo-qwen3-8b", "--tiny-model", "qwen3-8b"}, true},
+		{"math with the card's micro-batches", []string{"--config", "math-grpo-qwen3-8b", "--tiny-model", "qwen3-8b",
+			"--micro-batch-size", "8", "--recompute-layers=false"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stdout, _, err := runCLI(t, "", append([]string{"plan"}, tc.args...)...)
