@@ -176,9 +176,12 @@ func (o *programOutput) wait(deadline time.Time) {
 // namespaces level.
 func (p *Pool) initCommand(level Level, spec initSpec, specJSON []byte, pp *programPipes) *exec.Cmd {
 	cmd := &exec.Cmd{
-		Path:       p.self,
-		Args:       []string{p.self, "sandbox-init"},
-		Env:        []string{initEnv + "=" + string(specJSON)},
+		Path: p.self,
+		Args: []string{p.self, "sandbox-init"},
+		// One P and no GC keep the init's Go runtime at its few start-up threads:
+		// it joins the worker's cgroup, whose pids.max counts threads, and a
+		// thread it started there past the limit would crash it.
+		Env:        []string{initEnv + "=" + string(specJSON), "GOMAXPROCS=1", "GOGC=off"},
 		Dir:        "/",
 		Stdout:     pp.outW,
 		Stderr:     pp.errW,
