@@ -70,10 +70,11 @@ func clip(s string, n int) string {
 // total sequences generated in batches, each at most budget tokens long. As
 // the rollout.Progress of its batches it writes, every p.every,
 //
-//	mathrl: rollout 3: 40/128 sequences done, 51,200 tokens (850/s), 12 tool calls; 1m0s, at most 2m30s left
+//	mathrl: rollout 3: 40/128 sequences done, 51200 tokens (850/s), 12 tool calls; 1m0s, at most 2m30s left
 //
 // where the time left is the bound at which every running sequence uses its
-// whole budget, at the phase's mean time per decoding step.
+// whole budget, at the time per decoding step since the last line (the first
+// steps read the prompts, and take longer).
 type phase struct {
 	p       *progress
 	name    string
@@ -82,6 +83,7 @@ type phase struct {
 	budget  int // response budget: the most decoding steps of one batch
 	start   time.Time
 	last    time.Time      // when the last line was written
+	steps   int            // decoding steps by then
 	begun   int            // batches begun
 	prev    rollout.Status // sum over the batches that are done
 	cur     rollout.Status // the batch being generated
@@ -113,7 +115,6 @@ func (ph *phase) Update(s rollout.Status) {
 	if now.Sub(ph.last) < ph.p.every {
 		return
 	}
-	ph.last = now
 	sum, elapsed := sumStatus(ph.prev, ph.cur), now.Sub(ph.start)
 	line := fmt.Sprintf("%s: %d/%d sequences done, %d tokens (%.0f/s)", ph.name, sum.Finished, ph.total, sum.Tokens,
 		float64(sum.Tokens)/max(elapsed.Seconds(), 1e-9))
@@ -121,11 +122,12 @@ func (ph *phase) Update(s rollout.Status) {
 		line += fmt.Sprintf(", %d tool calls", sum.ToolCalls)
 	}
 	line += "; " + elapsed.Round(time.Second).String()
-	if sum.Steps > 0 {
+	if steps := sum.Steps - ph.steps; steps > 0 {
 		stepsLeft := s.StepsLeft + (ph.batches-ph.begun)*ph.budget
-		left := time.Duration(float64(elapsed) / float64(sum.Steps) * float64(stepsLeft))
+		left := time.Duration(float64(now.Sub(ph.last)) / float64(steps) * float64(stepsLeft))
 		line += ", at most " + left.Round(time.Second).String() + " left"
 	}
+	ph.last, ph.steps = now, sum.Steps
 	ph.p.Printf("%s", line)
 }
 

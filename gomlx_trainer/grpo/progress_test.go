@@ -13,7 +13,8 @@ import (
 
 // TestPhaseLines drives a phase of two batches of 4 sequences on a fake
 // clock: a line only once 30 s have passed since the last, counts summed over
-// the batches, and the time left at the mean time per decoding step.
+// the batches, and the time left at the time per decoding step since the
+// last line.
 func TestPhaseLines(t *testing.T) {
 	var buf bytes.Buffer
 	clock := time.Unix(0, 0)
@@ -29,10 +30,10 @@ func TestPhaseLines(t *testing.T) {
 	at(30, b, rollout.Status{Total: 4, Finished: 1, Tokens: 120, Steps: 30, StepsLeft: 70})
 	at(45, b, rollout.Status{Total: 4, Finished: 4, Tokens: 300, Steps: 100})
 	b = ph.batch()
-	// 110 steps in 60 s; 50 steps left, in the last batch
+	// 80 steps in the 30 s since the last line; 50 steps left, in the last batch
 	at(60, b, rollout.Status{Total: 4, Finished: 2, Tokens: 20, ToolCalls: 3, Steps: 10, StepsLeft: 50})
 	want := "mathrl: rollout 1: 1/8 sequences done, 120 tokens (4/s); 30s, at most 2m50s left\n" +
-		"mathrl: rollout 1: 6/8 sequences done, 320 tokens (5/s), 3 tool calls; 1m0s, at most 27s left\n"
+		"mathrl: rollout 1: 6/8 sequences done, 320 tokens (5/s), 3 tool calls; 1m0s, at most 19s left\n"
 	if got := buf.String(); got != want {
 		t.Errorf("phase lines:\n%s\nwant\n%s", got, want)
 	}
