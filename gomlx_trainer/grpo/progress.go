@@ -74,7 +74,8 @@ func clip(s string, n int) string {
 //
 // where the time left is the bound at which every running sequence uses its
 // whole budget, at the time per decoding step since the last line (the first
-// steps read the prompts, and take longer).
+// steps read the prompts, and take longer). It is left out when fewer than
+// minEtaSteps steps were taken since then.
 type phase struct {
 	p       *progress
 	name    string
@@ -116,19 +117,33 @@ func (ph *phase) Update(s rollout.Status) {
 		return
 	}
 	sum, elapsed := sumStatus(ph.prev, ph.cur), now.Sub(ph.start)
-	line := fmt.Sprintf("%s: %d/%d sequences done, %d tokens (%.0f/s)", ph.name, sum.Finished, ph.total, sum.Tokens,
-		float64(sum.Tokens)/max(elapsed.Seconds(), 1e-9))
+	line := fmt.Sprintf("%s: %d/%d sequences done, %d tokens (%s/s)", ph.name, sum.Finished, ph.total, sum.Tokens,
+		perSecond(sum.Tokens, elapsed))
 	if sum.ToolCalls > 0 {
 		line += fmt.Sprintf(", %d tool calls", sum.ToolCalls)
 	}
 	line += "; " + elapsed.Round(time.Second).String()
-	if steps := sum.Steps - ph.steps; steps > 0 {
+	if steps := sum.Steps - ph.steps; steps >= minEtaSteps {
 		stepsLeft := s.StepsLeft + (ph.batches-ph.begun)*ph.budget
 		left := time.Duration(float64(now.Sub(ph.last)) / float64(steps) * float64(stepsLeft))
 		line += ", at most " + left.Round(time.Second).String() + " left"
 	}
 	ph.last, ph.steps = now, sum.Steps
 	ph.p.Printf("%s", line)
+}
+
+// minEtaSteps is the fewest decoding steps that the time left is estimated
+// from.
+const minEtaSteps = 10
+
+// perSecond writes n per d with three significant digits, or all the digits
+// before the point.
+func perSecond(n int, d time.Duration) string {
+	r := float64(n) / max(d.Seconds(), 1e-9)
+	if r >= 100 {
+		return fmt.Sprintf("%.0f", r)
+	}
+	return fmt.Sprintf("%.3g", r)
 }
 
 // sumStatus adds the counts of two batches' statuses; StepsLeft is b's.

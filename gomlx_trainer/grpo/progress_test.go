@@ -14,7 +14,7 @@ import (
 // TestPhaseLines drives a phase of two batches of 4 sequences on a fake
 // clock: a line only once 30 s have passed since the last, counts summed over
 // the batches, and the time left at the time per decoding step since the
-// last line.
+// last line, when there were enough steps to tell.
 func TestPhaseLines(t *testing.T) {
 	var buf bytes.Buffer
 	clock := time.Unix(0, 0)
@@ -32,8 +32,11 @@ func TestPhaseLines(t *testing.T) {
 	b = ph.batch()
 	// 80 steps in the 30 s since the last line; 50 steps left, in the last batch
 	at(60, b, rollout.Status{Total: 4, Finished: 2, Tokens: 20, ToolCalls: 3, Steps: 10, StepsLeft: 50})
+	// 5 steps in the 30 s since the last line: too few to tell the time left
+	at(90, b, rollout.Status{Total: 4, Finished: 3, Tokens: 25, ToolCalls: 3, Steps: 15, StepsLeft: 45})
 	want := "mathrl: rollout 1: 1/8 sequences done, 120 tokens (4/s); 30s, at most 2m50s left\n" +
-		"mathrl: rollout 1: 6/8 sequences done, 320 tokens (5/s), 3 tool calls; 1m0s, at most 19s left\n"
+		"mathrl: rollout 1: 6/8 sequences done, 320 tokens (5.33/s), 3 tool calls; 1m0s, at most 19s left\n" +
+		"mathrl: rollout 1: 7/8 sequences done, 325 tokens (3.61/s), 3 tool calls; 1m30s\n"
 	if got := buf.String(); got != want {
 		t.Errorf("phase lines:\n%s\nwant\n%s", got, want)
 	}
