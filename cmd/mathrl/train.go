@@ -38,6 +38,12 @@ group advantages, PPO-clip updates with AdamW, evaluation, checkpoints and figur
 all in one run folder (--save). With no flags it runs the CPU demo (configs/demo.yaml)
 into results/runs/demo.
 
+A tiny model standing in for a recipe's checkpoint (--tiny-model with a recipe
+that sets hf_checkpoint) makes a smoke run: budgets, batches, evaluation and
+rollouts are cut to a few minutes on a CPU, keeping the optimizer steps per
+rollout, and each cut is printed. Flags you set are kept as you set them;
+--hf-checkpoint "" keeps the whole recipe.
+
 Every recipe key is also a flag (rollout_batch_size is --rollout-batch-size). A flag
 you set overrides the recipe; a default shown below is the value a recipe gets for a
 key it leaves out. configs/README.md lists the keys with slime's equivalents.`,
@@ -52,10 +58,12 @@ key it leaves out. configs/README.md lists the keys with slime's equivalents.`,
 				return err
 			}
 			applyKnobFlags(cmd.Flags(), flagValues, &cfg)
+			cfg, smoke := cfg.Smoke(setKnobs(cmd.Flags()))
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
 			opts.Config, opts.Out = cfg, cmd.OutOrStdout()
+			printSmoke(opts.Out, cfg, smoke)
 			opts.Command = strings.Join(append([]string{filepath.Base(os.Args[0])}, os.Args[1:]...), " ")
 			if runF == nil {
 				runF = runTrain
@@ -106,6 +114,28 @@ func applyKnobFlags(fs *pflag.FlagSet, from grpo.Config, dst *grpo.Config) {
 		if fs.Changed(knobFlag(k.Key)) {
 			out.Field(k.Index).Set(src.Field(k.Index))
 		}
+	}
+}
+
+// setKnobs returns the recipe keys whose flags were set on fs.
+func setKnobs(fs *pflag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	for _, k := range grpo.Knobs() {
+		if fs.Changed(knobFlag(k.Key)) {
+			set[k.Key] = true
+		}
+	}
+	return set
+}
+
+// printSmoke says which knobs grpo.Config.Smoke cut, one line each.
+func printSmoke(w io.Writer, cfg grpo.Config, changes []grpo.Change) {
+	if len(changes) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "mathrl: smoke run: random %s stands in for %s, so the recipe's sizes are cut (a flag you set is kept):\n", cfg.TinyModel, cfg.HFCheckpoint)
+	for _, ch := range changes {
+		fmt.Fprintf(w, "mathrl: smoke: %s\n", ch)
 	}
 }
 

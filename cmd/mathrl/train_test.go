@@ -27,8 +27,23 @@ func TestNewTrainCmd(t *testing.T) {
 		}, ""},
 		{"flags override the recipe", []string{"--config", "math-grpo-qwen3-8b", "--tiny-model", "tiny", "--num-rollout", "1", "--lr", "2e-6", "--use-tools"}, func(t *testing.T, o *trainOptions) {
 			c := o.Config
-			if c.TinyModel != "tiny" || c.NumRollout != 1 || c.LR != 2e-6 || !c.UseTools || c.RolloutBatchSize != 16 || c.RMType != "math" {
+			if c.TinyModel != "tiny" || c.NumRollout != 1 || c.LR != 2e-6 || !c.UseTools || c.RMType != "math" {
 				t.Errorf("config %+v", c)
+			}
+		}, ""},
+		{"a tiny stand-in cuts the recipe, but not the flags set", []string{"--config", "math-grpo-qwen3-8b", "--tiny-model", "tiny", "--num-rollout", "1", "--eval-max-response-len", "100"}, func(t *testing.T, o *trainOptions) {
+			c := o.Config
+			if c.NumRollout != 1 || c.EvalMaxResponseLen != 100 || c.RolloutMaxResponseLen != 64 || c.RolloutBatchSize != 4 {
+				t.Errorf("config %+v", c)
+			}
+			out := o.Out.(*bytes.Buffer).String()
+			if !strings.Contains(out, "mathrl: smoke: rollout_max_response_len 4096 -> 64\n") || strings.Contains(out, "num_rollout") || strings.Contains(out, "eval_max_response_len") {
+				t.Errorf("printed\n%s", out)
+			}
+		}, ""},
+		{"a recipe's checkpoint cleared keeps its sizes", []string{"--config", "math-grpo-qwen3-8b", "--tiny-model", "tiny", "--hf-checkpoint", ""}, func(t *testing.T, o *trainOptions) {
+			if c := o.Config; c.RolloutMaxResponseLen != 4096 || c.RolloutBatchSize != 16 || o.Out.(*bytes.Buffer).Len() != 0 {
+				t.Errorf("config %+v, printed %q", c, o.Out)
 			}
 		}, ""},
 		{"a flag left unset keeps the recipe's value", []string{"--config", "retool-grpo-qwen3-4b", "--resume"}, func(t *testing.T, o *trainOptions) {

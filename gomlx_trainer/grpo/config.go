@@ -30,7 +30,7 @@ import (
 type Config struct {
 	// --- policy model
 	HFCheckpoint string `yaml:"hf_checkpoint" json:"hf_checkpoint" slime:"--hf-checkpoint" help:"folder of the initial policy in Hugging Face format (config.json, *.safetensors, tokenizer.json)"`
-	TinyModel    string `yaml:"tiny_model" json:"tiny_model" help:"when set, replace the policy by a random Qwen3 of this built-in shape (tiny, tiny-4l, small, qwen3-0.6b, ...): smoke runs of a full recipe"`
+	TinyModel    string `yaml:"tiny_model" json:"tiny_model" help:"when set, replace the policy by a random Qwen3 of this built-in shape (tiny, tiny-4l, small, qwen3-0.6b, ...); standing in for hf_checkpoint, it makes mathrl train a smoke run (the recipe's sizes cut, each cut printed)"`
 	Tokenizer    string `yaml:"tokenizer" json:"tokenizer" help:"tokenizer.json path, or bytes for the byte-level vocabulary; empty: the one in hf_checkpoint (bytes for a tiny_model whose vocabulary is under 1000)"`
 	DType        string `yaml:"dtype" json:"dtype" help:"dtype of the policy's weights and compute: float32 or bfloat16"`
 	Backend      string `yaml:"backend" json:"backend" help:"where the model runs: cpu, cuda, or auto (cuda when a PJRT plugin and an NVIDIA driver are found)"`

@@ -33,6 +33,7 @@ type EvalOptions struct {
 	MaxTurns    int       // tool calls per sample
 	Seed        uint64    // sampling seed; batch b uses Seed + b
 	BatchSize   int       // sequences generated at once (0: 64)
+	Progress    io.Writer // a line every 30 s while it runs (nil: none)
 }
 
 // Evaluate samples K responses per problem with the policy behind smp and
@@ -53,6 +54,10 @@ func Evaluate(ctx context.Context, smp *sampler.Sampler, proto *tokenizer.Protoc
 		}
 	}
 	reward := ScorerReward(opt.Scorer)
+	var ph *phase
+	if opt.Progress != nil {
+		ph = newProgress(opt.Progress).phase("eval", len(jobs), bs, opt.Budget)
+	}
 	out := make([]metrics.Sample, 0, len(jobs))
 	for start, b := 0, 0; start < len(jobs); start, b = start+bs, b+1 {
 		part := jobs[start:min(start+bs, len(jobs))]
@@ -67,7 +72,7 @@ func Evaluate(ctx context.Context, smp *sampler.Sampler, proto *tokenizer.Protoc
 		seed := opt.Seed + uint64(b)
 		samples, _, err := generate(ctx, smp, proto, tools, prompts, genOptions{
 			budget: opt.Budget, temperature: opt.Temperature, topP: opt.TopP,
-			useTools: opt.UseTools, maxTurns: opt.MaxTurns, seed: seed,
+			useTools: opt.UseTools, maxTurns: opt.MaxTurns, seed: seed, progress: ph.batch(),
 		})
 		if err != nil {
 			return nil, err
@@ -101,6 +106,7 @@ type genOptions struct {
 	concurrency   int
 	seed          uint64
 	toolDeadlineS float64
+	progress      rollout.Progress // hears how the batch goes (nil: nobody)
 }
 
 // generate runs the multi-turn tool loop on a batch of prompts.
@@ -126,6 +132,7 @@ func generate(ctx context.Context, smp *sampler.Sampler, proto *tokenizer.Protoc
 	return rollout.Run(ctx, sess, len(prompts), proto, tools, rollout.Options{
 		Budget: o.budget, MaxTurns: o.maxTurns, UseTools: o.useTools, EndIDs: ends, ToolCallEnd: sp.ToolCallEnd,
 		Concurrency: max(o.concurrency, 1), ToolDeadline: time.Duration(o.toolDeadlineS * float64(time.Second)),
+		Progress: o.progress,
 	})
 }
 

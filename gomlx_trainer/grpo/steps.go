@@ -37,11 +37,16 @@ func (t *trainer) warmStart(ctx context.Context) error {
 func (t *trainer) save() error {
 	t.st.Config, t.st.RNG = t.cfg, marshalRNG(t.rngSrc)
 	t.st.DataEpoch, t.st.DataPosition = t.data.epoch, t.data.pos
-	dir := filepath.Join(t.run.CkptDir(), CheckpointName(t.st.Step))
+	dir, start := filepath.Join(t.run.CkptDir(), CheckpointName(t.st.Step)), time.Now()
+	t.log.Printf("saving checkpoint %s (%d parameters)", dir, t.model.Config.Params())
 	if err := SaveCheckpoint(dir, t.model, t.tokJSON, t.st); err != nil {
 		return err
 	}
-	t.log.Printf("checkpoint %s", dir)
+	size, err := diskBytes(dir)
+	if err != nil {
+		return fmt.Errorf("grpo: checkpoint %s: %w", dir, err)
+	}
+	t.log.Printf("checkpoint %s: %s in %.1fs", dir, byteSize(size), time.Since(start).Seconds())
 	return pruneCheckpoints(t.run.CkptDir(), t.cfg.KeepCkpts)
 }
 
@@ -56,7 +61,7 @@ func (t *trainer) evaluate(ctx context.Context) error {
 		ModelName: fmt.Sprintf("%s@step-%d", filepath.Base(cfg.Save), t.st.Step), Problems: t.evalSet,
 		K: cfg.NSamplesPerEvalPrompt, Budget: cfg.EvalMaxResponseLen, Temperature: cfg.EvalTemperature,
 		TopP: cfg.EvalTopP, Scorer: cfg.RMType, UseTools: cfg.UseTools, MaxTurns: cfg.MaxTurns,
-		Seed: uint64(cfg.Seed), BatchSize: evalBatch(cfg),
+		Seed: uint64(cfg.Seed), BatchSize: evalBatch(cfg), Progress: t.log.w,
 	})
 	if err != nil {
 		return err
@@ -114,11 +119,12 @@ func (t *trainer) sample(ctx context.Context) (*rolloutBatch, error) {
 		chunk = len(r.prompts)
 	}
 	seed := t.rng.Uint64()
+	ph := t.log.phase(fmt.Sprintf("rollout %d", t.st.Rollout+1), len(r.prompts), chunk, cfg.RolloutMaxResponseLen)
 	for c := 0; c < len(r.prompts); c += chunk {
 		part, stats, err := generate(ctx, t.smp, t.proto, t.tools, r.prompts[c:min(c+chunk, len(r.prompts))], genOptions{
 			budget: cfg.RolloutMaxResponseLen, temperature: cfg.RolloutTemperature, topP: cfg.RolloutTopP,
 			topK: cfg.RolloutTopK, useTools: cfg.UseTools, maxTurns: cfg.MaxTurns, concurrency: cfg.ToolConcurrency,
-			seed: seed + uint64(c), toolDeadlineS: cfg.ToolTimeout + 5,
+			seed: seed + uint64(c), toolDeadlineS: cfg.ToolTimeout + 5, progress: ph.batch(),
 		})
 		if err != nil {
 			return nil, err

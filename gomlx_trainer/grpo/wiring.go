@@ -51,8 +51,8 @@ type samplerSession struct {
 	seen []int // ids of each sequence already handed to the rollout loop
 }
 
-func (a *samplerSession) Generate(ctx context.Context, active, maxNew []int) ([]rollout.Turn, error) {
-	if err := a.ss.Run(ctx); err != nil {
+func (a *samplerSession) Generate(ctx context.Context, active, maxNew []int, step func(rollout.StepReport)) ([]rollout.Turn, error) {
+	if err := a.run(ctx, active, step); err != nil {
 		return nil, err
 	}
 	turns := make([]rollout.Turn, len(active))
@@ -65,6 +65,41 @@ func (a *samplerSession) Generate(ctx context.Context, active, maxNew []int) ([]
 		a.seen[i] = len(r.IDs)
 	}
 	return turns, nil
+}
+
+// run steps the session until no sequence is active or ctx ends, as
+// sampler.Session.Run does, and reports each step to step when it is not nil.
+func (a *samplerSession) run(ctx context.Context, active []int, step func(rollout.StepReport)) error {
+	if step == nil {
+		return a.ss.Run(ctx)
+	}
+	running := slices.Clone(active)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		before := a.ss.Sampled()
+		more, err := a.ss.Step()
+		if err != nil {
+			return err
+		}
+		r := rollout.StepReport{Sampled: a.ss.Sampled() - before}
+		running = slices.DeleteFunc(running, func(i int) bool {
+			if a.ss.Active(i) {
+				return false
+			}
+			last := -1
+			if ids := a.ss.Result(i).IDs; len(ids) > 0 {
+				last = ids[len(ids)-1]
+			}
+			r.Stopped = append(r.Stopped, last)
+			return true
+		})
+		step(r)
+		if !more {
+			return nil
+		}
+	}
 }
 
 func (a *samplerSession) Append(i int, ids []int) error {

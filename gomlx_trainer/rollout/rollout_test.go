@@ -65,8 +65,11 @@ type fakeSession struct {
 
 func turnOf(text string, stop int) []int { return append(bytesIDs(text), stop) }
 
-func (f *fakeSession) Generate(_ context.Context, active, maxNew []int) ([]Turn, error) {
+// Generate plays the next turn of each active sequence, as a sampler would:
+// step k samples token k of every turn that is that long.
+func (f *fakeSession) Generate(_ context.Context, active, maxNew []int, step func(StepReport)) ([]Turn, error) {
 	out := make([]Turn, len(active))
+	longest := 0
 	for j, i := range active {
 		ids := f.script[i][f.next[i]]
 		f.next[i]++
@@ -78,6 +81,19 @@ func (f *fakeSession) Generate(_ context.Context, active, maxNew []int) ([]Turn,
 			lp[k] = -0.5
 		}
 		out[j] = Turn{IDs: ids, LogProbs: lp}
+		longest = max(longest, len(ids))
+	}
+	for k := 1; step != nil && k <= longest; k++ {
+		var r StepReport
+		for _, tr := range out {
+			if len(tr.IDs) >= k {
+				r.Sampled++
+			}
+			if len(tr.IDs) == k {
+				r.Stopped = append(r.Stopped, tr.IDs[k-1])
+			}
+		}
+		step(r)
 	}
 	return out, nil
 }
@@ -116,9 +132,11 @@ func (f *fakeTools) Run(ctx context.Context, code string) (ToolOutput, error) {
 	return ToolOutput{Text: "out(" + code + ")"}, nil
 }
 
-func TestRun(t *testing.T) {
-	call := func(code string) []int { return turnOf("<tool_call>code:"+code, callID) }
-	script := [][][]int{
+func call(code string) []int { return turnOf("<tool_call>code:"+code, callID) }
+
+// script plays every way a sample can end.
+func script() [][][]int {
+	return [][][]int{
 		{turnOf("hi", endID)},                                   // 0: plain answer
 		{call("1+1"), turnOf("ans 2", endID)},                   // 1: one tool call
 		{call("a"), call("b"), call("c"), turnOf("x", endID)},   // 2: third call passes the limit of 2
@@ -130,8 +148,15 @@ func TestRun(t *testing.T) {
 		{turnOf("abc", 'z')},                                    // 8: the sampler stopped early (cache full)
 		{call("silent"), call("1"), turnOf("k", endID)},         // 9: a call that printed nothing
 	}
-	n := len(script)
-	sess := &fakeSession{script: script, next: make([]int, n), appended: make([][]int, n)}
+}
+
+func newFakeSession(script [][][]int) *fakeSession {
+	return &fakeSession{script: script, next: make([]int, len(script)), appended: make([][]int, len(script))}
+}
+
+func TestRun(t *testing.T) {
+	sess := newFakeSession(script())
+	n := len(sess.script)
 	tools := &fakeTools{}
 	opt := Options{Budget: 120, MaxTurns: 2, UseTools: true, EndIDs: []int{endID}, ToolCallEnd: callID, Concurrency: 2}
 	samples, st, err := Run(context.Background(), sess, n, fakeProto{}, tools, opt)
@@ -196,10 +221,52 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// statusLog keeps every Status it hears.
+type statusLog []Status
+
+func (l *statusLog) Update(s Status) { *l = append(*l, s) }
+
+func TestRunProgress(t *testing.T) {
+	sess := newFakeSession(script())
+	n := len(sess.script)
+	var got statusLog
+	opt := Options{Budget: 120, MaxTurns: 2, UseTools: true, EndIDs: []int{endID}, ToolCallEnd: callID, Concurrency: 2, Progress: &got}
+	samples, st, err := Run(context.Background(), sess, n, fakeProto{}, &fakeTools{}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Mid-turn: sequence 0 ends its answer at step 3, sequence 8 is cut by its
+	// sampler at step 4 (sequence 0 samples nothing there); sequences stopped
+	// at a tool call are not finished.
+	if len(got) < 4 {
+		t.Fatalf("%d updates, want at least one per decoding step", len(got))
+	}
+	if want := (Status{Total: n, Finished: 1, Tokens: 3 * n, Steps: 3, StepsLeft: 117}); got[2] != want {
+		t.Errorf("after step 3: %+v, want %+v", got[2], want)
+	}
+	if want := (Status{Total: n, Finished: 2, Tokens: 4*n - 1, Steps: 4, StepsLeft: 116}); got[3] != want {
+		t.Errorf("after step 4: %+v, want %+v", got[3], want)
+	}
+	calls := 0
+	for _, s := range samples {
+		calls += s.ToolCalls
+	}
+	last := got[len(got)-1]
+	if want := (Status{Total: n, Finished: n, Tokens: st.SampledTokens, ToolCalls: calls, Steps: last.Steps}); last != want {
+		t.Errorf("last update %+v, want %+v", last, want)
+	}
+	for k := 1; k < len(got); k++ {
+		a, b := got[k-1], got[k]
+		if b.Finished < a.Finished || b.Tokens < a.Tokens || b.Steps < a.Steps || b.ToolCalls < a.ToolCalls || b.ToolCalls > a.ToolCalls+1 {
+			t.Errorf("update %d went from %+v to %+v", k, a, b)
+		}
+	}
+}
+
 func TestRunWithoutTools(t *testing.T) {
 	// With tools off, </tool_call> is an ordinary token inside the turn.
 	turn := append(append(bytesIDs("<tool_call>code:x"), callID), turnOf("y", endID)...)
-	sess := &fakeSession{script: [][][]int{{turn}}, next: make([]int, 1), appended: make([][]int, 1)}
+	sess := newFakeSession([][][]int{{turn}})
 	samples, _, err := Run(context.Background(), sess, 1, fakeProto{}, nil, Options{Budget: 100, EndIDs: []int{endID}, ToolCallEnd: callID})
 	if err != nil {
 		t.Fatal(err)

@@ -79,6 +79,7 @@ type Session struct {
 	pending [][]int           // tokens to feed each row at its next step
 	active  []bool
 	results []Result
+	sampled int // tokens sampled so far, over all sequences
 }
 
 // Start checks the prompts and options and returns a session whose first Step
@@ -369,6 +370,7 @@ func (ss *Session) Step() (bool, error) {
 			r.IDs = append(r.IDs, id)
 			r.LogProbs = append(r.LogProbs, logProbs[i])
 			r.Sampled = append(r.Sampled, true)
+			ss.sampled++
 			ss.pending[i] = []int{id}
 			switch {
 			case ss.stop[id]:
@@ -442,6 +444,10 @@ func (ss *Session) Append(i int, ids []int) error {
 
 // Active reports whether sequence i is still generating.
 func (ss *Session) Active(i int) bool { return ss.active[i] }
+
+// Sampled returns the number of tokens the session has sampled so far, over
+// all sequences (appended tokens not included).
+func (ss *Session) Sampled() int { return ss.sampled }
 
 // Len is the number of sequences.
 func (ss *Session) Len() int { return len(ss.active) }
