@@ -100,13 +100,16 @@ type rolloutBatch struct {
 func (t *trainer) sample(ctx context.Context) (*rolloutBatch, error) {
 	cfg, start := t.cfg, time.Now()
 	r := &rolloutBatch{}
-	for len(r.problems) < cfg.RolloutBatchSize {
+	for skipped := 0; len(r.problems) < cfg.RolloutBatchSize; {
 		p := t.data.next()
 		ids, err := t.proto.PromptIDs(p.Text)
 		if err != nil {
 			return nil, err
 		}
 		if len(ids) > cfg.RolloutMaxPromptLen {
+			if skipped++; skipped >= len(t.train) {
+				return nil, fmt.Errorf("grpo: no training prompt fits rollout_max_prompt_len %d (e.g. %s: %d tokens)", cfg.RolloutMaxPromptLen, p.ID, len(ids))
+			}
 			continue
 		}
 		r.problems = append(r.problems, p)

@@ -3,6 +3,7 @@ package grpo
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -99,4 +100,16 @@ func sampledLengths(r RolloutLog) []float64 {
 		}
 	}
 	return out
+}
+
+// TestNoPromptFits stops with an error naming the knob when no training prompt
+// fits rollout_max_prompt_len, instead of drawing prompts for ever.
+func TestNoPromptFits(t *testing.T) {
+	cfg := smokeConfig(t)
+	cfg.SFTSteps, cfg.EvalPromptData, cfg.RolloutMaxPromptLen = 0, "", 4
+	var log testLog
+	err := Train(context.Background(), cfg, TrainOptions{Backend: testBackend(t), Tools: arithTools{}, Progress: &log})
+	if err == nil || !strings.Contains(err.Error(), "rollout_max_prompt_len 4") {
+		t.Fatalf("Train = %v, want an error naming rollout_max_prompt_len\n%s", err, log)
+	}
 }
