@@ -76,6 +76,7 @@ func runEval(ctx context.Context, opts *evalOptions) error {
 	if err != nil {
 		return err
 	}
+	opts.Request.Progress = opts.Out
 	sum, err := grpo.RunEval(ctx, b, opts.Request)
 	if err != nil {
 		return err

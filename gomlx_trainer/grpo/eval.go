@@ -159,6 +159,7 @@ type EvalRequest struct {
 	Out         string // eval-samples JSONL file
 	BatchSize   int
 	Tools       rollout.ToolRunner // nil: a sandbox pool
+	Progress    io.Writer          // a line every 30 s while it samples (nil: none)
 	ArithDigits int                // Data "arith": largest operand length (0: the checkpoint run's, else 4)
 	ArithOps    string             // Data "arith": operations, one of arith.Ops ("": the checkpoint run's, else "*+")
 }
@@ -233,7 +234,7 @@ func RunEval(ctx context.Context, backend backends.Backend, req EvalRequest) (me
 	samples, err := Evaluate(ctx, sampler.New(backend, model), proto, tools, EvalOptions{
 		ModelName: req.Model, Problems: problems, K: req.K, Budget: req.Budget, Temperature: req.Temperature,
 		TopP: req.TopP, Scorer: req.Scorer, UseTools: req.UseTools, MaxTurns: req.MaxTurns, Seed: req.Seed,
-		BatchSize: req.BatchSize,
+		BatchSize: req.BatchSize, Progress: req.Progress,
 	})
 	if err != nil {
 		return metrics.Summary{}, err
