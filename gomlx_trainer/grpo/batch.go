@@ -19,9 +19,9 @@ type Sequence struct {
 	Advantage   float64
 }
 
-// padLength returns the padded sequence length used for n tokens: a multiple of
+// PadLength returns the padded sequence length used for n tokens: a multiple of
 // 32 up to 256, then of 128, so that the graphs compile for few shapes.
-func padLength(n int) int {
+func PadLength(n int) int {
 	step := 32
 	if n > 256 {
 		step = 128
@@ -44,7 +44,7 @@ func packBatch(seqs []Sequence) (Batch, error) {
 		}
 		longest = max(longest, len(s.Prompt)+len(s.Response))
 	}
-	t := padLength(longest)
+	t := PadLength(longest)
 	b := Batch{
 		IDs: make([][]int32, len(seqs)), Targets: make([][]int32, len(seqs)),
 		OldLogProbs: make([][]float32, len(seqs)), Weights: make([][]float32, len(seqs)),
@@ -113,7 +113,7 @@ func tokenMicroBatches(lengths []int, budget int) [][]int {
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(lengths[b], lengths[a]) })
 	var out [][]int
 	for len(order) > 0 {
-		rows := max(budget/padLength(lengths[order[0]]), 1) // longest first: the first row sets the padded length
+		rows := max(budget/PadLength(lengths[order[0]]), 1) // longest first: the first row sets the padded length
 		rows = min(rows, len(order))
 		out = append(out, order[:rows:rows])
 		order = order[rows:]

@@ -47,7 +47,7 @@ func TestTokenMicroBatchesCoverAndFit(t *testing.T) {
 				seen[i]++
 				longest = max(longest, lengths[i])
 			}
-			if cost := len(rows) * padLength(longest); len(rows) > 1 && cost > budget {
+			if cost := len(rows) * PadLength(longest); len(rows) > 1 && cost > budget {
 				t.Errorf("budget %d: micro-batch %v costs %d padded tokens", budget, rows, cost)
 			}
 		}

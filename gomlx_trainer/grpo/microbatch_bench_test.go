@@ -49,7 +49,7 @@ func paddingFraction(parts [][]Sequence) float64 {
 			used += n
 			longest = max(longest, n)
 		}
-		padded += len(part) * padLength(longest)
+		padded += len(part) * PadLength(longest)
 	}
 	return 1 - float64(used)/float64(padded)
 }
@@ -59,7 +59,7 @@ func paddingFraction(parts [][]Sequence) float64 {
 func shapeCount(parts [][]Sequence) int {
 	seen := map[[2]int]bool{}
 	for _, part := range parts {
-		seen[[2]int{len(part), padLength(slices.Max(seqLengths(part)))}] = true
+		seen[[2]int{len(part), PadLength(slices.Max(seqLengths(part)))}] = true
 	}
 	return len(seen)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -32,16 +33,8 @@ type Recipe struct {
 }
 
 // SeqLen is the padded length of the longest training sequence: prompt plus
-// response, padded as grpo packs a batch (a multiple of 32 up to 256 tokens,
-// then of 128).
-func (rc Recipe) SeqLen() int {
-	n := rc.PromptLen + rc.ResponseLen
-	step := 32
-	if n > 256 {
-		step = 128
-	}
-	return (n + step - 1) / step * step
-}
+// response, padded as grpo packs a batch (grpo.PadLength).
+func (rc Recipe) SeqLen() int { return grpo.PadLength(rc.PromptLen + rc.ResponseLen) }
 
 // Rows is the number of sequences in a micro-batch of the longest sequences.
 func (rc Recipe) Rows() int {

@@ -4,6 +4,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 )
 
 // Session is the shape of one sampling session (sampler.Session).
@@ -29,7 +30,7 @@ const (
 const defaultMaxChunk = 512
 
 // Sampling returns the peak of a sampling session under rules r. The cache
-// grows with the sequences (sampler's cacheBucket), so the phases are:
+// grows with the sequences (sampler.CacheBucket), so the phases are:
 //
 //	prefill: resident + cache at the prompt's slots + a step of the prompt's first chunk
 //	decode:  resident + cache at the final slots + a step of one token (or, with
@@ -49,13 +50,13 @@ func Sampling(cfg qwen3.Config, s Session, r Rules) Breakdown {
 	if maxChunk <= 0 {
 		maxChunk = defaultMaxChunk
 	}
-	capacity := cacheCapacity(s.PromptLen + s.ResponseLen)
-	first := cacheBucket(s.PromptLen, capacity)
-	final := cacheBucket(s.PromptLen+s.ResponseLen, capacity)
-	prefill := min(chunkBucket(min(s.PromptLen, maxChunk)), first)
+	capacity := sampler.DefaultCapacity(s.PromptLen + s.ResponseLen)
+	first := sampler.CacheBucket(s.PromptLen, capacity)
+	final := sampler.CacheBucket(s.PromptLen+s.ResponseLen, capacity)
+	prefill := min(sampler.ChunkBucket(min(s.PromptLen, maxChunk)), first)
 	decode := 1
 	if s.AppendChunks {
-		decode = min(chunkBucket(maxChunk), final)
+		decode = min(sampler.ChunkBucket(maxChunk), final)
 	}
 	cache := func(slots int) []Term { return []Term{{TermCache, kvCache(cfg, s, slots)}} }
 	return peak(
@@ -105,42 +106,4 @@ func stepWorkingSet(cfg qwen3.Config, s Session, chunk, slots int, r Rules) int6
 		mlp += bc * i * d
 	}
 	return max(attention, mlp) + 3*4*int64(s.Batch)*int64(cfg.VocabSize)
-}
-
-// cacheCapacity is the sampler's default capacity for n tokens per sequence:
-// 64 doubled until it holds n (sampler.Options.Capacity).
-func cacheCapacity(n int) int {
-	c := 64
-	for c < n {
-		c *= 2
-	}
-	return c
-}
-
-// cacheBucket mirrors the sampler's cacheBucket: the slots allocated while
-// the longest sequence holds n tokens, a power of two from 64 up to 2048, then
-// a multiple of 2048, at most capacity.
-func cacheBucket(n, capacity int) int {
-	const linearFrom = 2048
-	w := 64
-	for w < n && w < linearFrom {
-		w *= 2
-	}
-	if w < n {
-		w = (n + linearFrom - 1) / linearFrom * linearFrom
-	}
-	return min(w, capacity)
-}
-
-// chunkBucket mirrors the sampler's chunkBucket: a chunk of n tokens is padded
-// to 1 or to a power of two from 16.
-func chunkBucket(n int) int {
-	if n <= 1 {
-		return 1
-	}
-	b := 16
-	for b < n {
-		b *= 2
-	}
-	return b
 }

@@ -262,8 +262,8 @@ func TestCacheBucket(t *testing.T) {
 		{513, 1024, 1024}, {1000, 1024, 1024}, {100, 64, 64}, {300, 300, 300}, {2049, 20000, 4096},
 		{6000, 20000, 6144}, {8193, 8704, 8704},
 	} {
-		if got := cacheBucket(c.n, c.capacity); got != c.want {
-			t.Errorf("cacheBucket(%d, %d) = %d, want %d", c.n, c.capacity, got, c.want)
+		if got := CacheBucket(c.n, c.capacity); got != c.want {
+			t.Errorf("CacheBucket(%d, %d) = %d, want %d", c.n, c.capacity, got, c.want)
 		}
 	}
 }

@@ -119,10 +119,7 @@ func (s *Sampler) Start(prompts [][]int, opts Options) (*Session, error) {
 	}
 	capacity := opts.Capacity
 	if capacity == 0 {
-		capacity = 64
-		for capacity < longest+opts.MaxNewTokens {
-			capacity *= 2
-		}
+		capacity = DefaultCapacity(longest + opts.MaxNewTokens)
 	}
 	if longest >= capacity {
 		return nil, fmt.Errorf("sampler: prompt of %d tokens leaves no room in a cache of %d", longest, capacity)
@@ -157,7 +154,7 @@ func (s *Sampler) Start(prompts [][]int, opts Options) (*Session, error) {
 	if sess.rng, err = graph.RNGStateFromSeed(int64(opts.Seed)); err != nil {
 		return nil, fmt.Errorf("sampler: %w", err)
 	}
-	initial := cacheBucket(longest, capacity)
+	initial := CacheBucket(longest, capacity)
 	if opts.FullCache {
 		initial = capacity
 	}
@@ -260,9 +257,19 @@ func (s *Sampler) exec(m mode) (*mlctx.Exec, error) {
 	return e, nil
 }
 
-// chunkBucket rounds a chunk length up to 1 or a power of two from 16, so that
+// DefaultCapacity is the cache capacity a session takes when Options.Capacity
+// is 0, for sequences of at most n tokens: 64 doubled until it holds n.
+func DefaultCapacity(n int) int {
+	c := 64
+	for c < n {
+		c *= 2
+	}
+	return c
+}
+
+// ChunkBucket rounds a chunk length up to 1 or a power of two from 16, so that
 // few graphs are compiled.
-func chunkBucket(n int) int {
+func ChunkBucket(n int) int {
 	if n <= 1 {
 		return 1
 	}
@@ -273,13 +280,13 @@ func chunkBucket(n int) int {
 	return b
 }
 
-// cacheBucket is how many cache slots per sequence are allocated while the
+// CacheBucket is how many cache slots per sequence are allocated while the
 // longest sequence holds n tokens: a power of two from 64 up to 2048, then a
 // multiple of 2048, at most the capacity. Each step attends over all allocated
 // slots, so the cache grows with the sequences rather than being read at full
 // capacity from the first token. Each length compiles its own step graphs, so
 // the lengths are few: 10 up to 8k tokens, 14 up to 16k.
-func cacheBucket(n, capacity int) int {
+func CacheBucket(n, capacity int) int {
 	const linearFrom = 2048
 	w := 64
 	for w < n && w < linearFrom {
@@ -313,11 +320,11 @@ func (ss *Session) Step() (bool, error) {
 	}
 	if allocated := ss.cache[0].Shape().Dimensions[2]; reach > allocated {
 		var err error
-		if ss.cache, err = ss.s.grow(ss.cache, cacheBucket(reach, ss.capacity)); err != nil {
+		if ss.cache, err = ss.s.grow(ss.cache, CacheBucket(reach, ss.capacity)); err != nil {
 			return false, err
 		}
 	}
-	chunk := min(chunkBucket(longest), ss.cache[0].Shape().Dimensions[2])
+	chunk := min(ChunkBucket(longest), ss.cache[0].Shape().Dimensions[2])
 	tokens := make([][]int32, n)
 	start := make([]int32, n)
 	lens := make([]int32, n)
