@@ -45,3 +45,23 @@ func BenchmarkMLPGradient(b *testing.B) {
 	b.ReportMetric(float64(fixed)/float64(b.N)/1e6, "gomlxfix-ms/op")
 	b.ReportMetric(float64(base)/float64(fixed), "speedup")
 }
+
+// withRules runs fn with either GoMLX's original rules or this package's in
+// GoMLX's rule table, then puts ours back: the benchmark needs GoMLX's rules as
+// its baseline in the same run (the tests never swap rules).
+func withRules(ours bool, fn func()) {
+	Install()
+	saved := map[NodeType]VJP{}
+	for k := range original {
+		saved[k] = VJPRegistration[k]
+		if !ours {
+			VJPRegistration[k] = original[k]
+		}
+	}
+	defer func() {
+		for k, v := range saved {
+			VJPRegistration[k] = v
+		}
+	}()
+	fn()
+}
