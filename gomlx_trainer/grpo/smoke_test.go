@@ -80,8 +80,8 @@ func TestSmokeKeeps(t *testing.T) {
 	if s.RolloutMaxResponseLen != 4096 || s.NumRollout != 120 || s.NSamplesPerPrompt != 8 || s.EvalMaxResponseLen != 64 {
 		t.Errorf("kept knobs changed, or the others did not: %+v", s)
 	}
-	if s.GlobalBatchSize != 32 || s.MicroBatchSize != 8 {
-		t.Errorf("global batch %d, micro batch %d; want 32 (4 prompts x 8) and 8", s.GlobalBatchSize, s.MicroBatchSize)
+	if want := min(c.MicroBatchSize, 32); s.GlobalBatchSize != 32 || s.MicroBatchSize != want {
+		t.Errorf("global batch %d, micro batch %d; want 32 (4 prompts x 8) and the recipe's %d", s.GlobalBatchSize, s.MicroBatchSize, want)
 	}
 
 	for _, tc := range []struct {
