@@ -1,11 +1,9 @@
 package grpo
 
 import (
-	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
@@ -33,14 +30,16 @@ type TrainState struct {
 	Config       Config `json:"config"`        // the run's resolved config
 }
 
-// CheckpointVersion is the version of the checkpoint layout written by SaveCheckpoint.
-const CheckpointVersion = 1
+// CheckpointVersion is the version of the checkpoint layout written by
+// SaveCheckpoint. Version 2 keeps the optimizer state as float32 safetensors
+// (optimizer.safetensors); version 1 kept it as gob and is not read.
+const CheckpointVersion = 2
 
 // The files of a checkpoint folder besides the Hugging Face ones (config.json,
 // model.safetensors, tokenizer.json).
 const (
 	stateFile     = "trainer_state.json"
-	optimizerFile = "optimizer.gob"
+	optimizerFile = "optimizer.safetensors"
 )
 
 // CheckpointName returns the folder name of the checkpoint after step.
@@ -76,9 +75,7 @@ func SaveCheckpoint(dir string, model *qwen3.Model, tokenizerJSON []byte, st Tra
 			return fmt.Errorf("grpo: checkpoint: %w", err)
 		}
 	}
-	if err := atomicfile.Write(filepath.Join(tmp, optimizerFile), func(w io.Writer) error {
-		return writeOptimizer(w, model.Ctx)
-	}); err != nil {
+	if err := writeOptimizer(filepath.Join(tmp, optimizerFile), model.Ctx); err != nil {
 		return fmt.Errorf("grpo: checkpoint: optimizer state: %w", err)
 	}
 	st.Version = CheckpointVersion
@@ -130,13 +127,8 @@ func LoadCheckpoint(dir string, dtype dtypes.DType) (*qwen3.Model, TrainState, e
 	if err != nil {
 		return nil, st, fmt.Errorf("grpo: checkpoint: %w", err)
 	}
-	f, err := os.Open(filepath.Join(dir, optimizerFile))
-	if err != nil {
-		return nil, st, fmt.Errorf("grpo: checkpoint: %w", err)
-	}
-	defer f.Close()
-	if err := readOptimizer(f, model.Ctx); err != nil {
-		return nil, st, fmt.Errorf("grpo: checkpoint %s: %w", filepath.Join(dir, optimizerFile), err)
+	if err := readOptimizerState(dir, model.Ctx); err != nil {
+		return nil, st, err
 	}
 	return model, st, nil
 }
@@ -191,63 +183,78 @@ func pruneCheckpoints(ckptDir string, keep int) error {
 	return nil
 }
 
-// savedVar is one optimizer variable in optimizer.gob.
-type savedVar struct {
-	Scope, Name string
-}
-
-// writeOptimizer writes every variable under AdamScope and GradAccumScope:
-// a count, then (scope, name, tensor) triples.
-func writeOptimizer(w io.Writer, ctx *context.Context) error {
+// optimizerVars are the variables of the optimizer state: under AdamScope
+// (moments and step) and GradAccumScope (gradient accumulators).
+func optimizerVars(ctx *context.Context) []*context.Variable {
 	var vars []*context.Variable
 	for v := range ctx.IterVariables() {
-		if strings.HasPrefix(v.Scope(), AdamScope) || strings.HasPrefix(v.Scope(), GradAccumScope) {
+		if isOptimizerScope(v.Scope()) {
 			vars = append(vars, v)
 		}
 	}
-	enc := gob.NewEncoder(w)
-	if err := enc.Encode(len(vars)); err != nil {
-		return err
+	return vars
+}
+
+func isOptimizerScope(scope string) bool {
+	return strings.HasPrefix(scope, AdamScope) || strings.HasPrefix(scope, GradAccumScope)
+}
+
+// writeOptimizer writes the optimizer state to path as float32 safetensors,
+// one tensor per variable named scope + "/" + name, one tensor in memory at a
+// time; the file appears whole or not at all.
+func writeOptimizer(path string, ctx *context.Context) error {
+	var list []qwen3.WriteTensor
+	for _, v := range optimizerVars(ctx) {
+		list = append(list, qwen3.WriteTensor{Name: v.Scope() + "/" + v.Name(), Shape: v.Shape().Dimensions,
+			Values: func() ([]float32, error) {
+				t, err := v.Value()
+				if err != nil {
+					return nil, err
+				}
+				return qwen3.Float32s(t)
+			}})
 	}
-	for _, v := range vars {
-		t, err := v.Value()
-		if err != nil {
-			return err
-		}
-		if err := enc.Encode(savedVar{Scope: v.Scope(), Name: v.Name()}); err != nil {
-			return err
-		}
-		if err := t.GobSerialize(enc); err != nil {
-			return err
-		}
+	return qwen3.WriteSafetensors(path, "F32", list)
+}
+
+// readOptimizerState restores a checkpoint folder's optimizer state into ctx.
+func readOptimizerState(dir string, ctx *context.Context) error {
+	path := filepath.Join(dir, optimizerFile)
+	if err := readOptimizer(path, ctx); err != nil {
+		return fmt.Errorf("grpo: checkpoint %s: %w", path, err)
 	}
 	return nil
 }
 
 // readOptimizer restores the variables written by writeOptimizer into ctx.
-func readOptimizer(r io.Reader, ctx *context.Context) error {
-	dec := gob.NewDecoder(r)
-	var n int
-	if err := dec.Decode(&n); err != nil {
+func readOptimizer(path string, ctx *context.Context) error {
+	ck, err := qwen3.OpenSafetensors(path)
+	if err != nil {
 		return err
 	}
-	for i := 0; i < n; i++ {
-		var sv savedVar
-		if err := dec.Decode(&sv); err != nil {
-			return fmt.Errorf("variable %d: %w", i, err)
+	defer ck.Close()
+	for _, name := range ck.Names() {
+		i := strings.LastIndex(name, "/")
+		scope, vname := name[:max(i, 0)], name[i+1:]
+		if i < 0 || !isOptimizerScope(scope) {
+			return fmt.Errorf("tensor %q is not an optimizer variable", name)
 		}
-		if !strings.HasPrefix(sv.Scope, AdamScope) && !strings.HasPrefix(sv.Scope, GradAccumScope) {
-			return fmt.Errorf("variable %d: scope %q is not an optimizer scope", i, sv.Scope)
+		sub := ctx.InAbsPath(scope).Checked(false)
+		v := sub.GetVariable(vname)
+		dtype := dtypes.Float32
+		if v != nil {
+			dtype = v.Shape().DType
 		}
-		t, err := tensors.GobDeserialize(dec)
+		t, err := ck.Read(name, dtype)
 		if err != nil {
-			return fmt.Errorf("variable %s/%s: %w", sv.Scope, sv.Name, err)
+			return err
 		}
-		sub := ctx.InAbsPath(sv.Scope).Checked(false)
-		if v := sub.GetVariable(sv.Name); v != nil {
-			v.MustSetValue(t)
+		if v != nil {
+			if err := v.SetValue(t); err != nil {
+				return fmt.Errorf("variable %s: %w", name, err)
+			}
 		} else {
-			sub.VariableWithValue(sv.Name, t).SetTrainable(false)
+			sub.VariableWithValue(vname, t).SetTrainable(false)
 		}
 	}
 	return nil

@@ -103,6 +103,20 @@ func OpenCheckpoint(dir string) (*Checkpoint, error) {
 	return c, nil
 }
 
+// OpenSafetensors opens one safetensors file of any tensor names (an
+// optimizer state, say), checking its header as OpenCheckpoint does.
+func OpenSafetensors(path string) (*Checkpoint, error) {
+	infos, file, err := readHeader(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &Checkpoint{tensors: map[string]TensorInfo{}, files: map[string]*os.File{path: file}}
+	for _, info := range infos {
+		c.tensors[info.Name] = info
+	}
+	return c, nil
+}
+
 // readHeader parses a safetensors header and checks every tensor's byte range.
 func readHeader(path string) ([]TensorInfo, *os.File, error) {
 	f, err := os.Open(path)
@@ -369,6 +383,25 @@ type WriteTensor struct {
 	Values func() ([]float32, error)
 }
 
+// encoders write float32 values as the bytes of a safetensors dtype.
+var encoders = map[string]func(buf []byte, vals []float32){
+	"F32": func(buf []byte, vals []float32) {
+		for i, v := range vals {
+			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
+		}
+	},
+	"BF16": func(buf []byte, vals []float32) {
+		for i, v := range vals {
+			binary.LittleEndian.PutUint16(buf[2*i:], float32ToBF16(v))
+		}
+	},
+	"F16": func(buf []byte, vals []float32) {
+		for i, v := range vals {
+			binary.LittleEndian.PutUint16(buf[2*i:], float32ToFloat16(v))
+		}
+	},
+}
+
 // WriteSafetensors writes tensors to path in one safetensors file with values
 // stored as dtype ("BF16", "F16" or "F32"). The header is written first (sizes
 // come from the shapes) and each tensor is fetched and written in turn, so only
@@ -378,6 +411,7 @@ func WriteSafetensors(path, dtype string, list []WriteTensor) error {
 	if !ok {
 		return fmt.Errorf("qwen3: write %s: dtype %q not supported (BF16, F16, F32)", path, dtype)
 	}
+	encode := encoders[dtype]
 	sorted := append([]WriteTensor(nil), list...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	header := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
@@ -422,16 +456,7 @@ func WriteSafetensors(path, dtype string, list []WriteTensor) error {
 				return fmt.Errorf("qwen3: write %s: tensor %q: %d values for shape %v", path, t.Name, len(vals), t.Shape)
 			}
 			buf := make([]byte, int64(n)*size)
-			for i, v := range vals {
-				switch dtype {
-				case "F32":
-					binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
-				case "BF16":
-					binary.LittleEndian.PutUint16(buf[2*i:], float32ToBF16(v))
-				case "F16":
-					binary.LittleEndian.PutUint16(buf[2*i:], float32ToFloat16(v))
-				}
-			}
+			encode(buf, vals)
 			if _, err := w.Write(buf); err != nil {
 				return err
 			}
