@@ -17,7 +17,7 @@
 # MODEL (qwen3-0.6b), DTYPE (bfloat16), TINY_MODEL (a tiny-qwen3-hf folder: also check
 # `mathrl forward` on the device against its reference.json, transformers' logits),
 # SKIP_TORCH=1 (no PyTorch side: a dry run of the mathrl side, e.g. on a CPU), GOMLX_LIMIT (130 s)
-# and TORCH_LIMIT (80 s): time limits of the two benches, so that an overrun of one
+# and TORCH_LIMIT (65 s): time limits of the two benches, so that an overrun of one
 # still leaves the other's JSON; PYTHON (python3).
 # A failed step is reported and the next one still runs; the exit status is 1 if any failed.
 set -uo pipefail
@@ -28,12 +28,12 @@ mkdir -p "$out"
 batch=${BATCH:-64} len=${LEN:-320} new=${NEW_TOKENS:-256} steps=${STEPS:-5}
 backend=${BACKEND:-cuda} model=${MODEL:-qwen3-0.6b} dtype=${DTYPE:-bfloat16}
 py=${PYTHON:-python3}
-gomlx_limit=${GOMLX_LIMIT:-130} torch_limit=${TORCH_LIMIT:-80}
+gomlx_limit=${GOMLX_LIMIT:-130} torch_limit=${TORCH_LIMIT:-65}
 failed=0
 fail() { echo "FAILED: $*"; failed=1; }
 
 echo "== mathrl doctor"
-timeout -k 5 30 "$bin" doctor | tee "$out/doctor.txt" || fail "mathrl doctor"
+timeout -k 5 10 "$bin" doctor | tee "$out/doctor.txt" || fail "mathrl doctor"
 
 if [ -n "${TINY_MODEL:-}" ]; then
   # XLA may run float32 matmuls as TF32 on the GPU (10-bit mantissa), which alone

@@ -5,18 +5,19 @@
 # under a shorter one (so an overrun cannot cost another stage its results):
 #
 #   preflight  the binary exists, is executable and runs (--help); python and CUDA toolchain
-#   probe      PROBE_LIMIT 80 s: `mathrl doctor`, then the first compile on the backend,
+#   probe      PROBE_LIMIT 85 s: `mathrl doctor`, then the first compile on the backend,
 #              `mathrl forward` of tiny-qwen3-hf (.cache/device/tiny-qwen3-hf, else a
 #              `model init --config tiny`) in float32, checked against transformers'
 #              reference.json (1e-4) when there is one, and in bf16 (reported apart, 5e-2).
 #              If the backend cannot open or that compile fails, the check stops here and
 #              writes the error and the environment into summary.txt.
 #   bench      BENCH_LIMIT 210 s: bench_h200.sh, GoMLX vs PyTorch + transformers speed
-#   train      TRAIN_LIMIT 185 s: train_h200.sh, a few GRPO steps with real tool calls
+#   train      TRAIN_LIMIT 180 s: train_h200.sh, a few GRPO steps with real tool calls
 #   export     EXPORT_STAGE_LIMIT 60 s: export_h200.sh, transformers loads the newest checkpoint
 #
-# 535 s in all. What comes back, under $OUT (default ./device-out), at most 8 files,
-# copied after each stage so a later overrun keeps them: summary.txt, logs.tar.gz
+# 535 s in all (each command inside a stage has a shorter limit than its stage: an inner
+# `timeout` runs in its own process group, which the stage's limit would not reach).
+# What comes back, under $OUT (default ./device-out), at most 8 files, after each stage so a later overrun keeps them: summary.txt, logs.tar.gz
 # (every log and text report), gomlx.json, torch.json, train.jsonl, eval.jsonl,
 # provenance.json and the training figure (training_run.png).
 #
@@ -130,7 +131,7 @@ fi
 note "python: $py ($("$py" --version 2>&1)); binary: $MATHRL_BIN; backend: $backend"
 [ -f "$MATHRL_BIN" ] || stop "preflight: no binary at $MATHRL_BIN (run scripts/device/prepare.sh and bring .cache/device)"
 [ -x "$MATHRL_BIN" ] || stop "preflight: $MATHRL_BIN is not executable"
-timeout -k 5 20 "$MATHRL_BIN" --help > "$work/logs/help.log" 2>&1 ||
+timeout -k 2 5 "$MATHRL_BIN" --help > "$work/logs/help.log" 2>&1 ||
   stop "preflight: $MATHRL_BIN --help failed: $(tail -n 5 "$work/logs/help.log")"
 
 # --- probe: the backend opens and the first compile succeeds, or stop here
@@ -139,7 +140,7 @@ probe() {
   timeout -k 5 15 "$MATHRL_BIN" doctor 2>&1 | tee "$work/logs/doctor.txt"
   if [ -z "$model" ]; then
     model=$work/probe-tiny
-    timeout -k 5 15 "$MATHRL_BIN" model init --config tiny --dtype f32 --seed 1 --out "$model" || return 2
+    timeout -k 5 10 "$MATHRL_BIN" model init --config tiny --dtype f32 --seed 1 --out "$model" || return 2
     echo '{"input_ids": [1, 2, 3, 4, 5]}' > "$work/probe_in.jsonl"
   else
     "$py" scripts/device/bench_torch.py --parity-prompt "$model/reference.json" > "$work/probe_in.jsonl" || return 2
@@ -149,7 +150,7 @@ probe() {
   echo "== first compile on $backend: mathrl forward, float32 (XLA_FLAGS += --xla_gpu_enable_triton_gemm=false, NVIDIA_TF32_OVERRIDE=0)"
   local f32flags=${XLA_FLAGS:-}
   [ "$backend" = cuda ] && f32flags="${f32flags:+$f32flags }--xla_gpu_enable_triton_gemm=false"
-  XLA_FLAGS=$f32flags NVIDIA_TF32_OVERRIDE=0 timeout -k 5 40 "$MATHRL_BIN" forward --backend "$backend" --model "$model" \
+  XLA_FLAGS=$f32flags NVIDIA_TF32_OVERRIDE=0 timeout -k 5 45 "$MATHRL_BIN" forward --backend "$backend" --model "$model" \
     --in "$work/probe_in.jsonl" --out "$work/logs/parity_f32.jsonl" || return 3
   if [ -n "${TINY_MODEL:-}" ]; then
     echo "== parity float32, tolerance 1e-4"
@@ -167,7 +168,7 @@ probe() {
 }
 export -f probe
 export work backend py
-stage probe "${PROBE_LIMIT:-80}" bash -c probe
+stage probe "${PROBE_LIMIT:-85}" bash -c probe
 case $? in
   0) ;;
   1) note "probe: the backend compiles and runs, but float32 parity failed; going on" ;;
@@ -176,7 +177,7 @@ esac
 
 # --- the rest: a failure is noted and the next stage still runs
 stage bench "${BENCH_LIMIT:-210}" env OUT="$work/bench" TINY_MODEL= bash scripts/device/bench_h200.sh
-stage train "${TRAIN_LIMIT:-185}" env OUT="$work/train" bash scripts/device/train_h200.sh
+stage train "${TRAIN_LIMIT:-180}" env OUT="$work/train" bash scripts/device/train_h200.sh
 stage export "${EXPORT_STAGE_LIMIT:-60}" env OUT="$work/export" CKPT_ROOT="$work/train/run/ckpt" bash scripts/device/export_h200.sh
 note "files in $out: $(cd "$out" && ls | tr '\n' ' ')"
 rm -rf "$work"

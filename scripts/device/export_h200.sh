@@ -15,7 +15,7 @@ py=${PYTHON:-python3}
 root=${CKPT_ROOT:-train-out/run/ckpt}
 mkdir -p "$out"
 rm -rf "$out/export-tiny"
-timeout -k 5 30 "$bin" model init --config tiny --dtype f32 --seed 5 --out "$out/export-tiny" || {
+timeout -k 5 10 "$bin" model init --config tiny --dtype f32 --seed 5 --out "$out/export-tiny" || {
   echo "FAILED: mathrl model init"
   exit 1
 }
@@ -30,5 +30,5 @@ if [ -n "${SKIP_TORCH:-}" ]; then
   exit
 fi
 echo "== transformers loads what mathrl writes"
-timeout -k 5 "${EXPORT_LIMIT:-60}" "$py" scripts/device/check_export.py "$bin" "$out/export-tiny" $ckpt || exit 1
+timeout -k 5 "${EXPORT_LIMIT:-45}" "$py" scripts/device/check_export.py "$bin" "$out/export-tiny" $ckpt || exit 1
 [ -n "$ckpt" ]

@@ -48,7 +48,7 @@ timeout -k 10 "$run_limit" "$bin" train --config retool-grpo-qwen3-4b --backend 
 echo "wall time: $(( $(date +%s) - start )) s (first calls of each shape include XLA compilation)"
 
 echo "== time split and MFU per optimizer step"
-timeout -k 5 30 "$py" - "$out/run/train.jsonl" "$peak" <<'PY' | tee "$out/split.txt" || rc=1
+timeout -k 5 20 "$py" - "$out/run/train.jsonl" "$peak" <<'PY' | tee "$out/split.txt" || rc=1
 import json, sys
 path, peak = sys.argv[1], float(sys.argv[2]) * 1e12
 rows = [json.loads(l) for l in open(path)]
