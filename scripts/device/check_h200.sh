@@ -17,7 +17,8 @@
 #
 # 535 s in all (each command inside a stage has a shorter limit than its stage: an inner
 # `timeout` runs in its own process group, which the stage's limit would not reach).
-# What comes back, under $OUT (default ./device-out), at most 8 files, after each stage so a later overrun keeps them: summary.txt, logs.tar.gz
+# What comes back, under $OUT (default ./device-out), at most 8 files, copied after
+# each stage so a later overrun keeps them: summary.txt, logs.tar.gz
 # (every log and text report), gomlx.json, torch.json, train.jsonl, eval.jsonl,
 # provenance.json and the training figure (training_run.png).
 #
