@@ -16,7 +16,9 @@
 # Knobs: MATHRL_BIN, BATCH (64), LEN (320), NEW_TOKENS (256), STEPS (5), BACKEND (cuda),
 # MODEL (qwen3-0.6b), DTYPE (bfloat16), TINY_MODEL (a tiny-qwen3-hf folder: also check
 # `mathrl forward` on the device against its reference.json, transformers' logits),
-# SKIP_TORCH=1 (no PyTorch side: a dry run of the mathrl side, e.g. on a CPU).
+# SKIP_TORCH=1 (no PyTorch side: a dry run of the mathrl side, e.g. on a CPU), GOMLX_LIMIT (130 s)
+# and TORCH_LIMIT (65 s): time limits of the two benches, so that an overrun of one
+# still leaves the other's JSON; PYTHON (python3).
 # A failed step is reported and the next one still runs; the exit status is 1 if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -25,35 +27,37 @@ out=${OUT:-bench-out}
 mkdir -p "$out"
 batch=${BATCH:-64} len=${LEN:-320} new=${NEW_TOKENS:-256} steps=${STEPS:-5}
 backend=${BACKEND:-cuda} model=${MODEL:-qwen3-0.6b} dtype=${DTYPE:-bfloat16}
+py=${PYTHON:-python3}
+gomlx_limit=${GOMLX_LIMIT:-130} torch_limit=${TORCH_LIMIT:-65}
 failed=0
 fail() { echo "FAILED: $*"; failed=1; }
 
 echo "== mathrl doctor"
-"$bin" doctor | tee "$out/doctor.txt" || fail "mathrl doctor"
+timeout -k 5 10 "$bin" doctor | tee "$out/doctor.txt" || fail "mathrl doctor"
 
 if [ -n "${TINY_MODEL:-}" ]; then
   # XLA may run float32 matmuls as TF32 on the GPU (10-bit mantissa), which alone
   # would miss 1e-4; NVIDIA_TF32_OVERRIDE=0 keeps cuBLAS in full float32.
   echo "== parity on the device: tiny-qwen3-hf, float32, against transformers' reference.json"
-  if python3 scripts/device/bench_torch.py --parity-prompt "$TINY_MODEL/reference.json" > "$out/parity_in.jsonl" &&
-    NVIDIA_TF32_OVERRIDE=0 "$bin" forward --backend "$backend" --model "$TINY_MODEL" --in "$out/parity_in.jsonl" --out "$out/parity_out.jsonl"; then
-    python3 scripts/device/bench_torch.py --parity-check "$TINY_MODEL/reference.json" "$out/parity_out.jsonl" || fail "parity"
+  if "$py" scripts/device/bench_torch.py --parity-prompt "$TINY_MODEL/reference.json" > "$out/parity_in.jsonl" &&
+    NVIDIA_TF32_OVERRIDE=0 timeout -k 5 90 "$bin" forward --backend "$backend" --model "$TINY_MODEL" --in "$out/parity_in.jsonl" --out "$out/parity_out.jsonl"; then
+    "$py" scripts/device/bench_torch.py --parity-check "$TINY_MODEL/reference.json" "$out/parity_out.jsonl" || fail "parity"
   else
     fail "parity: mathrl forward"
   fi
 fi
 
 echo "== mathrl bench (GoMLX + XLA, $dtype, $backend)"
-"$bin" bench --backend "$backend" --config "$model" --dtype "$dtype" \
+timeout -k 5 "$gomlx_limit" "$bin" bench --backend "$backend" --config "$model" --dtype "$dtype" \
   --batch "$batch" --len "$len" --new-tokens "$new" --steps "$steps" --json > "$out/gomlx.json" || fail "mathrl bench"
 cat "$out/gomlx.json"
 
 if [ -z "${SKIP_TORCH:-}" ]; then
   echo "== PyTorch + transformers (eager, SDPA, bf16)"
-  python3 scripts/device/bench_torch.py --batch "$batch" --len "$len" --new-tokens "$new" --steps "$steps" > "$out/torch.json" ||
+  timeout -k 5 "$torch_limit" "$py" scripts/device/bench_torch.py --batch "$batch" --len "$len" --new-tokens "$new" --steps "$steps" > "$out/torch.json" ||
     fail "PyTorch bench"
   cat "$out/torch.json"
   echo "== ratios"
-  python3 scripts/device/bench_torch.py --compare "$out/gomlx.json" "$out/torch.json" | tee "$out/ratios.txt" || fail "ratios"
+  "$py" scripts/device/bench_torch.py --compare "$out/gomlx.json" "$out/torch.json" | tee "$out/ratios.txt" || fail "ratios"
 fi
 exit $failed

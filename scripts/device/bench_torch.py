@@ -3,7 +3,7 @@
   bench_torch.py --batch 64 --len 320 --new-tokens 256 --steps 5   # prints one JSON object
   bench_torch.py --compare gomlx.json torch.json                    # prints the ratios
   bench_torch.py --parity-prompt reference.json                     # JSONL line for `mathrl forward`
-  bench_torch.py --parity-check reference.json forward_out.jsonl    # compares logits_last
+  bench_torch.py --parity-check reference.json forward_out.jsonl [--tol 1e-4]  # compares logits_last
 
 The model has Qwen3-0.6B's shapes with random weights (as `mathrl bench
 --config qwen3-0.6b` uses), in bfloat16 on the GPU. The training step is a
@@ -117,13 +117,14 @@ def parity_prompt(ref_path):
     print(json.dumps({"input_ids": ref["input_ids"][0]}))
 
 
-def parity_check(ref_path, out_path):
+def parity_check(ref_path, out_path, tol):
     ref = json.load(open(ref_path))["logits_last"][0]
     got = json.loads(open(out_path).readline())["logits_last"]
     scale = max(abs(v) for v in ref)
     err = max(abs(a - b) for a, b in zip(got, ref)) / scale
-    print(f"logits_last on the device vs transformers: max error relative to the largest logit {err:.2e}")
-    sys.exit(0 if err <= 1e-4 else 1)
+    print(f"logits_last on the device vs transformers: max error relative to the largest logit {err:.2e} "
+          f"(tolerance {tol:g}): {'PASS' if err <= tol else 'FAIL'}")
+    sys.exit(0 if err <= tol else 1)
 
 
 def main():
@@ -135,13 +136,14 @@ def main():
     p.add_argument("--compare", nargs=2)
     p.add_argument("--parity-prompt")
     p.add_argument("--parity-check", nargs=2)
+    p.add_argument("--tol", type=float, default=1e-4, help="--parity-check's tolerance (relative to the largest logit)")
     args = p.parse_args()
     if args.compare:
         compare(*args.compare)
     elif args.parity_prompt:
         parity_prompt(args.parity_prompt)
     elif args.parity_check:
-        parity_check(*args.parity_check)
+        parity_check(*args.parity_check, args.tol)
     else:
         bench(args)
 

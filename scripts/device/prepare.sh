@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Gathers into .cache/device (git-ignored) what the GPU check needs on a machine
-# that has no Go and no internet: the mathrl binary (x86-64 Linux, cgo, glibc >= 2.34),
-# the real Qwen3 tokenizer.json and, when $MATHRL_TEST_MODELS holds it, the
-# tiny-qwen3-hf reference checkpoint (parity on the device). Then, on the GPU
+# that has no Go and no internet: the mathrl binary (x86-64 Linux, cgo, glibc >= 2.34,
+# stripped), the real Qwen3 tokenizer.json and the tiny-qwen3-hf reference checkpoint
+# (parity on the device), from $MATHRL_TEST_MODELS or, when that is unset,
+# ../shared/models (beside the checkout) where it exists. Then, on the GPU
 # machine, with .cache/device brought along:
 #   bash scripts/device/check_h200.sh
 set -euo pipefail
@@ -12,14 +13,18 @@ tok=.cache/testdeps/qwen3/tokenizer.json
 [ -f "$tok" ] || bash scripts/setup.sh
 rm -rf "$dst.tmp"
 mkdir -p "$dst.tmp"
-CGO_ENABLED=1 GOOS=linux GOARCH=amd64 go build -o "$dst.tmp/mathrl" ./cmd/mathrl
+CGO_ENABLED=1 GOOS=linux GOARCH=amd64 go build -ldflags='-s -w' -o "$dst.tmp/mathrl" ./cmd/mathrl
+"$dst.tmp/mathrl" --help > /dev/null
 cp "$tok" "$dst.tmp/tokenizer.json"
 tiny=${MATHRL_TEST_MODELS:+$MATHRL_TEST_MODELS/tiny-qwen3-hf}
+if [ -z "${MATHRL_TEST_MODELS:-}" ] && [ -d ../shared/models/tiny-qwen3-hf ]; then
+  tiny=../shared/models/tiny-qwen3-hf
+fi
 if [ -n "$tiny" ] && [ -f "$tiny/reference.json" ]; then
   cp -r "$tiny" "$dst.tmp/tiny-qwen3-hf"
   chmod -R u+w "$dst.tmp/tiny-qwen3-hf"
 else
-  echo "prepare: no tiny-qwen3-hf (set MATHRL_TEST_MODELS): the device check will skip parity"
+  echo "prepare: no tiny-qwen3-hf (set MATHRL_TEST_MODELS): the device check will probe with a random tiny model, no parity"
 fi
 rm -rf "$dst"
 mv "$dst.tmp" "$dst"
