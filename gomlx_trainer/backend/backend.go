@@ -11,9 +11,10 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gomlx/go-xla/pkg/pjrt"
 	"github.com/gomlx/gomlx/backends"
 	_ "github.com/gomlx/gomlx/backends/simplego" // the pure Go backend
-	_ "github.com/gomlx/gomlx/backends/xla"      // XLA through a PJRT plugin (dlopen'ed; nothing is linked)
+	"github.com/gomlx/gomlx/backends/xla"        // XLA through a PJRT plugin (dlopen'ed; nothing is linked)
 )
 
 // The backend kinds accepted by --backend.
@@ -280,11 +281,40 @@ func New(opts Options) (backends.Backend, Plan, error) {
 	if err := Apply(p); err != nil {
 		return nil, p, err
 	}
-	b, err := newWithConfig(p.Config)
+	b, err := open(p)
 	if err != nil {
 		return nil, p, fmt.Errorf("backend: %s: %w", p.Config, err)
 	}
 	return b, p, nil
+}
+
+// CUDAClientOptions are the PJRT CUDA client's create options: no
+// preallocation, so that the device's memory is taken as a run needs it (and
+// the stages of a check share it), under a ceiling of 97% of the device
+// instead of XLA's default 75%, which is too little for the seed recipes (see
+// `mathrl plan`).
+func CUDAClientOptions() pjrt.NamedValuesMap {
+	return pjrt.NamedValuesMap{"preallocate": false, "memory_fraction": float32(0.97)}
+}
+
+// open opens the backend of a plan: the CUDA plugin with CUDAClientOptions,
+// anything else by its configuration.
+func open(p Plan) (backends.Backend, error) {
+	if plugin, ok := strings.CutPrefix(p.Config, "xla:"); ok && p.Kind == CUDA && filepath.IsAbs(plugin) {
+		return newXLA(plugin, CUDAClientOptions())
+	}
+	return newWithConfig(p.Config)
+}
+
+// newXLA opens the XLA backend on a plugin with client options, turning its
+// panics into errors.
+func newXLA(plugin string, options pjrt.NamedValuesMap) (b backends.Backend, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return xla.NewWithOptions(plugin, options)
 }
 
 // newWithConfig opens a GoMLX backend, turning its panics into errors.

@@ -180,3 +180,14 @@ func TestApplyReexecsOnce(t *testing.T) {
 		t.Errorf("child ran its body %d times", strings.Count(string(out), "child:"))
 	}
 }
+
+// TestOpenCUDAWithoutPluginIsAnError opens a CUDA plan whose plugin does not
+// exist: the client options path must give an error naming the plugin, not a
+// panic.
+func TestOpenCUDAWithoutPluginIsAnError(t *testing.T) {
+	plugin := filepath.Join(t.TempDir(), "xla_cuda_plugin.so")
+	_, err := open(Plan{Kind: CUDA, Config: "xla:" + plugin})
+	if err == nil || !strings.Contains(err.Error(), plugin) {
+		t.Errorf("open of a missing plugin: %v, want an error naming %s", err, plugin)
+	}
+}

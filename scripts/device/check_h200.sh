@@ -82,10 +82,19 @@ stage() { # name limit command...: runs a stage, logs it, notes the outcome
   shift 2
   echo "=== $name (limit ${limit} s)"
   t0=$(date +%s)
+  local watch=""
+  if command -v nvidia-smi > /dev/null; then # the device's memory in use, twice a second, while the stage runs
+    nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 500 > "$work/logs/$name.memory" 2>/dev/null &
+    watch=$!
+  fi
   timeout --kill-after=10 "$limit" "$@" > "$work/logs/$name.log" 2>&1
   rc=$?
+  [ -n "$watch" ] && kill "$watch" 2>/dev/null
   cat "$work/logs/$name.log"
   note "$name: exit $rc after $(( $(date +%s) - t0 )) s$([ "$rc" -eq 124 ] && echo " (over its limit)")"
+  if [ -s "$work/logs/$name.memory" ]; then
+    note "  device memory peak (nvidia-smi, 0.5 s samples): $(sort -n "$work/logs/$name.memory" | tail -1) MiB"
+  fi
   grep -E "^== parity|FAILED|PASS|FAIL|max error|split after|mathrl decode|train MFU|newest checkpoint|loaded it|^(train|decode|prefill) " \
     "$work/logs/$name.log" | sed 's/^/  /' >> "$summary"
   if [ "$rc" -ne 0 ]; then
