@@ -383,6 +383,9 @@ type WriteTensor struct {
 	Values func() ([]float32, error)
 }
 
+// writeChunk is the number of values WriteSafetensors encodes at a time.
+const writeChunk = 1 << 20
+
 // encoders write float32 values as the bytes of a safetensors dtype.
 var encoders = map[string]func(buf []byte, vals []float32){
 	"F32": func(buf []byte, vals []float32) {
@@ -412,6 +415,7 @@ func WriteSafetensors(path, dtype string, list []WriteTensor) error {
 		return fmt.Errorf("qwen3: write %s: dtype %q not supported (BF16, F16, F32)", path, dtype)
 	}
 	encode := encoders[dtype]
+	buf := make([]byte, writeChunk*size)
 	sorted := append([]WriteTensor(nil), list...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	header := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
@@ -455,10 +459,12 @@ func WriteSafetensors(path, dtype string, list []WriteTensor) error {
 			if len(vals) != n {
 				return fmt.Errorf("qwen3: write %s: tensor %q: %d values for shape %v", path, t.Name, len(vals), t.Shape)
 			}
-			buf := make([]byte, int64(n)*size)
-			encode(buf, vals)
-			if _, err := w.Write(buf); err != nil {
-				return err
+			for start := 0; start < n; start += writeChunk { // one reused buffer, not a second copy of the tensor
+				part := vals[start:min(start+writeChunk, n)]
+				encode(buf, part)
+				if _, err := w.Write(buf[:int64(len(part))*size]); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
