@@ -46,135 +46,23 @@ func WriteFigures(what string, o Inputs) ([]string, error) {
 		o.Resamples = 2000
 	}
 	var figs []figure
+	var err error
 	switch what {
 	case KindCards:
-		cards, err := modelcard.Load(o.Cards)
-		if err != nil {
-			return nil, err
-		}
-		p, err := CardBenchmarks(cards)
-		figs = append(figs, figure{"card_benchmarks", p, err})
+		figs, err = cardFigures(o)
 	case KindBudgets:
-		samples, err := readSamples(o.Samples)
-		if err != nil {
-			return nil, err
-		}
-		var cardRows []modelcard.BudgetRow
-		if o.Card != "" {
-			card, err := loadCard(o.Cards, o.Card)
-			if err != nil {
-				return nil, err
-			}
-			cardRows = card.Budgets
-		}
-		keys, runs := metrics.SplitRuns(samples)
-		var series []BudgetSeries
-		for _, key := range keys {
-			k := o.K
-			if k == 0 {
-				k = metrics.MinSamples(runs[key])
-			}
-			rows, err := metrics.BudgetTable(runs[key], o.Budgets, k, o.Resamples, rand.New(rand.NewPCG(1, 0)))
-			if err != nil {
-				return nil, fmt.Errorf("plots: %s: %w", key.Model, err)
-			}
-			series = append(series, BudgetSeries{Label: seriesLabel(rows[0]), Rows: rows})
-		}
-		suffix := ""
-		for _, s := range series {
-			if s.Simulated() {
-				suffix = "_simulated"
-			}
-		}
-		acc, err := BudgetAccuracy(cardRows, series)
-		figs = append(figs, figure{"budgets_accuracy" + suffix, acc, err})
-		tr, err := BudgetTruncation(cardRows, series)
-		figs = append(figs, figure{"budgets_truncation" + suffix, tr, err})
+		figs, err = budgetFigures(o)
 	case KindScorers:
-		f, err := os.Open(o.Validation)
-		if err != nil {
-			return nil, fmt.Errorf("plots: %w (run `mathrl scorers validate` first)", err)
-		}
-		counts, err := ReadValidationCSV(f, o.Validation)
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		var cardRows []modelcard.ScorerRow
-		if o.Card != "" {
-			card, err := loadCard(o.Cards, o.Card)
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range card.Scorers {
-				if r.Set == o.Set {
-					cardRows = append(cardRows, r)
-				}
-			}
-		}
-		p, err := ScorerCard(counts, o.Set, o.Variant, cardRows)
-		figs = append(figs, figure{"scorers_" + o.Set, p, err})
-		v, err := ScorerVariants(counts, o.Set)
-		figs = append(figs, figure{"scorers_templates_" + o.Set, v, err})
+		figs, err = scorerFigures(o)
 	case KindPassAtK:
-		samples, err := readSamples(o.Samples)
-		if err != nil {
-			return nil, err
-		}
-		keys, runs := metrics.SplitRuns(samples)
-		var series []PassAtKSeries
-		for _, key := range keys {
-			budgets := o.Budgets
-			if len(budgets) == 0 {
-				budgets = []int{key.Budget}
-			}
-			for _, b := range budgets {
-				cut, err := metrics.AtBudget(runs[key], b)
-				if err != nil {
-					return nil, err
-				}
-				s, err := metrics.Summarize(cut, metrics.MinSamples(cut))
-				if err != nil {
-					return nil, fmt.Errorf("plots: %s: %w", key.Model, err)
-				}
-				series = append(series, PassAtKSeries{Label: fmt.Sprintf("%s, %d tokens", seriesLabel(s), b), Summary: s})
-			}
-		}
-		p, err := PassAtK(series)
-		name := o.Name
-		if name == "" {
-			name = "passk"
-		}
-		figs = append(figs, figure{name, p, err})
+		figs, err = passAtKFigures(o)
 	case KindTrain:
-		f, err := os.Open(o.Metrics)
-		if err != nil {
-			return nil, err
-		}
-		steps, err := metrics.ReadStepMetrics(f, o.Metrics)
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		name := o.Name
-		if name == "" {
-			name = filepath.Base(filepath.Dir(o.Metrics))
-		}
-		evals, err := readEvalsBeside(o.Metrics)
-		if err != nil {
-			return nil, err
-		}
-		grid, err := TrainingCurves(name, steps, evals)
-		if err != nil {
-			return nil, err
-		}
-		base := filepath.Join(o.Out, "training_"+name)
-		if err := SaveGrid(grid, TrainingWidth, TrainingHeight, base); err != nil {
-			return nil, err
-		}
-		return []string{base}, nil
+		return trainingFigure(o)
 	default:
 		return nil, fmt.Errorf("plots: unknown figure %q", what)
+	}
+	if err != nil {
+		return nil, err
 	}
 	var saved []string
 	for _, f := range figs {
@@ -188,6 +76,156 @@ func WriteFigures(what string, o Inputs) ([]string, error) {
 		saved = append(saved, base)
 	}
 	return saved, nil
+}
+
+// cardFigures draws the model cards' benchmark scores (KindCards).
+func cardFigures(o Inputs) ([]figure, error) {
+	var figs []figure
+	cards, err := modelcard.Load(o.Cards)
+	if err != nil {
+		return nil, err
+	}
+	p, err := CardBenchmarks(cards)
+	figs = append(figs, figure{"card_benchmarks", p, err})
+	return figs, nil
+}
+
+// budgetFigures draws avg@k and truncation against the budget (KindBudgets).
+func budgetFigures(o Inputs) ([]figure, error) {
+	var figs []figure
+	samples, err := readSamples(o.Samples)
+	if err != nil {
+		return nil, err
+	}
+	var cardRows []modelcard.BudgetRow
+	if o.Card != "" {
+		card, err := loadCard(o.Cards, o.Card)
+		if err != nil {
+			return nil, err
+		}
+		cardRows = card.Budgets
+	}
+	keys, runs := metrics.SplitRuns(samples)
+	var series []BudgetSeries
+	for _, key := range keys {
+		k := o.K
+		if k == 0 {
+			k = metrics.MinSamples(runs[key])
+		}
+		rows, err := metrics.BudgetTable(runs[key], o.Budgets, k, o.Resamples, rand.New(rand.NewPCG(1, 0)))
+		if err != nil {
+			return nil, fmt.Errorf("plots: %s: %w", key.Model, err)
+		}
+		series = append(series, BudgetSeries{Label: seriesLabel(rows[0]), Rows: rows})
+	}
+	suffix := ""
+	for _, s := range series {
+		if s.Simulated() {
+			suffix = "_simulated"
+		}
+	}
+	acc, err := BudgetAccuracy(cardRows, series)
+	figs = append(figs, figure{"budgets_accuracy" + suffix, acc, err})
+	tr, err := BudgetTruncation(cardRows, series)
+	figs = append(figs, figure{"budgets_truncation" + suffix, tr, err})
+	return figs, nil
+}
+
+// scorerFigures draws the scorer validation counts (KindScorers).
+func scorerFigures(o Inputs) ([]figure, error) {
+	var figs []figure
+	f, err := os.Open(o.Validation)
+	if err != nil {
+		return nil, fmt.Errorf("plots: %w (run `mathrl scorers validate` first)", err)
+	}
+	counts, err := ReadValidationCSV(f, o.Validation)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	var cardRows []modelcard.ScorerRow
+	if o.Card != "" {
+		card, err := loadCard(o.Cards, o.Card)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range card.Scorers {
+			if r.Set == o.Set {
+				cardRows = append(cardRows, r)
+			}
+		}
+	}
+	p, err := ScorerCard(counts, o.Set, o.Variant, cardRows)
+	figs = append(figs, figure{"scorers_" + o.Set, p, err})
+	v, err := ScorerVariants(counts, o.Set)
+	figs = append(figs, figure{"scorers_templates_" + o.Set, v, err})
+	return figs, nil
+}
+
+// passAtKFigures draws pass@k curves (KindPassAtK).
+func passAtKFigures(o Inputs) ([]figure, error) {
+	var figs []figure
+	samples, err := readSamples(o.Samples)
+	if err != nil {
+		return nil, err
+	}
+	keys, runs := metrics.SplitRuns(samples)
+	var series []PassAtKSeries
+	for _, key := range keys {
+		budgets := o.Budgets
+		if len(budgets) == 0 {
+			budgets = []int{key.Budget}
+		}
+		for _, b := range budgets {
+			cut, err := metrics.AtBudget(runs[key], b)
+			if err != nil {
+				return nil, err
+			}
+			s, err := metrics.Summarize(cut, metrics.MinSamples(cut))
+			if err != nil {
+				return nil, fmt.Errorf("plots: %s: %w", key.Model, err)
+			}
+			series = append(series, PassAtKSeries{Label: fmt.Sprintf("%s, %d tokens", seriesLabel(s), b), Summary: s})
+		}
+	}
+	p, err := PassAtK(series)
+	name := o.Name
+	if name == "" {
+		name = "passk"
+	}
+	figs = append(figs, figure{name, p, err})
+	return figs, nil
+}
+
+// trainingFigure draws and saves the training curves of a metrics file with
+// the evaluations beside it (KindTrain), as training_NAME.
+func trainingFigure(o Inputs) ([]string, error) {
+	f, err := os.Open(o.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	steps, err := metrics.ReadStepMetrics(f, o.Metrics)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	name := o.Name
+	if name == "" {
+		name = filepath.Base(filepath.Dir(o.Metrics))
+	}
+	evals, err := readEvalsBeside(o.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	grid, err := TrainingCurves(name, steps, evals)
+	if err != nil {
+		return nil, err
+	}
+	base := filepath.Join(o.Out, "training_"+name)
+	if err := SaveGrid(grid, TrainingWidth, TrainingHeight, base); err != nil {
+		return nil, err
+	}
+	return []string{base}, nil
 }
 
 type figure struct {
