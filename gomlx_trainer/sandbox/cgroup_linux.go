@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
+	"unsafe"
 )
 
 // workerCgroups gives each worker its own cgroup with the cpu and pids
@@ -193,13 +195,29 @@ func relCgroup(p, root string) string {
 	return strings.TrimPrefix(p, root)
 }
 
-// joinCgroups moves the calling process into the cgroups (used by the init,
-// before it executes the interpreter).
-func joinCgroups(dirs []string) error {
+// cgroupFile is a worker cgroup's cgroup.procs, opened by the init so that it
+// can join the cgroup after it has left the host's file system.
+type cgroupFile struct {
+	dir string
+	fd  int
+}
+
+// openCgroups opens cgroup.procs in each of dirs, for writing.
+func openCgroups(dirs []string) ([]cgroupFile, error) {
+	var files []cgroupFile
 	for _, d := range dirs {
-		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte("0"), 0o644); err != nil {
-			return fmt.Errorf("join cgroup %s: %w", d, err)
+		fd, err := syscall.Open(filepath.Join(d, "cgroup.procs"), syscall.O_WRONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("open cgroup %s: %w", d, err)
 		}
+		files = append(files, cgroupFile{d, fd})
 	}
-	return nil
+	return files, nil
+}
+
+// join moves the calling process into the cgroup, with a raw system call.
+func (c cgroupFile) join() syscall.Errno {
+	self := []byte("0")
+	_, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.fd), uintptr(unsafe.Pointer(&self[0])), 1)
+	return errno
 }

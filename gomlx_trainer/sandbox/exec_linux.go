@@ -178,9 +178,9 @@ func (p *Pool) initCommand(level Level, spec initSpec, specJSON []byte, pp *prog
 	cmd := &exec.Cmd{
 		Path: p.self,
 		Args: []string{p.self, "sandbox-init"},
-		// One P and no GC keep the init's Go runtime at its few start-up threads:
-		// it joins the worker's cgroup, whose pids.max counts threads, and a
-		// thread it started there past the limit would crash it.
+		// With one P, which the init's own goroutine holds, and no GC, the
+		// runtime has nothing to start a thread for once the init has joined
+		// the worker's cgroup (see initMain).
 		Env:        []string{initEnv + "=" + string(specJSON), "GOMAXPROCS=1", "GOGC=off"},
 		Dir:        "/",
 		Stdout:     pp.outW,

@@ -5,36 +5,50 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"unsafe"
 )
 
 // The sandbox's init is this same binary, started by the parent with initEnv
 // set (and, at the namespaces level, already inside new namespaces). Before
-// main runs, it builds the program's view of the file system, sets the resource
-// limits, drops privileges and executes the interpreter in its own place.
-// Setup errors go to file descriptor 3, which the exec closes on success.
+// main runs, it builds the program's view of the file system, joins its
+// worker's cgroup, sets the resource limits, drops privileges and executes
+// the interpreter in its own place. Setup errors go to file descriptor 3,
+// which the exec closes on success.
 func init() {
 	if spec, ok := os.LookupEnv(initEnv); ok {
 		initMain(spec)
 	}
 }
 
+// initMain does everything that needs the Go runtime first (build the root,
+// open the cgroups' files, prepare the exec's arguments), and only then joins
+// the worker's cgroup. From there to the exec it makes raw system calls on
+// this one thread, so the runtime has no reason to start a thread: the cgroup
+// may admit a single task, which the runtime's own threads already exceed
+// (joining is allowed past the limit; starting a thread is not), and a thread
+// the runtime failed to start would crash the init. The exec then leaves the
+// interpreter as the cgroup's only task.
 func initMain(specJSON string) {
 	report := os.NewFile(3, "setup")
+	if report == nil {
+		os.Exit(127)
+	}
 	fail := func(err error) {
 		fmt.Fprintf(report, "%v", err)
 		os.Exit(127)
 	}
-	if report == nil {
-		os.Exit(127)
-	}
 	syscall.CloseOnExec(3)
+	// Pins the goroutine to this thread for the per-thread calls below, and
+	// starts the runtime's template thread now, outside the cgroup.
+	runtime.LockOSThread()
 	var s initSpec
 	if err := json.Unmarshal([]byte(specJSON), &s); err != nil {
 		fail(fmt.Errorf("init: spec: %w", err))
 	}
-	if err := joinCgroups(s.Cgroup); err != nil {
+	cgroups, err := openCgroups(s.Cgroup) // before the host's file system is gone
+	if err != nil {
 		fail(fmt.Errorf("init: %w", err))
 	}
 	if s.Level == LevelNamespaces {
@@ -44,9 +58,6 @@ func initMain(specJSON string) {
 	}
 	if err := syscall.Chdir(s.Dir); err != nil {
 		fail(fmt.Errorf("init: chdir %s: %w", s.Dir, err))
-	}
-	if err := dropPrivileges(s); err != nil {
-		fail(fmt.Errorf("init: %w", err))
 	}
 	// The address-space limit is far below what the Go runtime reserves, so
 	// everything execve needs is allocated first, and nothing is allocated
@@ -64,15 +75,33 @@ func initMain(specJSON string) {
 		fail(fmt.Errorf("init: %w", err))
 	}
 	limits := rlimits(s.Limits)
+
+	// --- raw system calls only from here on
+	for _, c := range cgroups {
+		if errno := c.join(); errno != 0 {
+			rawFail("init: join cgroup "+c.dir, errno)
+		}
+	}
+	if step, errno := dropPrivileges(s); errno != 0 {
+		rawFail("init: "+step, errno)
+	}
 	for _, l := range limits {
 		if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, uintptr(l.resource),
 			uintptr(unsafe.Pointer(&l.value)), 0, 0, 0); errno != 0 {
-			fail(fmt.Errorf("init: setrlimit %s: %w", l.name, errno))
+			rawFail("init: setrlimit "+l.name, errno)
 		}
 	}
 	_, _, errno := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(argv0)),
 		uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
-	fail(fmt.Errorf("init: exec %s: %w", s.Exe, errno))
+	rawFail("init: exec "+s.Exe, errno)
+}
+
+// rawFail reports a setup error on file descriptor 3 and ends the init, with
+// raw system calls only.
+func rawFail(msg string, errno syscall.Errno) {
+	b := []byte(msg + ": " + errno.Error())
+	syscall.RawSyscall(syscall.SYS_WRITE, 3, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 127, 0, 0)
 }
 
 const rlimitNPROC = 6 // RLIMIT_NPROC, not exported by package syscall
@@ -112,45 +141,46 @@ const (
 	securebitsLocked = 0x2f // NOROOT, NO_SETUID_FIXUP and KEEP_CAPS, each locked
 )
 
-func prctl(option, arg uintptr) error {
-	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, option, arg, 0, 0, 0, 0); errno != 0 {
-		return errno
-	}
-	return nil
+func prctl(option, arg uintptr) syscall.Errno {
+	_, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, option, arg, 0, 0, 0, 0)
+	return errno
 }
 
 // dropPrivileges switches to the dedicated uid, or (in a user namespace, where
 // there is only uid 0) removes every capability for good; then it forbids
 // gaining privileges and asks for SIGKILL when the parent dies (switching uid
-// clears that request, so it is made again here).
-func dropPrivileges(s initSpec) error {
+// clears that request, so it is made again here). The calls are raw, so they
+// change the calling thread only: the one that executes the interpreter, which
+// the exec leaves as the only one. On error it returns the failed step.
+func dropPrivileges(s initSpec) (string, syscall.Errno) {
 	if s.UID >= 0 {
-		if err := syscall.Setgroups(nil); err != nil {
-			return fmt.Errorf("setgroups: %w", err)
+		id := uintptr(s.UID)
+		if _, _, errno := syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); errno != 0 {
+			return "setgroups", errno
 		}
-		if err := syscall.Setresgid(s.UID, s.UID, s.UID); err != nil {
-			return fmt.Errorf("setresgid %d: %w", s.UID, err)
+		if _, _, errno := syscall.RawSyscall(syscall.SYS_SETRESGID, id, id, id); errno != 0 {
+			return "setresgid", errno
 		}
-		if err := syscall.Setresuid(s.UID, s.UID, s.UID); err != nil {
-			return fmt.Errorf("setresuid %d: %w", s.UID, err)
+		if _, _, errno := syscall.RawSyscall(syscall.SYS_SETRESUID, id, id, id); errno != 0 {
+			return "setresuid", errno
 		}
 	} else if s.UserNS {
 		for c := uintptr(0); c < 64; c++ {
-			if err := prctl(prCapBsetDrop, c); err != nil && err != syscall.EINVAL {
-				return fmt.Errorf("drop capability %d: %w", c, err)
+			if errno := prctl(prCapBsetDrop, c); errno != 0 && errno != syscall.EINVAL {
+				return "drop capabilities", errno
 			}
 		}
-		if err := prctl(prSetSecurebits, securebitsLocked); err != nil {
-			return fmt.Errorf("securebits: %w", err)
+		if errno := prctl(prSetSecurebits, securebitsLocked); errno != 0 {
+			return "securebits", errno
 		}
 	}
-	if err := prctl(prSetNoNewPrivs, 1); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
+	if errno := prctl(prSetNoNewPrivs, 1); errno != 0 {
+		return "no_new_privs", errno
 	}
-	if err := prctl(prSetPdeathsig, uintptr(syscall.SIGKILL)); err != nil {
-		return fmt.Errorf("pdeathsig: %w", err)
+	if errno := prctl(prSetPdeathsig, uintptr(syscall.SIGKILL)); errno != 0 {
+		return "pdeathsig", errno
 	}
-	return nil
+	return "", 0
 }
 
 // buildRoot makes the namespaces level's file system: a tmpfs root holding

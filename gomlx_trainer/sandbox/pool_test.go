@@ -269,3 +269,43 @@ func TestWorkerCgroup(t *testing.T) {
 		}
 	})
 }
+
+// TestInitInAFullCgroup runs programs in worker cgroups that admit a single
+// task. The init joins its worker's cgroup with the Go runtime's threads, so
+// the cgroup is over its limit until the exec replaces them with the program:
+// a thread the runtime started in between would fail to start and crash the
+// init. Each level at which programs get a cgroup runs 40 programs, two at a
+// time, on a machine kept busy by the test itself.
+func TestInitInAFullCgroup(t *testing.T) {
+	t.Parallel()
+	busy, stop := context.WithCancel(context.Background())
+	defer stop()
+	for range 2 {
+		go func() {
+			for busy.Err() == nil {
+			}
+		}()
+	}
+	eachLevel(t, true, func(t *testing.T, p0 *sandbox.Pool) {
+		cfg := p0.Config()
+		cfg.Workers, cfg.Processes = 2, 1
+		p := pool(t, cfg)
+		if !p.Isolation().Cgroup {
+			t.Skip("no cgroup per worker on this machine")
+		}
+		var wg sync.WaitGroup
+		for n := range 40 {
+			wg.Go(func() {
+				r, err := p.Run(context.Background(), fmt.Sprintf("print(%d)", n))
+				if err != nil {
+					t.Errorf("program %d: %v", n, err)
+					return
+				}
+				if want := fmt.Sprintf("%d\n", n); r.Stdout != want || r.ExitCode != 0 || r.Stderr != "" {
+					t.Errorf("program %d: stdout %q exit %d stderr %.200q, want %q", n, r.Stdout, r.ExitCode, r.Stderr, want)
+				}
+			})
+		}
+		wg.Wait()
+	})
+}
