@@ -21,6 +21,7 @@ func ExampleScore() {
 	// math: reward 1
 	// dapo: cannot score: non-numeric label
 	// deepscaler: reward 1
+	// verify: reward 1
 }
 
 func ExampleScoreLabel() {

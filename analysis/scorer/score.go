@@ -5,18 +5,22 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mathrl/mathrl/analysis/verify"
 )
 
-// The scorer names slime's --rm-type accepts for the math scorers.
+// The scorer names slime's --rm-type accepts for the math scorers, and
+// mathrl's own verifier (package analysis/verify).
 const (
 	Math       = "math"
 	Dapo       = "dapo"
 	DeepScaler = "deepscaler"
+	Verify     = "verify"
 )
 
-// Names lists slime's three math scorers in a fixed order: the ones that
-// `mathrl scorers validate` compares.
-func Names() []string { return []string{Math, Dapo, DeepScaler} }
+// Names lists the math scorers in a fixed order, slime's three then verify:
+// the ones that `mathrl scorers validate` compares.
+func Names() []string { return []string{Math, Dapo, DeepScaler, Verify} }
 
 // Rewards lists every name Score accepts (without the boxed_ prefix): the math
 // scorers of Names, then Retool.
@@ -32,12 +36,13 @@ var ErrUnknownScorer = errors.New("unknown scorer")
 // Result is one verdict.
 type Result struct {
 	// Reward is what slime uses as the reward: 1 or 0 for math and deepscaler,
-	// +1 or -1 for dapo (its dict's "score").
+	// +1 or -1 for dapo (its dict's "score"); 1 or 0 for verify.
 	Reward float64
 	// Correct is whether the response was judged right.
 	Correct bool
 	// Pred is dapo's normalised prediction ("[INVALID]" without an Answer:
-	// line); for math and deepscaler the extracted box content ("" when none).
+	// line); for math and deepscaler the extracted box content ("" when none);
+	// for verify the answer it compared ("" when none).
 	Pred string
 }
 
@@ -66,11 +71,12 @@ func ScoreLabel(name, response string, label Label) (Result, error) {
 }
 
 // ScoreSample scores response against label with the named scorer: "math",
-// "deepscaler", "dapo" or "retool", optionally prefixed by "boxed_" (the
+// "deepscaler", "dapo", "verify" or "retool", optionally prefixed by "boxed_" (the
 // response is first replaced by the content of its last \boxed{...}, "" if
 // none). toolCalls is the number of tool calls the response made; only retool
 // reads it. An empty or unknown name is an error wrapping ErrUnknownScorer;
-// dapo on a label that is not a number is an error wrapping ErrNonNumericLabel.
+// dapo on a label that is not a number is an error wrapping ErrNonNumericLabel;
+// verify past its deadline is an error wrapping verify.ErrDeadline.
 func ScoreSample(name, response string, label Label, toolCalls int) (Result, error) {
 	if rest, ok := strings.CutPrefix(name, BoxedPrefix); ok {
 		response, _ = ExtractBoxed(response)
@@ -83,6 +89,12 @@ func ScoreSample(name, response string, label Label, toolCalls int) (Result, err
 		return binary(DeepScalerCorrect(response, label)), nil
 	case Dapo:
 		return DapoScore(response, label)
+	case Verify:
+		v, err := verify.Check(response, label.Text)
+		if err != nil {
+			return Result{Pred: v.Answer}, fmt.Errorf("scorer: %w", err)
+		}
+		return binary(v.Correct, v.Answer), nil
 	case Retool:
 		return RetoolScore(response, label.Text, toolCalls), nil
 	}

@@ -24,13 +24,15 @@ func newScoreCmd(runF func(context.Context, *scoreOptions) error) *cobra.Command
 	opts := scoreOptions{Files: jsonl.Files{In: "-", Out: "-"}}
 	cmd := &cobra.Command{
 		Use:   "score",
-		Short: "Score JSONL responses against labels with one of slime's math scorers or the retool reward",
+		Short: "Score JSONL responses against labels with slime's math scorers, mathrl's verify or the retool reward",
 		Long: `Score reads JSON Lines, one object per line with a string "response" and a "label"
 (a string, or a number), and writes every object back in the same order with all its fields
-plus "score": 0 or 1 for math and deepscaler, 1 or -1 for dapo; retool (slime's examples/retool
+plus "score": 0 or 1 for math, deepscaler and verify (mathrl's own verifier, see
+analysis/verify), 1 or -1 for dapo; retool (slime's examples/retool
 reward) gives 1 or at most -0.6, with a bonus for tool calls read from an integer "tool_calls" field
 (as eval-samples files have it), else counted as the response's <tool_call> blocks. Where the
-scorer cannot score a line (dapo on a label that is not a number) the line gets an "error" string
+scorer cannot score a line (dapo on a label that is not a number, verify past its per-call
+deadline) the line gets an "error" string
 instead of "score".
 
 Lines are scored on every core; an output file is written atomically, so a failed run leaves no

@@ -40,7 +40,7 @@ func newScorersValidateCmd(runF func(context.Context, *scorersValidateOptions) e
 		Long: `Validate builds, for every label of every data set in the data folder, responses that state
 exactly that label (TP constructions) and responses that state the next non-equivalent label of
 the same set (FP constructions), in five templates (boxed, answer_line, boxed+answer_line,
-think+boxed, think+boxed+answer_line), and counts how math, dapo and deepscaler score them.
+think+boxed, think+boxed+answer_line), and counts how math, dapo, deepscaler and verify score them.
 
 It prints a table (or, with --json, one JSON array of {"set","scorer","variant","labels","tp",
 "fp","errors"}) and writes validation.csv and validation.md into --out. Missing data sets are

@@ -46,7 +46,7 @@ func TestScorersValidateRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var counts []map[string]any
-	if err := json.Unmarshal(stdout.Bytes(), &counts); err != nil || len(counts) != 15 {
+	if err := json.Unmarshal(stdout.Bytes(), &counts); err != nil || len(counts) != 20 {
 		t.Fatalf("JSON output: %v, %d objects\n%s", err, len(counts), stdout.String())
 	}
 	want := map[string]any{"set": "aime25", "scorer": "math", "variant": "boxed", "labels": 2.0, "tp": 2.0, "fp": 0.0, "errors": 0.0}

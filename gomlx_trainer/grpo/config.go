@@ -64,7 +64,7 @@ type Config struct {
 	OfferToolSpec   bool    `yaml:"offer_tool_spec" json:"offer_tool_spec" help:"with use_tools, list the code_interpreter spec in the system turn (the template's # Tools block); the CPU demo leaves it out to keep prompts short"`
 
 	// --- reward
-	RMType string `yaml:"rm_type" json:"rm_type" slime:"--rm-type" help:"reward: math (0/1), dapo (±1), deepscaler (0/1), retool (slime's retool reward: ±1 on the last boxed answer, a bonus for tool calls on wrong answers)"`
+	RMType string `yaml:"rm_type" json:"rm_type" slime:"--rm-type" help:"reward: math (0/1), dapo (±1), deepscaler (0/1), verify (0/1, mathrl's verifier), retool (slime's retool reward: ±1 on the last boxed answer, a bonus for tool calls on wrong answers)"`
 
 	// --- advantages and loss
 	AdvantageEstimator          string  `yaml:"advantage_estimator" json:"advantage_estimator" slime:"--advantage-estimator" help:"grpo (the only one)"`

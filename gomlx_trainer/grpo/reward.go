@@ -19,7 +19,7 @@ type Reward struct {
 type RewardFunc func(response, label string, toolCalls int) Reward
 
 // ScorerReward is the RewardFunc of a scorer of package scorer (an rm_type:
-// math, dapo, deepscaler, retool, optionally boxed_-prefixed).
+// math, dapo, deepscaler, verify, retool, optionally boxed_-prefixed).
 func ScorerReward(name string) RewardFunc {
 	return func(response, label string, toolCalls int) Reward {
 		res, err := scorer.ScoreSample(name, response, scorer.TextLabel(label), toolCalls)

@@ -118,7 +118,8 @@ func WriteMarkdown(w io.Writer, counts []Count) error {
 	b.WriteString("construction scored positive; errors count labels the scorer could not score (dapo: a label that\n")
 	b.WriteString("is not a number). Produced by `mathrl scorers validate`.\n\n")
 	b.WriteString("## Headline\n\n")
-	b.WriteString("Non-thinking = `boxed+answer_line`; thinking = `think+boxed+answer_line`.\n\n")
+	b.WriteString("Non-thinking = `boxed+answer_line`; thinking = `think+boxed+answer_line`; verify's counts are\n")
+	b.WriteString("non-thinking.\n\n")
 	get := func(set, sc, variant string) (Count, bool) {
 		for _, c := range counts {
 			if c.Set == set && c.Scorer == sc && c.Variant == variant {
@@ -127,8 +128,8 @@ func WriteMarkdown(w io.Writer, counts []Count) error {
 		}
 		return Count{}, false
 	}
-	b.WriteString("| set | labels | math TP | math FP | dapo TP | dapo FP | dapo errors | deepscaler TP non-thinking | deepscaler TP thinking | deepscaler FP thinking |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| set | labels | math TP | math FP | dapo TP | dapo FP | dapo errors | deepscaler TP non-thinking | deepscaler TP thinking | deepscaler FP thinking | verify TP | verify FP |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	seen := map[string]bool{}
 	for _, c := range counts {
 		if seen[c.Set] {
@@ -139,11 +140,12 @@ func WriteMarkdown(w io.Writer, counts []Count) error {
 		d, ok2 := get(c.Set, scorer.Dapo, BoxedAnswerLine)
 		dsn, ok3 := get(c.Set, scorer.DeepScaler, BoxedAnswerLine)
 		dst, ok4 := get(c.Set, scorer.DeepScaler, ThinkBoxedAnswerLine)
-		if !ok1 || !ok2 || !ok3 || !ok4 {
+		v, ok5 := get(c.Set, scorer.Verify, BoxedAnswerLine)
+		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", c.Set, c.Labels, m.TP, m.FP,
-			d.TP, d.FP, d.Errors, dsn.TP, dst.TP, dst.FP)
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", c.Set, c.Labels, m.TP, m.FP,
+			d.TP, d.FP, d.Errors, dsn.TP, dst.TP, dst.FP, v.TP, v.FP)
 	}
 	b.WriteString("\n## All templates\n\n")
 	t := wide(counts)

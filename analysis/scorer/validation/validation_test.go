@@ -72,8 +72,8 @@ func TestSpecCounts(t *testing.T) {
 	for _, c := range counts {
 		got[[3]string{c.Set, c.Variant, c.Scorer}] = c
 	}
-	if len(counts) != len(specCounts)*3 {
-		t.Errorf("%d counts, want %d", len(counts), len(specCounts)*3)
+	if len(counts) != len(specCounts)*len(scorer.Names()) {
+		t.Errorf("%d counts, want %d", len(counts), len(specCounts)*len(scorer.Names()))
 	}
 	for _, w := range specCounts {
 		if w.dapoRaiseTP != w.raiseFP {
@@ -83,6 +83,8 @@ func TestSpecCounts(t *testing.T) {
 			{w.set, scorer.Math, w.variant, w.labels, w.mathTP, w.mathFP, 0},
 			{w.set, scorer.Dapo, w.variant, w.labels, w.dapoTP, w.dapoFP, w.dapoRaiseTP},
 			{w.set, scorer.DeepScaler, w.variant, w.labels, w.dsTP, w.dsFP, 0},
+			// verify accepts every construction of the label and no other label's, in every template
+			{w.set, scorer.Verify, w.variant, w.labels, w.labels, 0, 0},
 		} {
 			if g := got[[3]string{want.Set, want.Variant, want.Scorer}]; g != want {
 				t.Errorf("got  %+v\nwant %+v", g, want)
@@ -159,7 +161,7 @@ func TestReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back []map[string]any
-	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back) != 15 {
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back) != 20 {
 		t.Fatalf("JSON: %v, %d objects", err, len(back))
 	}
 	for _, k := range []string{"set", "scorer", "variant", "labels", "tp", "fp", "errors"} {
@@ -181,7 +183,7 @@ func TestReports(t *testing.T) {
 		t.Errorf("csv:\n%s", csv)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "validation.md"))
-	if !strings.Contains(string(md), "| tiny | 2 | 2 | 0 | 1 | 0 | 1 | 0 | 2 | 0 |") {
+	if !strings.Contains(string(md), "| tiny | 2 | 2 | 0 | 1 | 0 | 1 | 0 | 2 | 0 | 2 | 0 |") {
 		t.Errorf("markdown headline missing:\n%s", md)
 	}
 }

@@ -1,0 +1,79 @@
+// Package verify is mathrl's own answer verifier, the `verify` scorer: it
+// accepts every correct restatement of a label it can decide and no wrong
+// answer, in bounded time, from any number of goroutines. slime's three
+// scorers (package scorer) stay exact ports; this one is written from the
+// rules below, and each verdict follows from them.
+//
+// # Extraction
+//
+// The same code reads responses and labels (Extract):
+//
+//  1. A response with "</think>" is read after the last one; a response that
+//     opens "<think>" and never closes it has no answer (it was cut off).
+//  2. The last \boxed{…} or \fbox{…} (braces nested, \{ and \} skipped), or
+//     \boxed followed by a space and one token (\boxed 5). When the last line
+//     that holds a box holds several, their contents joined by commas are a
+//     second candidate (\boxed{2} and \boxed{3} for the label 2, 3).
+//  3. Else the last line that starts with "Answer:" (any case, optionally
+//     bold, "Final answer:" too), or the text after the last "the final
+//     answer is"; what follows, up to the end of the line or sentence.
+//  4. Else the last math span: $…$, $$…$$, \(…\) or \[…\].
+//  5. Else the last non-empty line, after its last " is " if it has one.
+//
+// A raw label (\frac{1}{2}), a math-delimited one ($\frac12$) and a whole
+// solution with a box all reduce to their answer this way. Trailing periods
+// and an enclosing $…$ are removed from every candidate.
+//
+// # Normal form
+//
+// Before comparing, an answer loses: spacing macros (\, \; \: \! \quad, ~),
+// \left and \right and the \big family, \displaystyle, $ signs; \dfrac,
+// \tfrac and \cfrac become \frac; degrees (^\circ, ^{\circ}, °, \degree)
+// are dropped; a \text{…} or \mathrm{…} or a bare word after a number is a
+// unit and is dropped (5\text{ cm}, 12 inches, 30 \mbox{degrees}); "x = …"
+// and "f(x) = …" keep their right-hand side when the left is a single name
+// or call.
+//
+// # Values
+//
+// An answer is then one of:
+//
+//   - a choice letter: A to E (or a to e in parentheses), alone, in
+//     parentheses, in \text or \textbf: equal to the same letter;
+//   - a text answer: a \text{…} or a word with no math in it, equal when
+//     the words are equal ignoring case, spacing and a leading "the";
+//   - a matrix (pmatrix, bmatrix, matrix): same shape, equal entries;
+//   - an interval or a union of intervals, or an inequality in one variable
+//     (x < 3, -1 \le x < 2, x \ge 0): equal when the same set of reals, with
+//     the same endpoints and the same closedness;
+//   - a tuple (a, b, …) in parentheses: equal entries in the same order;
+//   - a set \{a, b\} or a list a, b without brackets (also a ± b, which is
+//     the set {a+b, a−b}): equal when each element of one equals an element
+//     of the other and both have the same number of distinct elements;
+//   - a scalar: an expression.
+//
+// Two scalars are equal when their values are equal, decided exactly when
+// possible: numbers are exact rationals (decimals too: 0.5 = 1/2, but 0.333
+// is not 1/3), with thousands separators (7,425,000; 1 000; 14{,}916),
+// leading points (.4), scientific notation (1.5\times10^{3}, 1.5e3), percent
+// (28\% equals 28 and 0.28), mixed numbers (2\frac{1}{2} = 5/2), \frac
+// with braced or single-token arguments (\frac13, \sqrt3), i the imaginary
+// unit. Sums, products, quotients, integer powers, roots with an exact
+// result, factorials and binomials are computed exactly over the Gaussian
+// rationals. An expression with variables is evaluated at three random
+// rational points (the same for both sides; a fixed seed, so verdicts are
+// deterministic), exactly where it can be. Where a value is not exact (π, a
+// root of a non-square, a logarithm), both sides are compared in complex
+// floating point within a relative tolerance of 1e-9 (absolute 1e-12 near
+// zero).
+//
+// # Refusals and bounds
+//
+// What cannot be computed within bounds is compared as normalised text
+// only: integer powers with results over 100,000 bits (so power towers are
+// never computed), factorials over 1000! (so 1/2004! and 1/2006! differ),
+// values that overflow a float64. Every call has a deadline (DefaultDeadline;
+// CheckWithin sets another); past it the call returns ErrDeadline and a
+// false verdict. No call starts a goroutine, and nothing it is given makes
+// it panic.
+package verify

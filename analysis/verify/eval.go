@@ -1,0 +1,120 @@
+package verify
+
+import (
+	"errors"
+	"math"
+	"math/big"
+	"math/cmplx"
+	"time"
+)
+
+// ErrDeadline is returned by a call that ran past its deadline.
+var ErrDeadline = errors.New("verify: deadline exceeded")
+
+// budget is one call's deadline, checked at every evaluation step.
+type budget struct {
+	deadline time.Time
+	steps    int
+}
+
+func (b *budget) check() error {
+	if b.steps++; b.steps%32 == 0 && time.Now().After(b.deadline) {
+		return ErrDeadline
+	}
+	return nil
+}
+
+// eval computes n with the variables of env.
+func eval(n *node, env map[string]number, bud *budget) (number, error) {
+	if err := bud.check(); err != nil {
+		return number{}, err
+	}
+	switch n.op {
+	case "num":
+		return rational(n.num), nil
+	case "var":
+		v, ok := env[n.name]
+		if !ok {
+			return number{}, errors.New("unbound variable " + n.name)
+		}
+		return v, nil
+	case "i":
+		return exactNumber(new(big.Rat), big.NewRat(1, 1))
+	case "pi":
+		return inexact(math.Pi)
+	}
+	args := make([]number, len(n.args))
+	for k, a := range n.args {
+		v, err := eval(a, env, bud)
+		if err != nil {
+			return number{}, err
+		}
+		args[k] = v
+	}
+	return apply(n.op, args)
+}
+
+// apply computes operator op on its evaluated arguments.
+func apply(op string, a []number) (number, error) {
+	switch op {
+	case "+":
+		return add(a[0], a[1])
+	case "*":
+		return mul(a[0], a[1])
+	case "/":
+		return div(a[0], a[1])
+	case "neg":
+		return neg(a[0]), nil
+	case "^":
+		return power(a[0], a[1])
+	case "!":
+		return factorial(a[0])
+	case "binom":
+		return binomial(a[0], a[1])
+	case "sqrt":
+		return squareRoot(a[0])
+	case "root":
+		inv, err := div(integer(1), a[1])
+		if err != nil {
+			return number{}, err
+		}
+		return power(a[0], inv)
+	case "abs":
+		if a[0].exact && a[0].im.Sign() == 0 {
+			return rational(new(big.Rat).Abs(a[0].re)), nil
+		}
+		return inexact(complex(cmplx.Abs(a[0].c), 0))
+	}
+	return applyFunction(op, a[0])
+}
+
+// applyFunction computes an elementary function in floating point (exactly
+// for ln 1, exp 0 and the like is not attempted: both sides go the same way).
+func applyFunction(name string, x number) (number, error) {
+	f := map[string]func(complex128) complex128{
+		"sin": cmplx.Sin, "cos": cmplx.Cos, "tan": cmplx.Tan,
+		"sec":    func(z complex128) complex128 { return 1 / cmplx.Cos(z) },
+		"csc":    func(z complex128) complex128 { return 1 / cmplx.Sin(z) },
+		"cot":    func(z complex128) complex128 { return 1 / cmplx.Tan(z) },
+		"arcsin": cmplx.Asin, "arccos": cmplx.Acos, "arctan": cmplx.Atan,
+		"sinh": cmplx.Sinh, "cosh": cmplx.Cosh, "tanh": cmplx.Tanh,
+		"ln": cmplx.Log, "log": cmplx.Log10, "lg": cmplx.Log10, "exp": cmplx.Exp,
+	}[name]
+	if f == nil {
+		return number{}, errors.New("unknown function " + name)
+	}
+	if cmplx.Abs(x.c) > 1e6 {
+		return number{}, errTooLarge
+	}
+	return inexact(f(x.c))
+}
+
+// variables lists the variable names of n.
+func variables(n *node, into map[string]bool) {
+	if n.op == "var" {
+		into[n.name] = true
+	}
+	for _, a := range n.args {
+		variables(a, into)
+	}
+}

@@ -1,0 +1,283 @@
+package verify
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Extract returns the candidate answers of a response, best first (see the
+// package doc, Extraction): the last box, then the boxes of its line joined
+// by commas; or the last "Answer:" line or final-answer sentence; or the last
+// math span; or the last line. It returns nil when text has no answer.
+func Extract(text string) []string {
+	return extract(text, lastLine)
+}
+
+// ExtractLabel is the answer of a label: as Extract, except that a label
+// with no box, answer line or math span is its whole text.
+func ExtractLabel(label string) string {
+	if a := extract(label, func(s string) (string, bool) { return s, true }); len(a) > 0 {
+		return a[0]
+	}
+	return ""
+}
+
+// extract is Extract with last as the last resort.
+func extract(text string, last func(string) (string, bool)) []string {
+	text, ok := afterThinking(text)
+	if !ok {
+		return nil
+	}
+	if boxes := lastLineBoxes(text); len(boxes) > 0 {
+		out := []string{cleanCandidate(boxes[len(boxes)-1])}
+		if len(boxes) > 1 {
+			out = append(out, cleanCandidate(strings.Join(boxes, ", ")))
+		}
+		return out
+	}
+	for _, find := range []func(string) (string, bool){answerLine, lastMathSpan, last} {
+		if a, ok := find(text); ok {
+			if a = cleanCandidate(a); a != "" {
+				return []string{a}
+			}
+		}
+	}
+	return nil
+}
+
+// afterThinking is the text after the last </think>; false when a <think> is
+// never closed.
+func afterThinking(text string) (string, bool) {
+	if i := strings.LastIndex(text, "</think>"); i >= 0 {
+		return text[i+len("</think>"):], true
+	}
+	return text, !strings.Contains(text, "<think>")
+}
+
+// boxMacros are the commands whose argument is a boxed answer.
+var boxMacros = []string{`\boxed`, `\fbox`}
+
+// lastLineBoxes returns the contents of the boxes on the line of the last
+// box, in order; nil when text has no box.
+func lastLineBoxes(text string) []string {
+	type box struct {
+		start   int
+		content string
+	}
+	var boxes []box
+	for i := 0; i < len(text); i++ {
+		if text[i] != '\\' {
+			continue
+		}
+		for _, m := range boxMacros {
+			if strings.HasPrefix(text[i:], m) {
+				if content, end, ok := boxArgument(text, i+len(m)); ok {
+					boxes = append(boxes, box{i, content})
+					i = end - 1
+				}
+				break
+			}
+		}
+	}
+	if len(boxes) == 0 {
+		return nil
+	}
+	last := boxes[len(boxes)-1]
+	lineStart := strings.LastIndexByte(text[:last.start], '\n') + 1
+	var out []string
+	for _, b := range boxes {
+		if b.start >= lineStart {
+			out = append(out, b.content)
+		}
+	}
+	return out
+}
+
+// boxArgument reads the argument of a box macro whose name ends at i: a
+// braced group (nested braces; \{ and \} do not count) or, after spaces, one
+// token: a run of digits, a letter, or a macro name. It returns the content
+// and the index after it.
+func boxArgument(text string, i int) (string, int, bool) {
+	if i < len(text) && isLetter(text[i]) {
+		return "", 0, false // \boxedx is another macro
+	}
+	if i < len(text) && text[i] == '{' {
+		end, ok := matchBrace(text, i)
+		if !ok {
+			return "", 0, false
+		}
+		return text[i+1 : end], end + 1, true
+	}
+	j := i
+	for j < len(text) && text[j] == ' ' {
+		j++
+	}
+	if j == i || j == len(text) {
+		return "", 0, false
+	}
+	k := j + 1
+	switch c := text[j]; {
+	case isDigit(c) || c == '-':
+		for k < len(text) && (isDigit(text[k]) || text[k] == '.') {
+			k++
+		}
+	case c == '\\':
+		for k < len(text) && isLetter(text[k]) {
+			k++
+		}
+	case isLetter(c):
+	default:
+		return "", 0, false
+	}
+	return text[j:k], k, true
+}
+
+// matchBrace returns the index of the brace closing the one at open; escaped
+// braces are skipped.
+func matchBrace(s string, open int) (int, bool) {
+	depth := 0
+	for i := open; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return i, true
+			}
+		}
+	}
+	return 0, false
+}
+
+var (
+	answerLineRe  = regexp.MustCompile(`(?im)^[ \t>*#_]*(?:final\s+)?answer\s*[*_]*\s*[:：][*_]*[ \t]*(.*)$`)
+	finalAnswerRe = regexp.MustCompile(`(?i)the\s+final\s+answer\s+is[:\s]*`)
+	iHopeRe       = regexp.MustCompile(`(?i)\.?\s*I hope it is correct.*$`)
+)
+
+// answerLine finds the last "Answer:" line or the text after the last "the
+// final answer is", up to the end of the line (and before "I hope it is
+// correct").
+func answerLine(text string) (string, bool) {
+	var best string
+	bestAt := -1
+	if m := answerLineRe.FindAllStringSubmatchIndex(text, -1); len(m) > 0 {
+		last := m[len(m)-1]
+		best, bestAt = untilBalanced(text, last[2], last[3]), last[0]
+	}
+	if m := finalAnswerRe.FindAllStringIndex(text, -1); len(m) > 0 {
+		if at := m[len(m)-1][0]; at > bestAt {
+			rest := text[m[len(m)-1][1]:]
+			if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
+				rest = rest[:nl]
+			}
+			best, bestAt = rest, at
+		}
+	}
+	if bestAt < 0 {
+		return "", false
+	}
+	best = iHopeRe.ReplaceAllString(best, "")
+	if span, ok := lastMathSpan(best); ok {
+		return span, true
+	}
+	return best, true
+}
+
+// untilBalanced returns text[start:end], extended line by line while it has
+// more opening braces than closing ones or an unclosed $ (an answer written
+// over lines).
+func untilBalanced(text string, start, end int) string {
+	open := func(s string) bool {
+		return strings.Count(s, "{") > strings.Count(s, "}") || (strings.Count(s, "$")-strings.Count(s, `\$`))%2 == 1
+	}
+	for open(text[start:end]) && end < len(text) {
+		nl := strings.IndexByte(text[end+1:], '\n')
+		if nl < 0 {
+			end = len(text)
+		} else {
+			end += 1 + nl
+		}
+	}
+	return text[start:end]
+}
+
+// mathDelims are the math span delimiters, longest first.
+var mathDelims = [][2]string{{"$$", "$$"}, {`\[`, `\]`}, {`\(`, `\)`}, {"$", "$"}}
+
+// lastMathSpan returns the content of the last math span of text.
+func lastMathSpan(text string) (string, bool) {
+	var best string
+	bestEnd := -1
+	for i := 0; i < len(text); i++ {
+		if text[i] == '\\' && i+1 < len(text) && text[i+1] == '$' {
+			i++ // an escaped dollar
+			continue
+		}
+		for _, d := range mathDelims {
+			if !strings.HasPrefix(text[i:], d[0]) {
+				continue
+			}
+			start := i + len(d[0])
+			end := indexUnescaped(text[start:], d[1])
+			if end < 0 {
+				break
+			}
+			if start+end > bestEnd {
+				best, bestEnd = text[start:start+end], start+end
+			}
+			i = start + end + len(d[1]) - 1
+			break
+		}
+	}
+	return best, bestEnd >= 0
+}
+
+// indexUnescaped is strings.Index of sub in s, skipping a sub preceded by a
+// backslash (\$ is a dollar sign, not a delimiter).
+func indexUnescaped(s, sub string) int {
+	for from := 0; ; {
+		i := strings.Index(s[from:], sub)
+		if i < 0 {
+			return -1
+		}
+		if at := from + i; at == 0 || s[at-1] != '\\' || sub != "$" {
+			return at
+		}
+		from += i + 1
+	}
+}
+
+// lastLine is the last non-empty line, after its last " is ".
+func lastLine(text string) (string, bool) {
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	line := strings.TrimSpace(lines[len(lines)-1])
+	if i := strings.LastIndex(line, " is "); i >= 0 {
+		line = line[i+len(" is "):]
+	}
+	return line, line != ""
+}
+
+// cleanCandidate trims spaces, an enclosing math span and trailing periods.
+func cleanCandidate(s string) string {
+	s = strings.TrimSpace(s)
+	for {
+		before := s
+		for _, d := range mathDelims {
+			if len(s) >= len(d[0])+len(d[1]) && strings.HasPrefix(s, d[0]) && strings.HasSuffix(s, d[1]) {
+				s = strings.TrimSpace(s[len(d[0]) : len(s)-len(d[1])])
+				break
+			}
+		}
+		s = strings.TrimSpace(strings.TrimRight(s, "."))
+		if s == before {
+			return s
+		}
+	}
+}
+
+func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

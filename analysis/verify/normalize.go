@@ -1,0 +1,112 @@
+package verify
+
+import (
+	"regexp"
+	"strings"
+)
+
+// decorations are removed or rewritten before an answer is read (see the
+// package doc, Normal form). Longer names come before their prefixes.
+var decorations = strings.NewReplacer(
+	`\\`, `\\`, `\left.`, "", `\right.`, "", `\rightarrow`, `\to`, `\leftarrow`, `\gets`,
+	`\left`, "", `\right`, "",
+	`\bigl`, "", `\bigr`, "", `\Bigl`, "", `\Bigr`, "", `\biggl`, "", `\biggr`, "",
+	`\bigg`, "", `\Bigg`, "", `\big`, "", `\Big`, "",
+	`\displaystyle`, "", `\textstyle`, "",
+	`\dfrac`, `\frac`, `\tfrac`, `\frac`, `\cfrac`, `\frac`, `\dbinom`, `\binom`, `\tbinom`, `\binom`,
+	`\qquad`, " ", `\quad`, " ", `\,`, " ", `\;`, " ", `\:`, " ", `\!`, "", `\ `, " ", "~", " ",
+	`{,}`, "",
+	`^{\circ}`, "", `^\circ`, "", `^{\circ }`, "", "°", "", `\degree`, "", `^{\prime}`, "'",
+	`\leqslant`, `\le`, `\geqslant`, `\ge`, `\leq`, `\le`, `\geq`, `\ge`, "≤", `\le`, "≥", `\ge`,
+	`\neq`, `\ne`, `\infin`, `\infty`, "∞", `\infty`, "π", `\pi`, "√", `\sqrt`, "−", "-", "×", `\times`,
+	`\lbrace`, `\{`, `\rbrace`, `\}`, `\lvert`, "|", `\rvert`, "|", `\vert`, "|", `\mid`, "|",
+	`\mathbf`, `\text`, `\textbf`, `\text`, `\mathrm`, `\text`, `\textrm`, `\text`,
+	`\mbox`, `\text`, `\textit`, `\text`, `\mathit`, `\text`, `\operatorname`, `\text`,
+	`\$`, "", "$", "",
+)
+
+var (
+	spaces         = regexp.MustCompile(`\s+`)
+	spaceThousands = regexp.MustCompile(`(^|[^\d.])(\d{1,3}(?: \d{3})+)($|[^\d])`)
+	commaThousands = regexp.MustCompile(`^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$`)
+	textMacro      = regexp.MustCompile(`\\text\s*\{([^{}]*)\}`)
+	unitWord       = regexp.MustCompile(`^(.*[\d}).])\s*((?:[a-zA-Z]{2,}\.?\s*)+)(\^\{?\d\}?)?$`)
+)
+
+// normalize rewrites an answer into the form the readers below expect:
+// decorations removed, spaces collapsed, thousands separators joined, units
+// dropped.
+func normalize(s string) string {
+	s = decorations.Replace(s)
+	s = dropUnits(strings.TrimSpace(spaces.ReplaceAllString(s, " ")))
+	for spaceThousands.MatchString(s) {
+		s = spaceThousands.ReplaceAllStringFunc(s, func(m string) string { return strings.ReplaceAll(m, " ", "") })
+	}
+	if commaThousands.MatchString(s) {
+		s = strings.ReplaceAll(s, ",", "")
+	}
+	return strings.TrimSpace(strings.TrimRight(s, "."))
+}
+
+// dropUnits removes \text{…} words and bare words after a number, and turns
+// \text{ or } and \text{ and } into list commas. Text with digits in \text
+// is kept as math.
+func dropUnits(s string) string {
+	if whole, ok := wholeText(s); ok && !strings.ContainsAny(whole, "0123456789") {
+		return s // a text answer
+	}
+	var b strings.Builder
+	prev := 0
+	for _, m := range textMacro.FindAllStringSubmatchIndex(s, -1) {
+		b.WriteString(s[prev:m[0]])
+		b.WriteString(textGroup(strings.TrimSpace(s[m[2]:m[3]]), strings.TrimSpace(s[:m[0]])))
+		prev = m[1]
+	}
+	s = b.String() + s[prev:]
+	s = strings.TrimSpace(spaces.ReplaceAllString(s, " "))
+	if m := unitWord.FindStringSubmatch(s); m != nil && !isMathWord(m[2]) {
+		s = strings.TrimSpace(m[1])
+	}
+	return s
+}
+
+// textGroup is what replaces \text{inner} after the text before: "," for
+// "or" and "and", inner itself when it has digits or parentheses or when it
+// follows "=" or nothing (it is the answer), else nothing (a unit).
+func textGroup(inner, before string) string {
+	switch strings.ToLower(inner) {
+	case "or", "and", ",":
+		return ","
+	}
+	if strings.ContainsAny(inner, "0123456789()") {
+		return inner
+	}
+	if before == "" || strings.HasSuffix(before, "=") {
+		return `\text{` + inner + "}"
+	}
+	return " "
+}
+
+// isMathWord reports whether w (a run of words) is math written in letters,
+// not a unit.
+func isMathWord(w string) bool {
+	for _, f := range strings.Fields(w) {
+		f = strings.TrimSuffix(f, ".")
+		if functions[f] || f == "pi" || f == "sqrt" || f == "or" || f == "and" {
+			return true
+		}
+	}
+	return false
+}
+
+// wholeText returns the content of s when s is one \text{…} group.
+func wholeText(s string) (string, bool) {
+	if !strings.HasPrefix(s, `\text{`) {
+		return "", false
+	}
+	end, ok := matchBrace(s, len(`\text`))
+	if !ok || end != len(s)-1 {
+		return "", false
+	}
+	return strings.TrimSpace(s[len(`\text{`):end]), true
+}

@@ -1,0 +1,391 @@
+package verify
+
+import (
+	"regexp"
+	"strings"
+)
+
+// kind is what an answer is (see the package doc, Values).
+type kind int
+
+const (
+	scalarKind kind = iota
+	textKind
+	choiceKind
+	tupleKind
+	setKind
+	intervalKind
+	unionKind
+	matrixKind
+)
+
+// value is one read answer.
+type value struct {
+	kind    kind
+	text    string // text and choice answers; for scalars, the normal form (compared when expr is nil)
+	expr    *node  // scalars that parse
+	percent bool   // a scalar written with %
+	elems   []value
+	rows    [][]value
+	// intervals: the endpoints (inf -1/+1 for ∓∞) and their closedness
+	lo, hi             *value
+	loInf, hiInf       int
+	loClosed, hiClosed bool
+}
+
+// maxAnswer bounds the length of an answer that is read as math; a longer
+// one is compared as text.
+const maxAnswer = 2000
+
+// maxElems bounds the elements of a tuple, set or matrix.
+const maxElems = 256
+
+var (
+	choiceRe   = regexp.MustCompile(`^\(?([A-E])\)?$|^\(([a-e])\)$`)
+	matrixRe   = regexp.MustCompile(`^\\begin\{([pbvBV]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{([pbvBV]?matrix|array)\}$`)
+	lhsRe      = regexp.MustCompile(`^(?:[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]+\([a-zA-Z]\))$`)
+	relationRe = regexp.MustCompile(`\\le|\\ge|<|>`)
+	inPrefixRe = regexp.MustCompile(`^[a-zA-Z]\s*\\in\s*`)
+)
+
+// read reads an answer into a value.
+func read(s string, depth int) value {
+	s = normalize(s)
+	if len(s) > maxAnswer || depth > 8 {
+		return value{kind: scalarKind, text: s}
+	}
+	if inner, ok := wholeText(s); ok {
+		if v, ok := readWords(inner, depth); ok {
+			return v
+		}
+		return read(inner, depth+1) // \text{(C)}, \text{1,\!000}, \text{H, E}
+	}
+	if m := choiceRe.FindStringSubmatch(s); m != nil {
+		return value{kind: choiceKind, text: m[1] + strings.ToUpper(m[2])}
+	}
+	s = inPrefixRe.ReplaceAllString(s, "")
+	for _, r := range readers() {
+		if v, ok := r(s, depth); ok {
+			return v
+		}
+	}
+	return readScalar(s)
+}
+
+// readings are the ways a response's answer can be read, best first: a
+// number with comma thousands separators and no spaces (81,256) is also the
+// list 81, 256 (a label is read the first way only).
+func readings(s string) []value {
+	v := read(s, 0)
+	if commaThousands.MatchString(strings.TrimSpace(decorations.Replace(s))) {
+		if list, ok := elements(setKind, strings.TrimSpace(decorations.Replace(s)), 0); ok {
+			return []value{v, list}
+		}
+	}
+	return []value{v}
+}
+
+// readers are the structured forms an answer can take, in the order they are tried.
+func readers() []func(string, int) (value, bool) {
+	return []func(string, int) (value, bool){readMatrix, readUnion, readInequality, readPlusMinus,
+		readBraced, readBracketed, readList, readEquation, readWords}
+}
+
+func textValue(s string) value {
+	s = strings.ToLower(strings.TrimSpace(spaces.ReplaceAllString(s, " ")))
+	s = strings.TrimSuffix(strings.TrimPrefix(s, "the "), ".")
+	return value{kind: textKind, text: s}
+}
+
+// readWords reads an answer of words with no math in it as text.
+func readWords(s string, _ int) (value, bool) {
+	if strings.ContainsAny(s, "0123456789+-*/^=\\()[]{}|_<>,") || len(strings.Fields(s)) == 0 {
+		return value{}, false
+	}
+	for _, f := range strings.Fields(s) {
+		if len(f) < 2 || isMathWord(f) {
+			return value{}, false
+		}
+	}
+	return textValue(s), true
+}
+
+// readScalar reads an expression; one that does not parse keeps its text.
+func readScalar(s string) value {
+	v := value{kind: scalarKind, text: s}
+	body := s
+	for _, pct := range []string{`\%`, "%"} {
+		if b, ok := strings.CutSuffix(body, pct); ok {
+			body, v.percent = strings.TrimSpace(b), true
+			break
+		}
+	}
+	if e, err := parseExpr(body); err == nil {
+		v.expr = e
+	}
+	return v
+}
+
+// splitTop splits s at the separators sep that are outside brackets and
+// braces.
+func splitTop(s string, sep string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\' && i+1 < len(s) && (s[i+1] == '{' || s[i+1] == '}'):
+			if s[i+1] == '{' {
+				depth++
+			} else {
+				depth--
+			}
+			i++
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth--
+		case depth == 0 && strings.HasPrefix(s[i:], sep):
+			parts = append(parts, strings.TrimSpace(s[start:i]))
+			start = i + len(sep)
+			i += len(sep) - 1
+		}
+	}
+	return append(parts, strings.TrimSpace(s[start:]))
+}
+
+func readMatrix(s string, depth int) (value, bool) {
+	m := matrixRe.FindStringSubmatch(s)
+	if m == nil || m[1] != m[3] {
+		return value{}, false
+	}
+	v := value{kind: matrixKind}
+	for _, row := range splitTop(m[2], `\\`) {
+		if row == "" {
+			continue
+		}
+		var cells []value
+		for _, c := range splitTop(row, "&") {
+			cells = append(cells, read(c, depth+1))
+		}
+		v.rows = append(v.rows, cells)
+		if len(v.rows)*len(cells) > maxElems {
+			return value{}, false
+		}
+	}
+	return v, len(v.rows) > 0
+}
+
+func readUnion(s string, depth int) (value, bool) {
+	parts := splitTop(s, `\cup`)
+	if len(parts) < 2 {
+		return value{}, false
+	}
+	v := value{kind: unionKind}
+	for _, p := range parts {
+		iv := read(p, depth+1)
+		if iv.kind == tupleKind && len(iv.elems) == 2 {
+			iv = openInterval(iv)
+		}
+		if iv.kind != intervalKind {
+			return value{}, false
+		}
+		v.elems = append(v.elems, iv)
+	}
+	return v, true
+}
+
+// readPlusMinus reads a ± b as the set {a+b, a−b}.
+func readPlusMinus(s string, depth int) (value, bool) {
+	for _, pm := range []string{`\pm`, "±"} {
+		if parts := splitTop(s, pm); len(parts) == 2 {
+			plus := read(parts[0]+"+"+parts[1], depth+1)
+			minus := read(parts[0]+"-("+parts[1]+")", depth+1)
+			if parts[0] == "" {
+				plus, minus = read(parts[1], depth+1), read("-("+parts[1]+")", depth+1)
+			}
+			return value{kind: setKind, elems: []value{plus, minus}}, true
+		}
+	}
+	return value{}, false
+}
+
+// readBraced reads \{a, b\} as a set.
+func readBraced(s string, depth int) (value, bool) {
+	if !strings.HasPrefix(s, `\{`) || !strings.HasSuffix(s, `\}`) || !closesAtEnd(s, 1) {
+		return value{}, false
+	}
+	return elements(setKind, s[2:len(s)-2], depth)
+}
+
+// readBracketed reads (a, b) as a tuple or an interval, [a, b] and mixed
+// brackets as an interval, \langle a, b\rangle as a tuple.
+func readBracketed(s string, depth int) (value, bool) {
+	if inner, ok := strings.CutPrefix(s, `\langle`); ok && strings.HasSuffix(inner, `\rangle`) {
+		return elements(tupleKind, strings.TrimSuffix(inner, `\rangle`), depth)
+	}
+	if len(s) < 2 || !strings.ContainsRune("([", rune(s[0])) || !strings.ContainsRune(")]", rune(s[len(s)-1])) ||
+		!closesAtEnd(s, 0) {
+		return value{}, false
+	}
+	parts := splitTop(s[1:len(s)-1], ",")
+	if len(parts) == 1 {
+		return value{}, false // a parenthesised scalar
+	}
+	if len(parts) == 2 && (s[0] == '[' || s[len(s)-1] == ']' || strings.Contains(s, `\infty`)) {
+		return interval(s[0] == '[', s[len(s)-1] == ']', parts, depth)
+	}
+	if s[0] == '[' {
+		return elements(setKind, s[1:len(s)-1], depth)
+	}
+	return elements(tupleKind, s[1:len(s)-1], depth)
+}
+
+// closesAtEnd reports whether the bracket at open closes at the end of s
+// (so that (1,2)\cup(3,4) is not one bracket).
+func closesAtEnd(s string, open int) bool {
+	depth := 0
+	for i := open; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if i+1 < len(s) && (s[i+1] == '{' || s[i+1] == '}') {
+				if s[i+1] == '{' {
+					depth++
+				} else {
+					depth--
+				}
+				i++
+				if depth == 0 {
+					return i == len(s)-1
+				}
+			}
+			continue
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth--
+		}
+		if depth == 0 {
+			return i == len(s)-1
+		}
+	}
+	return false
+}
+
+func elements(k kind, inner string, depth int) (value, bool) {
+	parts := splitTop(inner, ",")
+	if len(parts) > maxElems {
+		return value{}, false
+	}
+	v := value{kind: k}
+	for _, p := range parts {
+		if p == "" {
+			return value{}, false
+		}
+		v.elems = append(v.elems, read(p, depth+1))
+	}
+	return v, true
+}
+
+// readList reads a, b, c (no brackets) as a set.
+func readList(s string, depth int) (value, bool) {
+	if len(splitTop(s, ",")) < 2 {
+		return value{}, false
+	}
+	return elements(setKind, s, depth)
+}
+
+// readEquation keeps the right-hand side of name = value.
+func readEquation(s string, depth int) (value, bool) {
+	parts := splitTop(s, "=")
+	if len(parts) < 2 || !lhsRe.MatchString(strings.ReplaceAll(parts[0], " ", "")) {
+		return value{}, false
+	}
+	return read(parts[len(parts)-1], depth+1), true
+}
+
+// interval reads the endpoints of an interval.
+func interval(loClosed, hiClosed bool, parts []string, depth int) (value, bool) {
+	v := value{kind: intervalKind, loClosed: loClosed, hiClosed: hiClosed}
+	var ok bool
+	if v.lo, v.loInf, ok = endpoint(parts[0], depth); !ok {
+		return value{}, false
+	}
+	if v.hi, v.hiInf, ok = endpoint(parts[1], depth); !ok {
+		return value{}, false
+	}
+	if v.loInf != 0 {
+		v.loClosed = false // [-∞ is read as (-∞
+	}
+	if v.hiInf != 0 {
+		v.hiClosed = false
+	}
+	return v, true
+}
+
+// endpoint reads an interval endpoint: ±\infty or a scalar.
+func endpoint(s string, depth int) (*value, int, bool) {
+	switch strings.ReplaceAll(s, " ", "") {
+	case `\infty`, `+\infty`, "oo", "+oo":
+		return nil, 1, true
+	case `-\infty`, "-oo":
+		return nil, -1, true
+	}
+	e := read(s, depth+1)
+	return &e, 0, e.kind == scalarKind
+}
+
+// openInterval reads a tuple (a, b) as the open interval.
+func openInterval(t value) value {
+	return value{kind: intervalKind, lo: &t.elems[0], hi: &t.elems[1]}
+}
+
+// readInequality reads an inequality in one variable as an interval:
+// x < 3, x \ge 0, 3 > x, -1 < x \le 2.
+func readInequality(s string, depth int) (value, bool) {
+	locs := relationRe.FindAllStringIndex(s, -1)
+	if len(locs) == 0 || len(locs) > 2 {
+		return value{}, false
+	}
+	var sides, rels []string
+	prev := 0
+	for _, l := range locs {
+		sides = append(sides, strings.TrimSpace(s[prev:l[0]]))
+		rels = append(rels, s[l[0]:l[1]])
+		prev = l[1]
+	}
+	sides = append(sides, strings.TrimSpace(s[prev:]))
+	isVar := func(x string) bool { return lhsRe.MatchString(x) && !strings.Contains(x, "(") && x != `\infty` }
+	if len(sides) == 2 {
+		switch {
+		case isVar(sides[0]): // x < 3
+			return bound(rels[0], sides[1], depth)
+		case isVar(sides[1]): // 3 > x is x < 3
+			return bound(flip(rels[0]), sides[0], depth)
+		}
+		return value{}, false
+	}
+	if !isVar(sides[1]) || less(rels[0]) != less(rels[1]) {
+		return value{}, false // a < x < b, both relations the same way
+	}
+	lo, hi, loRel, hiRel := sides[0], sides[2], rels[0], rels[1]
+	if !less(rels[0]) { // b > x > a
+		lo, hi, loRel, hiRel = sides[2], sides[0], flip(rels[1]), flip(rels[0])
+	}
+	return interval(loRel == `\le`, hiRel == `\le`, []string{lo, hi}, depth)
+}
+
+// bound is the interval of x rel b.
+func bound(rel, b string, depth int) (value, bool) {
+	switch rel {
+	case "<", `\le`:
+		return interval(false, rel == `\le`, []string{`-\infty`, b}, depth)
+	default:
+		return interval(rel == `\ge`, false, []string{b, `\infty`}, depth)
+	}
+}
+
+func less(rel string) bool { return rel == "<" || rel == `\le` }
+
+func flip(rel string) string {
+	return map[string]string{"<": ">", ">": "<", `\le`: `\ge`, `\ge`: `\le`}[rel]
+}
