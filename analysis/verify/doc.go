@@ -40,8 +40,10 @@
 //
 //   - a choice letter: A to E (or a to e in parentheses), alone, in
 //     parentheses, in \text or \textbf: equal to the same letter;
-//   - a text answer: a \text{…} or a word with no math in it, equal when
-//     the words are equal ignoring case, spacing and a leading "the";
+//   - a text answer: words with no math in them (two words or more, or one
+//     of three letters or more: xy is a product), alone or in \text{…};
+//     equal when the words are equal ignoring case, spacing and a leading
+//     "the";
 //   - a matrix (pmatrix, bmatrix, matrix): same shape, equal entries;
 //   - an interval or a union of intervals, or an inequality in one variable
 //     (x < 3, -1 \le x < 2, x \ge 0): equal when the same set of reals, with

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -57,39 +58,40 @@ func afterThinking(text string) (string, bool) {
 // boxMacros are the commands whose argument is a boxed answer.
 var boxMacros = []string{`\boxed`, `\fbox`}
 
+// maxBoxes bounds how many box commands, from the end, are tried: extraction
+// stays linear in the text however many unclosed boxes it holds.
+const maxBoxes = 64
+
 // lastLineBoxes returns the contents of the boxes on the line of the last
-// box, in order; nil when text has no box.
+// box that closes, in order; nil when text has no box.
 func lastLineBoxes(text string) []string {
-	type box struct {
-		start   int
-		content string
+	var out []string
+	lineStart := -1
+	last := map[string]int{} // each macro's last position before end
+	for _, m := range boxMacros {
+		last[m] = strings.LastIndex(text, m)
 	}
-	var boxes []box
-	for i := 0; i < len(text); i++ {
-		if text[i] != '\\' {
-			continue
-		}
-		for _, m := range boxMacros {
-			if strings.HasPrefix(text[i:], m) {
-				if content, end, ok := boxArgument(text, i+len(m)); ok {
-					boxes = append(boxes, box{i, content})
-					i = end - 1
-				}
-				break
+	for tried := 0; tried < maxBoxes; tried++ {
+		i, m := -1, ""
+		for _, name := range boxMacros {
+			if last[name] > i {
+				i, m = last[name], name
 			}
 		}
-	}
-	if len(boxes) == 0 {
-		return nil
-	}
-	last := boxes[len(boxes)-1]
-	lineStart := strings.LastIndexByte(text[:last.start], '\n') + 1
-	var out []string
-	for _, b := range boxes {
-		if b.start >= lineStart {
-			out = append(out, b.content)
+		if i < 0 || i < lineStart {
+			break
 		}
+		last[m] = strings.LastIndex(text[:i], m)
+		content, _, ok := boxArgument(text, i+len(m))
+		if !ok {
+			continue
+		}
+		if lineStart < 0 {
+			lineStart = strings.LastIndexByte(text[:i], '\n') + 1
+		}
+		out = append(out, content)
 	}
+	slices.Reverse(out)
 	return out
 }
 
@@ -187,14 +189,14 @@ func answerLine(text string) (string, bool) {
 	return best, true
 }
 
-// untilBalanced returns text[start:end], extended line by line while it has
-// more opening braces than closing ones or an unclosed $ (an answer written
-// over lines).
+// untilBalanced returns text[start:end], extended line by line (at most 20)
+// while it has more opening braces than closing ones or an unclosed $ (an
+// answer written over lines).
 func untilBalanced(text string, start, end int) string {
 	open := func(s string) bool {
 		return strings.Count(s, "{") > strings.Count(s, "}") || (strings.Count(s, "$")-strings.Count(s, `\$`))%2 == 1
 	}
-	for open(text[start:end]) && end < len(text) {
+	for extra := 0; open(text[start:end]) && end < len(text) && extra < 20; extra++ {
 		nl := strings.IndexByte(text[end+1:], '\n')
 		if nl < 0 {
 			end = len(text)
@@ -212,6 +214,7 @@ var mathDelims = [][2]string{{"$$", "$$"}, {`\[`, `\]`}, {`\(`, `\)`}, {"$", "$"
 func lastMathSpan(text string) (string, bool) {
 	var best string
 	bestEnd := -1
+	unclosed := map[string]bool{} // a delimiter that found no closer once finds none later either
 	for i := 0; i < len(text); i++ {
 		if text[i] == '\\' && i+1 < len(text) && text[i+1] == '$' {
 			i++ // an escaped dollar
@@ -222,8 +225,12 @@ func lastMathSpan(text string) (string, bool) {
 				continue
 			}
 			start := i + len(d[0])
-			end := indexUnescaped(text[start:], d[1])
+			end := -1
+			if !unclosed[d[0]] {
+				end = indexUnescaped(text[start:], d[1])
+			}
 			if end < 0 {
+				unclosed[d[0]] = true
 				break
 			}
 			if start+end > bestEnd {

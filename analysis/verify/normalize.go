@@ -39,7 +39,7 @@ var (
 func normalize(s string) string {
 	s = decorations.Replace(s)
 	s = dropUnits(strings.TrimSpace(spaces.ReplaceAllString(s, " ")))
-	for spaceThousands.MatchString(s) {
+	for pass := 0; pass < 3 && spaceThousands.MatchString(s); pass++ {
 		s = spaceThousands.ReplaceAllStringFunc(s, func(m string) string { return strings.ReplaceAll(m, " ", "") })
 	}
 	if commaThousands.MatchString(s) {

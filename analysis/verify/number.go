@@ -251,10 +251,13 @@ func factorial(a number) (number, error) {
 	return rational(new(big.Rat).SetInt(new(big.Int).MulRange(1, n.Int64()))), nil
 }
 
+// maxBinomial is the largest n whose binomial coefficients are computed.
+const maxBinomial = 10_000
+
 func binomial(n, k number) (number, error) {
 	ni, ok1 := n.isInteger()
 	ki, ok2 := k.isInteger()
-	if !ok1 || !ok2 || ni.Sign() < 0 || !ni.IsInt64() || ni.Int64() > 100_000 {
+	if !ok1 || !ok2 || ni.Sign() < 0 || !ni.IsInt64() || ni.Int64() > maxBinomial {
 		return number{}, errTooLarge
 	}
 	if ki.Sign() < 0 || ki.Cmp(ni) > 0 {

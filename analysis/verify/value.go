@@ -50,10 +50,10 @@ var (
 
 // read reads an answer into a value.
 func read(s string, depth int) value {
-	s = normalize(s)
 	if len(s) > maxAnswer || depth > 8 {
-		return value{kind: scalarKind, text: s}
+		return value{kind: scalarKind, text: strings.TrimSpace(s)}
 	}
+	s = normalize(s)
 	if inner, ok := wholeText(s); ok {
 		if v, ok := readWords(inner, depth); ok {
 			return v
@@ -77,7 +77,7 @@ func read(s string, depth int) value {
 // list 81, 256 (a label is read the first way only).
 func readings(s string) []value {
 	v := read(s, 0)
-	if commaThousands.MatchString(strings.TrimSpace(decorations.Replace(s))) {
+	if len(s) <= maxAnswer && commaThousands.MatchString(strings.TrimSpace(decorations.Replace(s))) {
 		if list, ok := elements(setKind, strings.TrimSpace(decorations.Replace(s)), 0); ok {
 			return []value{v, list}
 		}
@@ -97,15 +97,22 @@ func textValue(s string) value {
 	return value{kind: textKind, text: s}
 }
 
-// readWords reads an answer of words with no math in it as text.
+// readWords reads an answer of words with no math in it as text: two words
+// or more, or one of three letters or more (xy is a product).
 func readWords(s string, _ int) (value, bool) {
 	if strings.ContainsAny(s, "0123456789+-*/^=\\()[]{}|_<>,") || len(strings.Fields(s)) == 0 {
 		return value{}, false
 	}
-	for _, f := range strings.Fields(s) {
+	fields := strings.Fields(s)
+	long := len(fields) > 1
+	for _, f := range fields {
 		if len(f) < 2 || isMathWord(f) {
 			return value{}, false
 		}
+		long = long || len(f) > 2
+	}
+	if !long {
+		return value{}, false // xy is a product
 	}
 	return textValue(s), true
 }

@@ -1,0 +1,129 @@
+package verify
+
+import (
+	"errors"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// adversarial are inputs built to be slow or huge. Each has the verdict the
+// rules give without computing the value: refused values compare as text.
+var adversarial = []struct {
+	name, response, label string
+	want                  bool
+}{
+	{"power tower", `\boxed{2^{2^{2^{2^{2^{100}}}}}}`, `2^{2^{2^{2^{2^{101}}}}}`, false},
+	{"same power tower", `\boxed{2^{2^{2^{2^{2^{100}}}}}}`, `2^{2^{2^{2^{2^{100}}}}}`, true},
+	{"huge power", `\boxed{10^{10^{10}}}`, `10^{10^{10}}+1`, false},
+	{"huge factorial", `\boxed{(10^{100})!}`, `(10^{100}+1)!`, false},
+	{"factorials past 1000!", `\boxed{\frac{1}{2004!}}`, `\frac{1}{2006!}`, false},
+	{"factorial in bounds", `\boxed{\frac{1000!}{999!}}`, `1000`, true},
+	{"huge exponent literal", `\boxed{1e99999999}`, `1e99999998`, false},
+	{"deep parentheses", `\boxed{` + strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000) + `}`, "1", false},
+	{"deep fractions", `\boxed{` + strings.Repeat(`\frac{1}{`, 400) + "2" + strings.Repeat("}", 400) + `}`, "2", false},
+	{"long list", `\boxed{` + strings.Repeat("1, ", 20000) + "1}", "1", false},
+	{"long number", `\boxed{` + strings.Repeat("9", 50000) + `}`, strings.Repeat("9", 49999), false},
+	{"many unclosed boxes", strings.Repeat(`\boxed{`, 100000) + `\boxed{7}`, "7", true},
+	{"many unclosed spans", strings.Repeat(`\(`, 100000) + "\nAnswer: 7", "7", true},
+	{"sin of a huge number", `\boxed{\sin(10^{300})}`, `\sin(10^{300})`, true},
+	{"big binomial", `\boxed{\binom{100000}{50000}}`, `\binom{100000}{50001}`, false},
+	{"many variables", `\boxed{a b c d e f g h j k l m n o p q}`, `q p o n m l k j h g f e d c b a`, true}, // letters: a product
+	{"many factors", `\boxed{a\cdot b\cdot c\cdot d\cdot e\cdot f\cdot g\cdot h}`, `hgfedcba`, false},             // a word
+	{"many factors as a product", `\boxed{a\cdot b\cdot c\cdot d\cdot e\cdot f\cdot g\cdot h}`, `h\,g\,f\,e\,d\,c\,b\cdot a`, true},
+}
+
+// TestAdversarialInputs checks the verdicts on inputs that must be refused
+// or bounded rather than computed; the time they take is reported by
+// BenchmarkAdversarial, not asserted here.
+func TestAdversarialInputs(t *testing.T) {
+	for _, tc := range adversarial {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := CheckWithin(tc.response, tc.label, 10*DefaultDeadline)
+			if err != nil || v.Correct != tc.want {
+				t.Errorf("verdict %v, %v; want %v", v.Correct, err, tc.want)
+			}
+		})
+	}
+}
+
+func BenchmarkAdversarial(b *testing.B) {
+	for _, tc := range adversarial {
+		b.Run(strings.ReplaceAll(tc.name, " ", "_"), func(b *testing.B) {
+			for b.Loop() {
+				Check(tc.response, tc.label)
+			}
+		})
+	}
+}
+
+// TestDeadline gives a call that must evaluate expressions a deadline that
+// has already passed: it returns ErrDeadline and an incorrect verdict.
+func TestDeadline(t *testing.T) {
+	v, err := CheckWithin(`\boxed{(x+1)^{20}}`, `\sum`+"x^2+1", -1)
+	if err == nil {
+		v, err = CheckWithin(`\boxed{(x+1)^{20}+(y+2)^{9}}`, `(y+2)^9+(x+1)^{20}`, -1)
+	}
+	if !errors.Is(err, ErrDeadline) || v.Correct {
+		t.Errorf("past the deadline: %+v, %v; want ErrDeadline", v, err)
+	}
+	if v, err := CheckWithin(`\boxed{(x+1)^{20}+(y+2)^{9}}`, `(y+2)^9+(x+1)^{20}`, DefaultDeadline); err != nil || !v.Correct {
+		t.Errorf("within the deadline: %+v, %v", v, err)
+	}
+}
+
+// TestConcurrentCalls checks that calls from many goroutines give the
+// verdicts of sequential calls and leave no goroutine behind.
+func TestConcurrentCalls(t *testing.T) {
+	cases := []struct{ r, l string }{
+		{`\boxed{(x+1)^2}`, "x^2+2x+1"}, {`\boxed{\frac{\sqrt2}{2}}`, `\frac1{\sqrt2}`},
+		{`\boxed{[1,3)}`, "[1,3]"}, {`\boxed{\{3,1,2\}}`, "1,2,3"}, {`\boxed{0.333}`, `\frac13`},
+	}
+	want := make([]bool, len(cases))
+	for i, c := range cases {
+		v, err := Check(c.r, c.l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = v.Correct
+	}
+	before := runtime.NumGoroutine()
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Go(func() {
+			for k := range 200 {
+				i := (g + k) % len(cases)
+				if v, err := Check(cases[i].r, cases[i].l); err != nil || v.Correct != want[i] {
+					t.Errorf("case %d from goroutine %d: %v, %v; want %v", i, g, v.Correct, err, want[i])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if after := runtime.NumGoroutine(); after > before {
+		t.Errorf("%d goroutines after the calls, %d before", after, before)
+	}
+}
+
+// FuzzCheck checks that no input makes Check panic and that verdicts are
+// deterministic.
+func FuzzCheck(f *testing.F) {
+	for _, tc := range adversarial[:8] {
+		f.Add(tc.response, tc.label)
+	}
+	for _, s := range []string{`\boxed{\frac{1}{2}}`, `$x \in [1, 2)$`, `\begin{pmatrix}1&2\end{pmatrix}`, `Answer: 1\pm\sqrt{2}`} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, response, label string) {
+		v1, err1 := CheckWithin(response, label, 10*DefaultDeadline)
+		v2, err2 := CheckWithin(response, label, 10*DefaultDeadline)
+		if errors.Is(err1, ErrDeadline) || errors.Is(err2, ErrDeadline) {
+			return
+		}
+		if v1 != v2 || (err1 == nil) != (err2 == nil) {
+			t.Errorf("two calls differ: %+v %v / %+v %v", v1, err1, v2, err2)
+		}
+	})
+}
