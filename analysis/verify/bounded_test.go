@@ -30,7 +30,7 @@ var adversarial = []struct {
 	{"sin of a huge number", `\boxed{\sin(10^{300})}`, `\sin(10^{300})`, true},
 	{"big binomial", `\boxed{\binom{100000}{50000}}`, `\binom{100000}{50001}`, false},
 	{"many variables", `\boxed{a b c d e f g h j k l m n o p q}`, `q p o n m l k j h g f e d c b a`, true}, // letters: a product
-	{"many factors", `\boxed{a\cdot b\cdot c\cdot d\cdot e\cdot f\cdot g\cdot h}`, `hgfedcba`, false},             // a word
+	{"many factors", `\boxed{a\cdot b\cdot c\cdot d\cdot e\cdot f\cdot g\cdot h}`, `hgfedcba`, false},      // a word
 	{"many factors as a product", `\boxed{a\cdot b\cdot c\cdot d\cdot e\cdot f\cdot g\cdot h}`, `h\,g\,f\,e\,d\,c\,b\cdot a`, true},
 }
 
