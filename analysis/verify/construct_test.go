@@ -1,8 +1,6 @@
 package verify_test
 
 import (
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -30,53 +28,11 @@ func datasetLabels(t testing.TB) []string {
 	return labels
 }
 
-// restatements are the ways a model restates a label answer, each a
-// function from the label to a response (the response "" when the
-// restatement does not apply to that label).
-var restatements = []struct {
-	name string
-	say  func(label string) string
-}{
-	{"dfrac", func(l string) string { return ifChanged(l, strings.ReplaceAll(l, `\frac`, `\dfrac`)) }},
-	{"no spaces", func(l string) string { return ifChanged(l, spaceNotAfterMacro.ReplaceAllString(l, "$1")) }},
-	{"no left/right", func(l string) string {
-		return ifChanged(l, strings.NewReplacer(`\left`, "", `\right`, "").Replace(l))
-	}},
-	{"x = prefix", func(l string) string {
-		if strings.ContainsAny(l, "=<>\n") || strings.Contains(l, `\le`) || strings.Contains(l, `\ge`) ||
-			strings.Contains(l, `\text`) || strings.Contains(l, ",") {
-			return ""
-		}
-		return `\boxed{x = ` + l + `}`
-	}},
-	{"$-wrapped", func(l string) string { return `\boxed{$` + l + `$}` }},
-	{"text-wrapped", func(l string) string {
-		if strings.Contains(l, `\text`) {
-			return ""
-		}
-		return `\boxed{\text{` + l + `}}`
-	}},
-	{"Answer: boxed", func(l string) string { return "So we are done.\nAnswer: \\boxed{" + l + "}" }},
-	{"Answer: $", func(l string) string { return "So we are done.\nAnswer: $" + l + "$" }},
-	{"two boxes", func(l string) string {
-		return "First we find \\boxed{" + l + "}.\n\nChecking again, the answer is \\boxed{" + l + "}."
-	}},
-}
-
-var spaceNotAfterMacro = regexp.MustCompile(`((?:^|[^a-zA-Z\\])(?:[^\\a-zA-Z]|[a-zA-Z]*[^a-zA-Z\\]))\s+`)
-
-func ifChanged(before, after string) string {
-	if after == before {
-		return ""
-	}
-	return `\boxed{` + after + `}`
-}
-
 // TestConstructions scores the correct-by-construction response of every
-// MATH and AIME label in the five validation templates (each must be
-// accepted) and the response that states its partner label, another
-// problem's answer (each must be rejected unless the two labels are the
-// same value, listed in sameValue).
+// MATH and AIME label in the five validation templates and in the
+// restatements (each must be accepted), and the same responses stating the
+// partner label, another problem's non-equivalent answer (each must be
+// rejected).
 func TestConstructions(t *testing.T) {
 	labels := datasetLabels(t)
 	partners := validation.Partners(labels)
@@ -110,27 +66,27 @@ func TestConstructions(t *testing.T) {
 		}
 	}
 	for i, l := range labels {
-		for _, r := range restatements {
-			resp := r.say(l)
+		for _, r := range validation.Restatements {
+			resp := r.Say(l)
 			if resp == "" {
 				continue
 			}
 			if v, err := verify.Check(resp, l); err != nil || !v.Correct {
 				tpMiss++
 				if tpMiss <= 60 {
-					t.Errorf("%s: label %q rejected %q (read %q): %v", r.name, l, resp, v.Answer, err)
+					t.Errorf("%s: label %q rejected %q (read %q): %v", r.Name, l, resp, v.Answer, err)
 				}
 			}
 			if partners[i] < 0 {
 				continue
 			}
-			if resp = r.say(labels[partners[i]]); resp == "" {
+			if resp = r.Say(labels[partners[i]]); resp == "" {
 				continue
 			}
 			if v, err := verify.Check(resp, l); err != nil || v.Correct {
 				fpHit++
 				if fpHit <= 60 {
-					t.Errorf("%s: label %q accepted %q: %v", r.name, l, resp, err)
+					t.Errorf("%s: label %q accepted %q: %v", r.Name, l, resp, err)
 				}
 			}
 		}

@@ -42,7 +42,7 @@
 //     parentheses, in \text or \textbf: equal to the same letter;
 //   - a text answer: words with no math in them (two words or more, or one
 //     of three letters or more: xy is a product), alone or in \text{…};
-//     equal when the words are equal ignoring case, spacing and a leading
+//     equal when the words are equal ignoring case, spaces and a leading
 //     "the";
 //   - a matrix (pmatrix, bmatrix, matrix): same shape, equal entries;
 //   - an interval or a union of intervals, or an inequality in one variable
@@ -74,7 +74,9 @@
 // What cannot be computed within bounds is compared as normalised text
 // only: integer powers with results over 100,000 bits (so power towers are
 // never computed), factorials over 1000! (so 1/2004! and 1/2006! differ),
-// values that overflow a float64. Every call has a deadline (DefaultDeadline;
+// values that overflow a float64, and whatever is left of a comparison after
+// 200,000 steps of evaluation and matching (so a verdict never depends on
+// the machine's speed). Every call also has a deadline (DefaultDeadline;
 // CheckWithin sets another); past it the call returns ErrDeadline and a
 // false verdict. No call starts a goroutine, and nothing it is given makes
 // it panic.

@@ -35,7 +35,9 @@ func point(vars map[string]bool, k int) map[string]number {
 
 // equal decides whether two values are the same answer.
 func (c *comparer) equal(a, b value) (bool, error) {
-	if err := c.bud.check(); err != nil {
+	if err := c.bud.check(); errors.Is(err, errTooLarge) {
+		return false, nil // past the work bound: refused
+	} else if err != nil {
 		return false, err
 	}
 	if a.kind != b.kind {

@@ -11,14 +11,24 @@ import (
 // ErrDeadline is returned by a call that ran past its deadline.
 var ErrDeadline = errors.New("verify: deadline exceeded")
 
-// budget is one call's deadline, checked at every evaluation step.
+// maxSteps bounds the work of one call (evaluation steps and comparisons):
+// past it, what is left is refused like a value too large to compute, so the
+// verdict does not depend on the machine's speed.
+const maxSteps = 200_000
+
+// budget is one call's work bound and deadline, checked at every step.
 type budget struct {
 	deadline time.Time
 	steps    int
 }
 
+// check counts a step: errTooLarge past maxSteps, ErrDeadline past the
+// deadline (read every 32 steps).
 func (b *budget) check() error {
-	if b.steps++; b.steps%32 == 0 && time.Now().After(b.deadline) {
+	if b.steps++; b.steps > maxSteps {
+		return errTooLarge
+	}
+	if b.steps%32 == 0 && time.Now().After(b.deadline) {
 		return ErrDeadline
 	}
 	return nil

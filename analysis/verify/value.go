@@ -91,10 +91,12 @@ func readers() []func(string, int) (value, bool) {
 		readBraced, readBracketed, readList, readEquation, readWords}
 }
 
+// textValue is a text answer in its compared form: lower case, without a
+// leading "the", a final period and spaces.
 func textValue(s string) value {
 	s = strings.ToLower(strings.TrimSpace(spaces.ReplaceAllString(s, " ")))
 	s = strings.TrimSuffix(strings.TrimPrefix(s, "the "), ".")
-	return value{kind: textKind, text: s}
+	return value{kind: textKind, text: strings.ReplaceAll(s, " ", "")}
 }
 
 // readWords reads an answer of words with no math in it as text: two words

@@ -16,6 +16,23 @@ const (
 // Variants lists the templates in report order.
 var Variants = []string{Boxed, AnswerLine, BoxedAnswerLine, ThinkBoxed, ThinkBoxedAnswerLine}
 
+// Template is one way to write a response that states an answer: Say
+// returns the response, or "" when the template does not apply to that
+// answer.
+type Template struct {
+	Name string
+	Say  func(answer string) string
+}
+
+// templates are the five Variants as Templates.
+func templates() []Template {
+	var out []Template
+	for _, v := range Variants {
+		out = append(out, Template{v, func(a string) string { return Response(v, a) }})
+	}
+	return out
+}
+
 const (
 	intro = "Let me work through the problem step by step.\n\n"
 	think = "<think>\nLet me think about this problem carefully.\n</think>\n\n"
