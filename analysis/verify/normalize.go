@@ -30,6 +30,7 @@ var (
 	spaceThousands = regexp.MustCompile(`(^|[^\d.])(\d{1,3}(?: \d{3})+)($|[^\d])`)
 	commaThousands = regexp.MustCompile(`^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$`)
 	textMacro      = regexp.MustCompile(`\\text\s*\{([^{}]*)\}`)
+	unitPower      = regexp.MustCompile(`^\s*\^\s*(?:\d|\{\s*\d\s*\})`)
 	unitWord       = regexp.MustCompile(`^(.*[\d}).])\s*((?:[a-zA-Z]{2,}\.?\s*)+)(\^\{?\d\}?)?$`)
 )
 
@@ -58,9 +59,16 @@ func dropUnits(s string) string {
 	var b strings.Builder
 	prev := 0
 	for _, m := range textMacro.FindAllStringSubmatchIndex(s, -1) {
+		if m[0] < prev {
+			continue
+		}
 		b.WriteString(s[prev:m[0]])
-		b.WriteString(textGroup(strings.TrimSpace(s[m[2]:m[3]]), strings.TrimSpace(s[:m[0]])))
+		g, unit := textGroup(strings.TrimSpace(s[m[2]:m[3]]), strings.TrimSpace(s[:m[0]]))
+		b.WriteString(g)
 		prev = m[1]
+		if unit { // cm^2: the unit's exponent goes with it
+			prev += len(unitPower.FindString(s[prev:]))
+		}
 	}
 	s = b.String() + s[prev:]
 	s = strings.TrimSpace(spaces.ReplaceAllString(s, " "))
@@ -71,20 +79,21 @@ func dropUnits(s string) string {
 }
 
 // textGroup is what replaces \text{inner} after the text before: "," for
-// "or" and "and", inner itself when it has digits or parentheses or when it
-// follows "=" or nothing (it is the answer), else nothing (a unit).
-func textGroup(inner, before string) string {
+// "or" and "and"; nothing when it is a unit (words after a number or an
+// expression); else inner itself (\text{4}, (\text{E}), x = \text{four}).
+func textGroup(inner, before string) (string, bool) {
 	switch strings.ToLower(inner) {
 	case "or", "and", ",":
-		return ","
+		return ",", false
 	}
-	if strings.ContainsAny(inner, "0123456789()") {
-		return inner
+	last := byte(0)
+	if before != "" {
+		last = before[len(before)-1]
 	}
-	if before == "" || strings.HasSuffix(before, "=") {
-		return `\text{` + inner + "}"
+	if strings.ContainsAny(inner, "0123456789()") || len(inner) < 2 || !(isDigit(last) || isLetter(last) || strings.IndexByte("})", last) >= 0) {
+		return inner, false
 	}
-	return " "
+	return " ", true
 }
 
 // isMathWord reports whether w (a run of words) is math written in letters,

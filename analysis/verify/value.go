@@ -43,7 +43,7 @@ const maxElems = 256
 var (
 	choiceRe   = regexp.MustCompile(`^\(?([A-E])\)?$|^\(([a-e])\)$`)
 	matrixRe   = regexp.MustCompile(`^\\begin\{([pbvBV]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{([pbvBV]?matrix|array)\}$`)
-	lhsRe      = regexp.MustCompile(`^(?:[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]+\([a-zA-Z]\))$`)
+	lhsRe      = regexp.MustCompile(`^(?:[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]+\([^()=]*\))$`)
 	relationRe = regexp.MustCompile(`\\le|\\ge|<|>`)
 	inPrefixRe = regexp.MustCompile(`^[a-zA-Z]\s*\\in\s*`)
 )
@@ -290,7 +290,12 @@ func elements(k kind, inner string, depth int) (value, bool) {
 		if p == "" {
 			return value{}, false
 		}
-		v.elems = append(v.elems, read(p, depth+1))
+		e := read(p, depth+1)
+		if k == setKind && e.kind == setKind {
+			v.elems = append(v.elems, e.elems...) // \{1\pm\sqrt5, -2\} has three elements
+			continue
+		}
+		v.elems = append(v.elems, e)
 	}
 	return v, true
 }
