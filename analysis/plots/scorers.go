@@ -165,16 +165,20 @@ func ScorerCard(counts []validation.Count, set, variant string, card []modelcard
 }
 
 // ScorerVariants draws, for one set, the share of correct-by-construction
-// responses (%) each scorer accepted under each of the five response
-// templates: what a response must look like for each scorer.
+// responses (%) each scorer accepted under each response template, in the
+// order the counts give them (the five validation.Variants, or the
+// validation.Restatements): what a response must look like for each scorer.
 func ScorerVariants(counts []validation.Count, set string) (*plot.Plot, error) {
-	var scorers []string
+	var scorers, variants []string
 	labels := 0
 	for _, c := range counts {
 		if c.Set == set {
-			labels = c.Labels
+			labels = max(labels, c.Labels)
 			if !slices.Contains(scorers, c.Scorer) {
 				scorers = append(scorers, c.Scorer)
+			}
+			if !slices.Contains(variants, c.Variant) {
+				variants = append(variants, c.Variant)
 			}
 		}
 	}
@@ -183,19 +187,11 @@ func ScorerVariants(counts []validation.Count, set string) (*plot.Plot, error) {
 	}
 	p := newPlot(fmt.Sprintf("Correct-by-construction responses accepted, by template (%s, %d labels)", set, labels),
 		"response template", "correct responses accepted (%)")
-	width := vg.Points(26)
+	width := vg.Points(min(26, 480/float64(len(variants)*len(scorers))))
 	for si, s := range scorers {
-		vals := make(plotter.Values, len(validation.Variants))
-		for vi, v := range validation.Variants {
-			found := false
-			for _, c := range counts {
-				if c.Set == set && c.Scorer == s && c.Variant == v {
-					vals[vi], found = 100*float64(c.TP)/float64(c.Labels), true
-				}
-			}
-			if !found {
-				return nil, fmt.Errorf("plots: no count for set %q, scorer %q, template %q", set, s, v)
-			}
+		vals, err := acceptedShares(counts, set, s, variants)
+		if err != nil {
+			return nil, err
 		}
 		bars, err := plotter.NewBarChart(vals, width)
 		if err != nil {
@@ -215,12 +211,30 @@ func ScorerVariants(counts []validation.Count, set string) (*plot.Plot, error) {
 			return nil, err
 		}
 	}
-	p.NominalX(validation.Variants...)
+	p.NominalX(variants...)
 	p.X.Tick.Label.Font.Size = vg.Points(10)
-	p.X.Min, p.X.Max = -0.6, float64(len(validation.Variants))-0.4
+	p.X.Min, p.X.Max = -0.6, float64(len(variants))-0.4
 	p.Y.Min, p.Y.Max = 0, 130
 	p.Legend.Top, p.Legend.Left = true, true
 	return p, nil
+}
+
+// acceptedShares is the share (%) of correct responses scorer s accepted on
+// set under each template.
+func acceptedShares(counts []validation.Count, set, s string, variants []string) (plotter.Values, error) {
+	vals := make(plotter.Values, len(variants))
+	for vi, v := range variants {
+		found := false
+		for _, c := range counts {
+			if c.Set == set && c.Scorer == s && c.Variant == v && c.Labels > 0 {
+				vals[vi], found = 100*float64(c.TP)/float64(c.Labels), true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("plots: no count for set %q, scorer %q, template %q", set, s, v)
+		}
+	}
+	return vals, nil
 }
 
 // addOffsetLabels writes text above bars drawn with the given offset.

@@ -9,6 +9,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mathrl/mathrl/analysis/scorer"
+	"github.com/mathrl/mathrl/analysis/scorer/validation"
 )
 
 func TestNewScorersValidateCmd(t *testing.T) {
@@ -46,12 +49,13 @@ func TestScorersValidateRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var counts []map[string]any
-	if err := json.Unmarshal(stdout.Bytes(), &counts); err != nil || len(counts) != 20 {
+	want := len(scorer.Names()) * (len(validation.Variants) + len(validation.Restatements))
+	if err := json.Unmarshal(stdout.Bytes(), &counts); err != nil || len(counts) != want {
 		t.Fatalf("JSON output: %v, %d objects\n%s", err, len(counts), stdout.String())
 	}
-	want := map[string]any{"set": "aime25", "scorer": "math", "variant": "boxed", "labels": 2.0, "tp": 2.0, "fp": 0.0, "errors": 0.0}
-	if !reflect.DeepEqual(counts[0], want) {
-		t.Errorf("first count %v, want %v", counts[0], want)
+	first := map[string]any{"set": "aime25", "scorer": "math", "variant": "boxed", "labels": 2.0, "tp": 2.0, "fp": 0.0, "errors": 0.0}
+	if !reflect.DeepEqual(counts[0], first) {
+		t.Errorf("first count %v, want %v", counts[0], first)
 	}
 	for _, f := range []string{"validation.csv", "validation.md"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {

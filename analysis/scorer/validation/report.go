@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -148,14 +149,47 @@ func WriteMarkdown(w io.Writer, counts []Count) error {
 			d.TP, d.FP, d.Errors, dsn.TP, dst.TP, dst.FP, v.TP, v.FP)
 	}
 	b.WriteString("\n## All templates\n\n")
+	templates, restated := splitRestated(counts)
+	writeWideMarkdown(&b, templates)
+	if len(restated) > 0 {
+		b.WriteString("\n## Restatements\n\n")
+		b.WriteString("The label restated as models write it (validation.Restatements), each response boxed unless named\n")
+		b.WriteString("otherwise; labels counts the labels a restatement applies to.\n\n")
+		writeWideMarkdown(&b, restated)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// splitRestated separates the counts of the five templates from those of the
+// restatements.
+func splitRestated(counts []Count) (templates, restated []Count) {
+	for _, c := range counts {
+		if slices.Contains(Variants, c.Variant) {
+			templates = append(templates, c)
+		} else {
+			restated = append(restated, c)
+		}
+	}
+	return templates, restated
+}
+
+// WriteTableMarkdown writes counts as one Markdown table, one row per set and
+// template.
+func WriteTableMarkdown(w io.Writer, counts []Count) error {
+	var b strings.Builder
+	writeWideMarkdown(&b, counts)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeWideMarkdown(b *strings.Builder, counts []Count) {
 	t := wide(counts)
 	b.WriteString("| " + strings.Join(t.header, " | ") + " |\n")
 	b.WriteString(strings.Repeat("|---", len(t.header)) + "|\n")
 	for _, r := range t.rows {
 		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // WriteResults writes validation.csv and validation.md into dir, each atomically.

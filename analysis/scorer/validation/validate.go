@@ -226,7 +226,11 @@ func Run(ctx context.Context, opts Options) ([]Count, error) {
 		if err != nil {
 			return nil, err
 		}
-		counts = append(counts, c...)
+		r, err := Restated(ctx, s.Name, labels, opts.Workers)
+		if err != nil {
+			return nil, err
+		}
+		counts = append(append(counts, c...), r...)
 	}
 	if len(counts) == 0 {
 		return nil, fmt.Errorf("validation: no data set found in %s (run `mathrl data pull`)", opts.Dir)

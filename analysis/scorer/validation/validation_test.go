@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,8 +73,13 @@ func TestSpecCounts(t *testing.T) {
 	for _, c := range counts {
 		got[[3]string{c.Set, c.Variant, c.Scorer}] = c
 	}
-	if len(counts) != len(specCounts)*len(scorer.Names()) {
-		t.Errorf("%d counts, want %d", len(counts), len(specCounts)*len(scorer.Names()))
+	if want := len(specCounts) * len(scorer.Names()) * (len(Variants) + len(Restatements)) / len(Variants); len(counts) != want {
+		t.Errorf("%d counts, want %d", len(counts), want)
+	}
+	for _, c := range counts {
+		if c.Scorer == scorer.Verify && !slices.Contains(Variants, c.Variant) && (c.TP != c.Labels || c.FP != 0 || c.Errors != 0) {
+			t.Errorf("verify on restatement %s of %s: %+v, want every correct one accepted and no wrong one", c.Variant, c.Set, c)
+		}
 	}
 	for _, w := range specCounts {
 		if w.dapoRaiseTP != w.raiseFP {
