@@ -40,8 +40,9 @@ func unwrapText(s string) (string, bool) {
 }
 
 // mathdEqual is grade_answer_mathd: both sides through MathdNormalize, then ==.
+// Identical strings normalise alike, so they are not normalised.
 func mathdEqual(given, truth string) bool {
-	return MathdNormalize(truth) == MathdNormalize(given)
+	return given == truth || MathdNormalize(truth) == MathdNormalize(given)
 }
 
 // stripString is Hendrycks' _strip_string; ok is false where Python raises.
