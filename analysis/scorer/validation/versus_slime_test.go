@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +22,11 @@ import (
 // They are read from there and never copied into this project.
 const slimeHubEnv = "MATHRL_SLIME_RM_HUB"
 
+// goPasses is how many times one op of a Go sub-benchmark scores all the
+// cases: one pass of the math scorer takes well under a second, and a few
+// make a pause of a busy machine weigh less.
+const goPasses = 5
+
 // speedCase is one line of the Python driver's input.
 type speedCase struct {
 	Response string `json:"response"`
@@ -30,31 +36,38 @@ type speedCase struct {
 // slimeRun is the output of testdata/slime_speed.py.
 type slimeRun struct {
 	Cases        int     `json:"cases"`
-	ScoreSeconds float64 `json:"score_seconds"` // the scoring loop alone
-	Verdicts     []int   `json:"verdicts"`      // 1 where grade_answer_verl was true
+	ScoreSeconds float64 `json:"score_seconds"`     // the scoring loop alone, by the clock
+	CPUSeconds   float64 `json:"score_cpu_seconds"` // the scoring loop alone, CPU time of the process
+	Verdicts     []int   `json:"verdicts"`          // 1 where grade_answer_verl was true
 }
 
 // BenchmarkVersusSlime times slime's Python `math` scorer and each Go scorer
 // on the same cases: the true- and false-positive construction of every MATH
-// train and test label in the boxed template (24,992 cases). Sub-benchmark
-// slime-math runs testdata/slime_speed.py with Debian's /usr/bin/python3
-// (MATHRL_REF_PYTHON overrides it) on the files in $MATHRL_SLIME_RM_HUB, and
-// reports the cases/s of its scoring loop and of the whole process
-// (e2e-cases/s); it is skipped, with the reason, when either is missing. Each
-// Go scorer then runs on one goroutine with GOMAXPROCS 1 and reports cases/s,
-// x-slime (its cases/s over slime's scoring loop, same run) and, for math,
-// the number of cases where its verdict differs from slime's. On this
-// template deepscaler finds no </think> and dapo no Answer: line, so those
-// two return before grading. Run with:
+// train and test label in the boxed template (24,992 cases).
+//
+// Sub-benchmark slime-math runs testdata/slime_speed.py with Debian's
+// /usr/bin/python3 (MATHRL_REF_PYTHON overrides it) on the files in
+// $MATHRL_SLIME_RM_HUB and reports the cases/s of its scoring loop and of the
+// whole process (e2e-cases/s); it is skipped, with the reason, when either is
+// missing. Each Go scorer then runs on one goroutine with GOMAXPROCS 1,
+// scoring the cases goPasses times per op, and reports cases/s, x-slime (its
+// cases/s over those of slime's scoring loop in the same run) and, for math,
+// the number of cases where its verdict differs from slime's. Both sides also
+// report their rate in process CPU time (cpu-cases/s, x-slime-cpu), which
+// other work on a busy machine inflates less than the clock. On this template
+// deepscaler finds no </think> and dapo no Answer: line, so those two return
+// before grading. Run with:
 //
 //	go test ./analysis/scorer/validation -run XXX -bench VersusSlime -benchtime 1x
 func BenchmarkVersusSlime(b *testing.B) {
 	cases := boxedCases(mathLabels(b))
 	var slime *slimeRun
+	noSlime := "slime-math did not run in this benchmark run"
 	b.Run("slime-math", func(b *testing.B) {
 		py, hub, why := slimeSetup()
 		if why != "" {
-			b.Skip("slime part skipped: " + why)
+			noSlime = "slime part skipped: " + why
+			b.Skip(noSlime)
 		}
 		input := encodeCases(b, cases)
 		var run slimeRun
@@ -63,6 +76,7 @@ func BenchmarkVersusSlime(b *testing.B) {
 		}
 		e2e := b.Elapsed() / time.Duration(b.N)
 		b.ReportMetric(float64(len(cases))/run.ScoreSeconds, "cases/s")
+		b.ReportMetric(float64(len(cases))/run.CPUSeconds, "cpu-cases/s")
 		b.ReportMetric(float64(len(cases))/e2e.Seconds(), "e2e-cases/s")
 		slime = &run
 	})
@@ -70,19 +84,26 @@ func BenchmarkVersusSlime(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 			verdicts := make([]bool, len(cases))
+			cpu0 := cpuTime(b)
 			for b.Loop() {
-				for i, c := range cases {
-					r, _ := scorer.ScoreLabel(name, c.Response, scorer.TextLabel(c.Label))
-					verdicts[i] = r.Correct
+				for range goPasses {
+					for i, c := range cases {
+						r, _ := scorer.ScoreLabel(name, c.Response, scorer.TextLabel(c.Label))
+						verdicts[i] = r.Correct
+					}
 				}
 			}
-			rate := float64(len(cases)) / (b.Elapsed() / time.Duration(b.N)).Seconds()
+			cpu := cpuTime(b) - cpu0
+			scored := float64(b.N * goPasses * len(cases))
+			rate, cpuRate := scored/b.Elapsed().Seconds(), scored/cpu.Seconds()
 			b.ReportMetric(rate, "cases/s")
+			b.ReportMetric(cpuRate, "cpu-cases/s")
 			if slime == nil {
-				b.Log("slime-math did not run in this benchmark run: no ratio")
+				b.Log("no ratio: " + noSlime)
 				return
 			}
 			b.ReportMetric(rate*slime.ScoreSeconds/float64(len(cases)), "x-slime")
+			b.ReportMetric(cpuRate*slime.CPUSeconds/float64(len(cases)), "x-slime-cpu")
 			if name == scorer.Math {
 				b.ReportMetric(float64(disagreements(b, cases, verdicts, slime.Verdicts)), "disagreements")
 			}
@@ -153,11 +174,20 @@ func runSlime(b *testing.B, py, hub string, input []byte, n int) slimeRun {
 	if err := json.Unmarshal(out, &run); err != nil {
 		b.Fatalf("slime_speed.py output: %v", err)
 	}
-	if run.Cases != n || len(run.Verdicts) != n || run.ScoreSeconds <= 0 {
+	if run.Cases != n || len(run.Verdicts) != n || run.ScoreSeconds <= 0 || run.CPUSeconds <= 0 {
 		b.Fatalf("slime_speed.py scored %d cases (%d verdicts) in %gs, want %d", run.Cases, len(run.Verdicts),
 			run.ScoreSeconds, n)
 	}
 	return run
+}
+
+// cpuTime returns the CPU time this process has used (user and system).
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // disagreements counts the cases where the Go verdict differs from slime's

@@ -11,8 +11,9 @@ there, never copied into this project. Run with Debian's python3 (sympy
 
 Each input line is {"response": str, "label": str}. All lines are read
 before the clock starts; only the loop that calls grade_answer_verl on each
-case is timed (time.perf_counter). The output is one JSON object:
-  {"cases": int, "score_seconds": float, "verdicts": [0|1, ...]}
+case is timed, by the clock (time.perf_counter) and in CPU time
+(time.process_time). The output is one JSON object:
+  {"cases": int, "score_seconds": float, "score_cpu_seconds": float, "verdicts": [0|1, ...]}
 with the verdicts in input order (1 where grade_answer_verl is true).
 """
 import importlib
@@ -35,10 +36,11 @@ def main():
     cases = [json.loads(line) for line in sys.stdin if line.strip()]
     pairs = [(c["response"], c["label"]) for c in cases]
     grade = mu.grade_answer_verl
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     verdicts = [1 if grade(response, label) else 0 for response, label in pairs]
-    seconds = time.perf_counter() - start
-    json.dump({"cases": len(pairs), "score_seconds": seconds, "verdicts": verdicts}, sys.stdout)
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
+    json.dump({"cases": len(pairs), "score_seconds": seconds, "score_cpu_seconds": cpu_seconds, "verdicts": verdicts},
+              sys.stdout)
     sys.stdout.write("\n")
 
 
