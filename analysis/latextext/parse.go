@@ -197,13 +197,39 @@ func (p *parser) getToken(pos int, extraOpen, extraClose rune, environments bool
 // specialsAt returns the longest specials sequence starting at pos, or "".
 // The sequences are ASCII (TestSpecialsASCII), so bytes and runes count alike.
 func (p *parser) specialsAt(pos int) string {
-	best, bestLen := "", 0
+	best := ""
 	for _, sp := range parserSpecials {
-		if len(sp) > bestLen && pos+len(sp) <= len(p.s) && string(p.s[pos:pos+len(sp)]) == sp {
-			best, bestLen = sp, len(sp)
+		if len(sp) > len(best) && p.hasASCIIAt(pos, sp) {
+			best = sp
 		}
 	}
 	return best
+}
+
+// hasASCIIAt reports whether the ASCII string sp occurs in the input at pos.
+func (p *parser) hasASCIIAt(pos int, sp string) bool {
+	if pos+len(sp) > len(p.s) {
+		return false
+	}
+	for i := 0; i < len(sp); i++ {
+		if p.s[pos+i] != rune(sp[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// plainChar reports whether getToken would read the character at pos < len(p.s)
+// as a one-character charTok with no space before it: not whitespace, not
+// one of \ % { } $ or the extra braces, and no specials sequence starts there.
+func (p *parser) plainChar(pos int, extraOpen, extraClose rune) bool {
+	switch c := p.s[pos]; {
+	case c == '\\' || c == '%' || c == '{' || c == '}' || c == '$' || pyIsSpace(c):
+		return false
+	case extraOpen != 0 && c == extraOpen || extraClose != 0 && c == extraClose:
+		return false
+	}
+	return p.specialsAt(pos) == ""
 }
 
 func (p *parser) escapeToken(pos int, space string, environments bool) (token, error) {
@@ -513,6 +539,10 @@ func (p *parser) nodes(pos int, stopBrace, stopEnv, stopMath string, st parseSta
 	}
 
 	for {
+		if end := p.plainChars(pos, extraOpen, extraClose, &chars); end > pos {
+			pos, hasChars = end, true
+			continue
+		}
 		tok, err := p.getToken(pos, extraOpen, extraClose, true, st)
 		if err != nil {
 			var eos *endOfStream
@@ -557,16 +587,12 @@ func (p *parser) nodes(pos int, stopBrace, stopEnv, stopMath string, st parseSta
 			if tok.arg == `\)` || tok.arg == `\]` {
 				continue // closing delimiter that closes nothing: dropped
 			}
-			closing := map[string]string{`\(`: `\)`, `\[`: `\]`}[tok.arg]
-			if closing == "" {
-				closing = tok.arg
-			}
-			inner, end, err := p.nodes(pos, "", "", closing, parseState{math: true, delim: tok.arg})
+			math, end, err := p.math(tok, pos)
 			if err != nil {
 				return nil, 0, err
 			}
 			pos = end
-			list = append(list, &node{kind: mathNode, nodes: inner, display: tok.arg != "$" && tok.arg != `\(`})
+			list = append(list, math)
 		case commentTok:
 			list = append(list, &node{kind: commentNode, text: tok.arg, postSpace: tok.postSpace})
 		case braceOpenTok:
@@ -604,6 +630,31 @@ func (p *parser) nodes(pos int, stopBrace, stopEnv, stopMath string, st parseSta
 			list = append(list, &node{kind: specialsNode, text: tok.arg})
 		}
 	}
+}
+
+// math reads the math group that the opening delimiter tok starts; its
+// content begins at pos.
+func (p *parser) math(tok token, pos int) (*node, int, error) {
+	closing := map[string]string{`\(`: `\)`, `\[`: `\]`}[tok.arg]
+	if closing == "" {
+		closing = tok.arg
+	}
+	inner, end, err := p.nodes(pos, "", "", closing, parseState{math: true, delim: tok.arg})
+	if err != nil {
+		return nil, 0, err
+	}
+	return &node{kind: mathNode, nodes: inner, display: tok.arg != "$" && tok.arg != `\(`}, end, nil
+}
+
+// plainChars writes the run of characters from pos that getToken would read
+// as one-character charToks with no space before them (see plainChar) into
+// chars, and returns the position after the run.
+func (p *parser) plainChars(pos int, extraOpen, extraClose rune, chars *strings.Builder) int {
+	for pos < len(p.s) && p.plainChar(pos, extraOpen, extraClose) {
+		chars.WriteRune(p.s[pos])
+		pos++
+	}
+	return pos
 }
 
 // parse reads the whole input.

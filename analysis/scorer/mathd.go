@@ -17,8 +17,8 @@ var textWrapRe = regexp.MustCompile(`^\\text\{(.+?)\}\n?$`)
 // end) the string is returned as it was after the \text{} unwrapping.
 func MathdNormalize(answer string) string {
 	answer = pyStrip(answer)
-	if m := textWrapRe.FindStringSubmatch(answer); m != nil {
-		answer = pyStrip(m[1])
+	if m, ok := unwrapText(answer); ok {
+		answer = pyStrip(m)
 	}
 	if s, ok := stripString(answer); ok {
 		return s
@@ -26,14 +26,68 @@ func MathdNormalize(answer string) string {
 	return answer
 }
 
+// unwrapText returns the text inside a whole-string \text{...} (textWrapRe's
+// group) and true, or false when s is not one.
+func unwrapText(s string) (string, bool) {
+	if !strings.HasPrefix(s, `\text{`) {
+		return "", false
+	}
+	m := textWrapRe.FindStringSubmatch(s)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
 // mathdEqual is grade_answer_mathd: both sides through MathdNormalize, then ==.
+// Identical strings normalise alike, so they are not normalised.
 func mathdEqual(given, truth string) bool {
-	return MathdNormalize(truth) == MathdNormalize(given)
+	return given == truth || MathdNormalize(truth) == MathdNormalize(given)
 }
 
 // stripString is Hendrycks' _strip_string; ok is false where Python raises.
 func stripString(s string) (string, bool) {
+	var ok bool
 	s = strings.ReplaceAll(s, "\n", "")
+	// Each step up to the \% one deletes or rewrites a backslash sequence, except
+	// tfrac and dfrac, and none makes a backslash: without one they are no-ops.
+	if !strings.Contains(s, `\`) {
+		s = strings.ReplaceAll(s, "tfrac", "frac")
+		s = strings.ReplaceAll(s, "dfrac", "frac")
+	} else if s, ok = stripBackslashForms(s); !ok {
+		return "", false
+	}
+	s = strings.ReplaceAll(s, " .", " 0.")
+	s = strings.ReplaceAll(s, "{.", "{0.")
+	if s == "" {
+		return s, true
+	}
+	if s[0] == '.' {
+		s = "0" + s
+	}
+	if left, right, ok := strings.Cut(s, "="); ok && !strings.Contains(right, "=") && runeCount(left) <= 2 {
+		s = right
+	}
+	s, ok = fixSqrt(s)
+	if !ok {
+		return "", false
+	}
+	s = strings.ReplaceAll(s, " ", "")
+	s, ok = fixFracs(s)
+	if !ok {
+		return "", false
+	}
+	if s == "0.5" {
+		s = `\frac{1}{2}`
+	}
+	return fixASlashB(s), true
+}
+
+// stripBackslashForms is _strip_string's steps from "\\!" to "\\%": delete
+// \!, \\ -> \, tfrac and dfrac -> frac, delete \left, \right, ^{\circ},
+// ^\circ and \$, cut the string at "\text{ " (ok is false where that does not
+// give exactly two pieces), delete \%.
+func stripBackslashForms(s string) (string, bool) {
 	s = strings.ReplaceAll(s, `\!`, "")
 	s = strings.ReplaceAll(s, `\\`, `\`)
 	s = strings.ReplaceAll(s, "tfrac", "frac")
@@ -51,31 +105,7 @@ func stripString(s string) (string, bool) {
 		}
 		s = parts[0]
 	}
-	s = strings.ReplaceAll(s, `\%`, "")
-	s = strings.ReplaceAll(s, " .", " 0.")
-	s = strings.ReplaceAll(s, "{.", "{0.")
-	if s == "" {
-		return s, true
-	}
-	if s[0] == '.' {
-		s = "0" + s
-	}
-	if parts := strings.Split(s, "="); len(parts) == 2 && runeCount(parts[0]) <= 2 {
-		s = parts[1]
-	}
-	s, ok := fixSqrt(s)
-	if !ok {
-		return "", false
-	}
-	s = strings.ReplaceAll(s, " ", "")
-	s, ok = fixFracs(s)
-	if !ok {
-		return "", false
-	}
-	if s == "0.5" {
-		s = `\frac{1}{2}`
-	}
-	return fixASlashB(s), true
+	return strings.ReplaceAll(s, `\%`, ""), true
 }
 
 // fixSqrt wraps the single character after a brace-less \sqrt in braces
@@ -105,6 +135,9 @@ func fixSqrt(s string) (string, bool) {
 // \frac1{72} -> \frac{1}{72}). A piece shorter than two characters returns the
 // input unchanged; ok is false when a \frac ends the string.
 func fixFracs(s string) (string, bool) {
+	if !strings.Contains(s, `\frac`) {
+		return s, true
+	}
 	parts := strings.Split(s, `\frac`)
 	var b strings.Builder
 	b.WriteString(parts[0])
@@ -138,11 +171,11 @@ const pyMaxIntDigits = 4300
 // fixASlashB turns a canonical "a/b" (both Python ints, printed back
 // identically) into \frac{a}{b}.
 func fixASlashB(s string) string {
-	parts := strings.Split(s, "/")
-	if len(parts) != 2 || !canonicalInt(parts[0]) || !canonicalInt(parts[1]) {
+	a, b, ok := strings.Cut(s, "/")
+	if !ok || strings.Contains(b, "/") || !canonicalInt(a) || !canonicalInt(b) {
 		return s
 	}
-	return `\frac{` + parts[0] + "}{" + parts[1] + "}"
+	return `\frac{` + a + "}{" + b + "}"
 }
 
 // canonicalInt reports whether s == str(int(s)) in Python 3.11.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mathrl/mathrl/analysis/latextext"
 	"github.com/mathrl/mathrl/analysis/symbolic"
@@ -24,12 +25,8 @@ var (
 	}()
 	circRe      = regexp.MustCompile(`\^ *\\circ`)
 	commaBangRe = regexp.MustCompile(`,\\! *`)
-	dashRe      = regexp.MustCompile(`- *`)
-	mixedRe     = regexp.MustCompile(`([0-9]) +([0-9])`)
 	// goodCommaRe is `(\d)(,)(\d\d\d)($|\D)` with Python's Unicode \d.
 	goodCommaRe = regexp.MustCompile(`(\p{Nd})(,)(\p{Nd}\p{Nd}\p{Nd})($|\P{Nd})`)
-	// fracRe is `^-?[0-9]+.?/0*[1-9][0-9]*.?$` with Python's `$`.
-	fracRe = regexp.MustCompile(`^-?[0-9]+.?/0*[1-9][0-9]*.?\n?$`)
 )
 
 // Normalize is slime's second answer normaliser (math_utils._normalize, the
@@ -41,8 +38,8 @@ var (
 // goes through LaTeX-to-text; "- " -> "-"; "7 3/4" -> "7+3/4"; spaces and braces
 // are deleted; lower case; an integer-looking string becomes str(int(float(s))).
 func Normalize(expr string) string {
-	if m := textWrapRe.FindStringSubmatch(expr); m != nil {
-		expr = m[1]
+	if m, ok := unwrapText(expr); ok {
+		expr = m
 	}
 	expr = strings.ReplaceAll(expr, `\%`, "%")
 	expr = strings.ReplaceAll(expr, `\$`, "$")
@@ -58,19 +55,23 @@ func Normalize(expr string) string {
 			expr = unitRes[i].ReplaceAllString(expr, "")
 		}
 	}
-	expr = circRe.ReplaceAllString(expr, "")
+	if strings.Contains(expr, `\circ`) {
+		expr = circRe.ReplaceAllString(expr, "")
+	}
 	if len(expr) > 0 && expr[0] == '{' && expr[len(expr)-1] == '}' {
 		expr = expr[1 : len(expr)-1]
 	}
-	expr = commaBangRe.ReplaceAllString(expr, "")
+	if strings.Contains(expr, `,\!`) {
+		expr = commaBangRe.ReplaceAllString(expr, "")
+	}
 	if x, ok := pyFloat(expr); ok && pyIsNearInt(x) {
 		expr = pyIntString(math.RoundToEven(x))
 	}
 	if strings.Contains(expr, `\`) {
 		expr = latexToText(expr)
 	}
-	expr = dashRe.ReplaceAllString(expr, "-")
-	expr = mixedRe.ReplaceAllString(expr, "${1}+${2}")
+	expr = dropSpacesAfterDash(expr)
+	expr = injectMixedNumbers(expr)
 	expr = strings.ReplaceAll(expr, " ", "")
 	expr = strings.ReplaceAll(expr, "{", "")
 	expr = strings.ReplaceAll(expr, "}", "")
@@ -81,6 +82,55 @@ func Normalize(expr string) string {
 	}
 	return expr
 }
+
+// dropSpacesAfterDash is slime's re.sub("- *", "-", s): the spaces after
+// every '-' go.
+func dropSpacesAfterDash(s string) string {
+	if !strings.Contains(s, "- ") {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		b = append(b, s[i])
+		if s[i] == '-' {
+			for i+1 < len(s) && s[i+1] == ' ' {
+				i++
+			}
+		}
+	}
+	return string(b)
+}
+
+// injectMixedNumbers is slime's _inject_implicit_mixed_number, the regex
+// substitution ([0-9]) +([0-9]) -> \1+\2 ("7 3/4" -> "7+3/4"): matches do not
+// overlap, so "1 2 3" becomes "1+2 3".
+func injectMixedNumbers(s string) string {
+	if !strings.Contains(s, " ") {
+		return s
+	}
+	var b []byte
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if !isASCIIDigit(s[i]) {
+			continue
+		}
+		j := i + 1
+		for j < len(s) && s[j] == ' ' {
+			j++
+		}
+		if j > i+1 && j < len(s) && isASCIIDigit(s[j]) {
+			b = append(b, s[last:i+1]...)
+			b = append(b, '+', s[j])
+			i, last = j, j+1
+		}
+	}
+	if b == nil {
+		return s
+	}
+	return string(append(b, s[last:]...))
+}
+
+func isASCIIDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // latexToText is slime's _parse_latex: \tfrac and \dfrac become \frac, a space
 // goes before every \frac, pylatexenc's latex_to_text runs, then √ π ∞ ∪ · ×
@@ -125,8 +175,46 @@ func strIsInt(s string) bool {
 }
 
 // isFrac is _is_frac: an integer fraction a/b, one arbitrary character allowed
-// after a and after b.
-func isFrac(s string) bool { return fracRe.MatchString(s) }
+// after a and after b. It matches slime's regex ^-?[0-9]+.?/0*[1-9][0-9]*.?$
+// by hand: after an optional '-' and the run of digits, the '/' comes next or
+// after one character other than a newline.
+func isFrac(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	k := 0
+	for k < len(s) && isASCIIDigit(s[k]) {
+		k++
+	}
+	if k == 0 || k == len(s) {
+		return false
+	}
+	if s[k] == '/' && fracDenominator(s[k+1:]) {
+		return true
+	}
+	r, w := utf8.DecodeRuneInString(s[k:])
+	return r != '\n' && k+w < len(s) && s[k+w] == '/' && fracDenominator(s[k+w+1:])
+}
+
+// fracDenominator matches what follows the '/' in isFrac's regex:
+// 0*[1-9][0-9]*.?$, where Python's $ also matches before a final newline.
+func fracDenominator(t string) bool {
+	i := 0
+	for i < len(t) && t[i] == '0' {
+		i++
+	}
+	if i == len(t) || t[i] < '1' || t[i] > '9' {
+		return false
+	}
+	i++
+	for i < len(t) && isASCIIDigit(t[i]) {
+		i++
+	}
+	rest := t[i:]
+	if rest == "" || rest == "\n" {
+		return true
+	}
+	r, w := utf8.DecodeRuneInString(rest)
+	return r != '\n' && (len(rest) == w || rest[w:] == "\n")
+}
 
 // splitTuple is split_tuple: after removing thousands separators, a string of
 // more than two characters wrapped in one pair of ()[] with no other ()[]

@@ -57,54 +57,8 @@ func decimalValue(r rune) int {
 // "inf"/"infinity"/"nan" in any case with an optional sign, decimal and
 // exponent forms. ok is false where Python raises ValueError.
 func pyFloat(s string) (x float64, ok bool) {
-	buf := make([]byte, 0, len(s))
-	for i := 0; i < len(s); {
-		r, w := utf8.DecodeRuneInString(s[i:])
-		i += w
-		switch {
-		case r == utf8.RuneError && w == 1:
-			return 0, false
-		case r < 127:
-			buf = append(buf, byte(r))
-		case pyIsSpace(r):
-			buf = append(buf, ' ')
-		default:
-			d := decimalValue(r)
-			if d < 0 {
-				return 0, false
-			}
-			buf = append(buf, byte('0'+d))
-		}
-	}
-	if strings.IndexByte(string(buf), '_') >= 0 {
-		clean := buf[:0:0]
-		prev := byte(0)
-		for _, c := range buf {
-			if c == '_' {
-				if prev < '0' || prev > '9' {
-					return 0, false
-				}
-			} else {
-				if prev == '_' && (c < '0' || c > '9') {
-					return 0, false
-				}
-				clean = append(clean, c)
-			}
-			prev = c
-		}
-		if prev == '_' {
-			return 0, false
-		}
-		buf = clean
-	}
-	for len(buf) > 0 && isASCIISpace(buf[0]) {
-		buf = buf[1:]
-	}
-	for len(buf) > 0 && isASCIISpace(buf[len(buf)-1]) {
-		buf = buf[:len(buf)-1]
-	}
-	t := string(buf)
-	if !pyFloatSyntax(t) {
+	t, ok := floatText(s)
+	if !ok || !pyFloatSyntax(t) {
 		return 0, false
 	}
 	body := strings.TrimLeft(t, "+-")
@@ -124,6 +78,87 @@ func pyFloat(s string) (x float64, ok bool) {
 		}
 	}
 	return v, true
+}
+
+// floatText is the ASCII text float(s) goes on to parse: Unicode whitespace
+// becomes ' ' and Unicode decimal digits their ASCII digit, underscores
+// between digits go, then surrounding ASCII whitespace is trimmed. ok is
+// false for an invalid character or a misplaced underscore. A string of
+// ASCII characters (below DEL) without underscores is only trimmed.
+func floatText(s string) (string, bool) {
+	t := s
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 127 {
+			var ok bool
+			if t, ok = asciiDigitsAndSpaces(s); !ok {
+				return "", false
+			}
+			break
+		}
+	}
+	if strings.IndexByte(t, '_') >= 0 {
+		var ok bool
+		if t, ok = dropUnderscores(t); !ok {
+			return "", false
+		}
+	}
+	for len(t) > 0 && isASCIISpace(t[0]) {
+		t = t[1:]
+	}
+	for len(t) > 0 && isASCIISpace(t[len(t)-1]) {
+		t = t[:len(t)-1]
+	}
+	return t, true
+}
+
+// asciiDigitsAndSpaces maps Unicode whitespace to ' ' and Unicode decimal
+// digits to ASCII digits; ok is false for any other character from DEL up.
+func asciiDigitsAndSpaces(s string) (string, bool) {
+	buf := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		i += w
+		switch {
+		case r == utf8.RuneError && w == 1:
+			return "", false
+		case r < 127:
+			buf = append(buf, byte(r))
+		case pyIsSpace(r):
+			buf = append(buf, ' ')
+		default:
+			d := decimalValue(r)
+			if d < 0 {
+				return "", false
+			}
+			buf = append(buf, byte('0'+d))
+		}
+	}
+	return string(buf), true
+}
+
+// dropUnderscores removes the underscores of s, each of which must sit
+// between two ASCII digits; ok is false otherwise.
+func dropUnderscores(s string) (string, bool) {
+	clean := make([]byte, 0, len(s))
+	prev := byte(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '_' {
+			if prev < '0' || prev > '9' {
+				return "", false
+			}
+		} else {
+			if prev == '_' && (c < '0' || c > '9') {
+				return "", false
+			}
+			clean = append(clean, c)
+		}
+		prev = c
+	}
+	if prev == '_' {
+		return "", false
+	}
+	return string(clean), true
 }
 
 // pyFloatSyntax checks the ASCII grammar CPython's float() accepts once
@@ -177,6 +212,9 @@ func pyIsNearInt(x float64) bool {
 // pyIntString is str(int(x)) for a finite float: truncation toward zero,
 // printed exactly.
 func pyIntString(x float64) string {
+	if t := math.Trunc(x); math.Abs(t) < 1<<63 {
+		return strconv.FormatInt(int64(t), 10)
+	}
 	i, _ := big.NewFloat(math.Trunc(x)).Int(nil)
 	return i.String()
 }

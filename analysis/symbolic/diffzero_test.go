@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/mathrl/mathrl/internal/jsonl"
 )
@@ -114,6 +116,48 @@ func TestAllowed(t *testing.T) {
 	}
 }
 
+// TestAllowedRegexps compares Allowed with slime's two regexes, written as
+// regexps, on the reference pairs and on exponent shapes.
+func TestAllowedRegexps(t *testing.T) {
+	repeated, long := regexp.MustCompile(`\^[0-9]+\^`), regexp.MustCompile(`\^[0-9][0-9]+`)
+	exprs := []string{"x^2^", "x^22", "x^2", "^", "x^", "x^^2", "2^3^x", "x^2 ^3", "x^-2^3", "x^2x^3", "x^02"}
+	for _, r := range readReference(t) {
+		exprs = append(exprs, "("+r.A+")-("+r.B+")")
+	}
+	for _, e := range exprs {
+		letters := map[rune]bool{}
+		for _, r := range strings.ReplaceAll(strings.ReplaceAll(e, "sqrt", ""), "frac", "") {
+			if unicode.IsLetter(r) {
+				letters[r] = true
+			}
+		}
+		want := len(letters) <= 2 && !strings.Contains(e, "^{") && !strings.Contains(e, "^(") &&
+			!repeated.MatchString(e) && !long.MatchString(e)
+		if got := Allowed(e); got != want {
+			t.Errorf("Allowed(%q) = %v, want %v", e, got, want)
+		}
+	}
+}
+
+// TestPlainIntegers checks that the shortcut for two plain integers answers
+// as the full parse does, and that it leaves every other pair to the parse.
+func TestPlainIntegers(t *testing.T) {
+	for _, p := range [][2]string{{"0", "0"}, {"5", "5"}, {"5", "7"}, {"-3", "3"}, {"-3", "-3"},
+		{"123456789012345678", "123456789012345678"}, {"123456789012345678", "123456789012345679"}} {
+		equal, ok := plainIntegers(p[0], p[1])
+		full, err := parsedDiffIsZero(p[0], p[1], newBudget(time.Minute))
+		if !ok || err != nil || equal != full {
+			t.Errorf("plainIntegers(%q, %q) = %v, %v; full path %v, %v", p[0], p[1], equal, ok, full, err)
+		}
+	}
+	for _, p := range [][2]string{{"-0", "0"}, {"007", "7"}, {"+1", "1"}, {"1", "x"}, {"", "0"}, {"-", "1"},
+		{"1234567890123456789", "1234567890123456789"}, {"1.0", "1"}, {"١", "1"}} {
+		if _, ok := plainIntegers(p[0], p[1]); ok {
+			t.Errorf("plainIntegers(%q, %q) took the shortcut", p[0], p[1])
+		}
+	}
+}
+
 // TestDiffIsZeroCases checks cases whose sympy verdicts were printed by
 // testdata/make_reference.py (they are also in the reference file); here
 // they document the parsing rules one by one.
@@ -178,6 +222,11 @@ func FuzzDiffIsZero(f *testing.F) {
 		again, err2 := diffIsZero(a, b, newBudget(50*time.Millisecond))
 		if err1 == nil && err2 == nil && first != again {
 			t.Errorf("DiffIsZero(%q, %q) gave %v then %v", a, b, first, again)
+		}
+		if equal, ok := plainIntegers(a, b); ok {
+			if full, err := parsedDiffIsZero(a, b, newBudget(time.Second)); err == nil && full != equal {
+				t.Errorf("plainIntegers(%q, %q) = %v, full path %v", a, b, equal, full)
+			}
 		}
 	})
 }

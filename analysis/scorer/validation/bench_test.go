@@ -16,19 +16,7 @@ import (
 // and the time relative to a baseline measured in the same run (extracting the
 // last box from the same responses). Run with -benchtime 1x.
 func BenchmarkValidateAllLabels(b *testing.B) {
-	dir := testenv.DataDir(b, "math_test.jsonl")
-	var labels []string
-	for _, name := range []string{"math_train", "math_test"} {
-		rows, err := data.LoadSet(dir, name)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, r := range rows {
-			if r.Answer != nil {
-				labels = append(labels, *r.Answer)
-			}
-		}
-	}
+	labels := mathLabels(b)
 	partners := Partners(labels)
 	type item struct {
 		response string
@@ -69,6 +57,25 @@ func BenchmarkValidateAllLabels(b *testing.B) {
 			b.Logf("%s: slowest call %v on label %q", name, slowest, which)
 		})
 	}
+}
+
+// mathLabels returns the labels (non-null answers) of MATH train then test,
+// 12,496 in all.
+func mathLabels(b *testing.B) []string {
+	dir := testenv.DataDir(b, "math_test.jsonl")
+	var labels []string
+	for _, name := range []string{"math_train", "math_test"} {
+		rows, err := data.LoadSet(dir, name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range rows {
+			if r.Answer != nil {
+				labels = append(labels, *r.Answer)
+			}
+		}
+	}
+	return labels
 }
 
 // slowestCall re-times the 500 slowest calls of a pass three times each and
