@@ -40,10 +40,10 @@ var (
 func normalize(s string) string {
 	s = decorations.Replace(s)
 	s = dropUnits(strings.TrimSpace(spaces.ReplaceAllString(s, " ")))
-	for pass := 0; pass < 3 && spaceThousands.MatchString(s); pass++ {
+	for pass := 0; pass < 3 && strings.Contains(s, " ") && spaceThousands.MatchString(s); pass++ {
 		s = spaceThousands.ReplaceAllStringFunc(s, func(m string) string { return strings.ReplaceAll(m, " ", "") })
 	}
-	if commaThousands.MatchString(s) {
+	if strings.Contains(s, ",") && commaThousands.MatchString(s) {
 		s = strings.ReplaceAll(s, ",", "")
 	}
 	return strings.TrimSpace(strings.TrimRight(s, "."))
@@ -55,6 +55,9 @@ func normalize(s string) string {
 func dropUnits(s string) string {
 	if whole, ok := wholeText(s); ok && !strings.ContainsAny(whole, "0123456789") {
 		return s // a text answer
+	}
+	if !strings.Contains(s, `\text`) {
+		return dropUnitWord(s)
 	}
 	var b strings.Builder
 	prev := 0
@@ -71,11 +74,38 @@ func dropUnits(s string) string {
 		}
 	}
 	s = b.String() + s[prev:]
-	s = strings.TrimSpace(spaces.ReplaceAllString(s, " "))
+	return dropUnitWord(strings.TrimSpace(spaces.ReplaceAllString(s, " ")))
+}
+
+// dropUnitWord removes bare words after a number (12 inches, 5 cm^2).
+func dropUnitWord(s string) string {
+	if !hasBareWord(s) {
+		return s
+	}
 	if m := unitWord.FindStringSubmatch(s); m != nil && !isMathWord(m[2]) {
-		s = strings.TrimSpace(m[1])
+		return strings.TrimSpace(m[1])
 	}
 	return s
+}
+
+// hasBareWord reports whether s has two letters in a row outside a command
+// name.
+func hasBareWord(s string) bool {
+	for i := 1; i < len(s); i++ {
+		if isLetter(s[i]) && isLetter(s[i-1]) {
+			j := i - 1
+			for j > 0 && isLetter(s[j-1]) {
+				j--
+			}
+			if j == 0 || s[j-1] != '\\' {
+				return true
+			}
+			for i < len(s) && isLetter(s[i]) {
+				i++
+			}
+		}
+	}
+	return false
 }
 
 // textGroup is what replaces \text{inner} after the text before: "," for

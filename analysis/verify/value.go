@@ -77,8 +77,11 @@ func read(s string, depth int) value {
 // list 81, 256 (a label is read the first way only).
 func readings(s string) []value {
 	v := read(s, 0)
-	if len(s) <= maxAnswer && commaThousands.MatchString(strings.TrimSpace(decorations.Replace(s))) {
-		if list, ok := elements(setKind, strings.TrimSpace(decorations.Replace(s)), 0); ok {
+	if len(s) > maxAnswer || !strings.Contains(s, ",") {
+		return []value{v}
+	}
+	if plain := strings.TrimSpace(decorations.Replace(s)); commaThousands.MatchString(plain) {
+		if list, ok := elements(setKind, plain, 0); ok {
 			return []value{v, list}
 		}
 	}
@@ -163,6 +166,9 @@ func splitTop(s string, sep string) []string {
 }
 
 func readMatrix(s string, depth int) (value, bool) {
+	if !strings.HasPrefix(s, `\begin`) {
+		return value{}, false
+	}
 	m := matrixRe.FindStringSubmatch(s)
 	if m == nil || m[1] != m[3] {
 		return value{}, false
@@ -185,6 +191,9 @@ func readMatrix(s string, depth int) (value, bool) {
 }
 
 func readUnion(s string, depth int) (value, bool) {
+	if !strings.Contains(s, `\cup`) {
+		return value{}, false
+	}
 	parts := splitTop(s, `\cup`)
 	if len(parts) < 2 {
 		return value{}, false
@@ -205,6 +214,9 @@ func readUnion(s string, depth int) (value, bool) {
 
 // readPlusMinus reads a ± b as the set {a+b, a−b}.
 func readPlusMinus(s string, depth int) (value, bool) {
+	if !strings.Contains(s, `\pm`) && !strings.Contains(s, "±") {
+		return value{}, false
+	}
 	for _, pm := range []string{`\pm`, "±"} {
 		if parts := splitTop(s, pm); len(parts) == 2 {
 			plus := read(parts[0]+"+"+parts[1], depth+1)
@@ -302,7 +314,7 @@ func elements(k kind, inner string, depth int) (value, bool) {
 
 // readList reads a, b, c (no brackets) as a set.
 func readList(s string, depth int) (value, bool) {
-	if len(splitTop(s, ",")) < 2 {
+	if !strings.Contains(s, ",") || len(splitTop(s, ",")) < 2 {
 		return value{}, false
 	}
 	return elements(setKind, s, depth)
@@ -310,6 +322,9 @@ func readList(s string, depth int) (value, bool) {
 
 // readEquation keeps the right-hand side of name = value.
 func readEquation(s string, depth int) (value, bool) {
+	if !strings.Contains(s, "=") {
+		return value{}, false
+	}
 	parts := splitTop(s, "=")
 	if len(parts) < 2 || !lhsRe.MatchString(strings.ReplaceAll(parts[0], " ", "")) {
 		return value{}, false
@@ -356,6 +371,9 @@ func openInterval(t value) value {
 // readInequality reads an inequality in one variable as an interval:
 // x < 3, x \ge 0, 3 > x, -1 < x \le 2.
 func readInequality(s string, depth int) (value, bool) {
+	if !strings.ContainsAny(s, "<>") && !strings.Contains(s, `\le`) && !strings.Contains(s, `\ge`) {
+		return value{}, false
+	}
 	locs := relationRe.FindAllStringIndex(s, -1)
 	if len(locs) == 0 || len(locs) > 2 {
 		return value{}, false

@@ -32,6 +32,10 @@ func CheckWithin(response, label string, d time.Duration) (Verdict, error) {
 		return v, nil
 	}
 	v.Answer = answers[0]
+	if v.Answer == want { // the same text is the same answer under every rule
+		v.Correct = true
+		return v, nil
+	}
 	truth := read(want, 0)
 	for _, a := range answers {
 		for _, r := range readings(a) {
