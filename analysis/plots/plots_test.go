@@ -133,22 +133,24 @@ func TestTrainingCurves(t *testing.T) {
 	}
 	svg := checkFigure(t, "training", grid, 15, 8, "demo: Reward", "demo: Accuracy", "demo: Response length",
 		"demo: Truncation", "demo: Tool use", "tool calls per response", "optimizer step", "max")
-	for _, absent := range []string{"eval avg@", "calls without output"} {
+	for _, absent := range []string{"eval avg@", "calls without output", "log π_train"} {
 		if strings.Contains(svg, absent) {
 			t.Errorf("figure without evaluations or extras draws %q", absent)
 		}
 	}
 
-	// With evaluations and the no-output extra, both are drawn.
+	// With evaluations, the no-output extra and the mismatch metrics, all are drawn.
 	for i := range steps {
-		steps[i].Extra = map[string]float64{"tool_no_output_rate": 0.3 * (1 - float64(i)/40)}
+		steps[i].Extra = map[string]float64{"tool_no_output_rate": 0.3 * (1 - float64(i)/40),
+			"train_rollout_logprob_abs_diff": 0.01, "train_rollout_logprob_abs_diff_max": 0.05}
 	}
 	evals := []metrics.EvalPoint{{Step: 0, K: 2, AvgAtK: 0.1, PassAtK: 0.2}, {Step: 20, K: 2, AvgAtK: 0.3, PassAtK: 0.4}, {Step: 40, K: 2, AvgAtK: 0.4, PassAtK: 0.5}}
 	grid, err = TrainingCurves("demo", steps, evals)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFigure(t, "training_with_evals", grid, 15, 8, "eval avg@2", "eval pass@2", "calls without output")
+	checkFigure(t, "training_with_evals", grid, 15, 8, "eval avg@2", "eval pass@2", "calls without output",
+		"|log π_train − log π_rollout|, mean", "|log π_train − log π_rollout|, max")
 }
 
 // svgText returns the text drawn in an SVG written by gonum/plot (one <text> per string).

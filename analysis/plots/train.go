@@ -35,12 +35,15 @@ var trainPanels = []trainPanel{
 		{label: "calls without output", extra: "tool_no_output_rate"}}},
 	{"Policy", "value", []trainSeries{
 		{label: "entropy", value: func(m metrics.StepMetrics) float64 { return m.Entropy }},
-		{label: "clip fraction x10", value: func(m metrics.StepMetrics) float64 { return 10 * m.ClipFraction }}}},
+		{label: "clip fraction x10", value: func(m metrics.StepMetrics) float64 { return 10 * m.ClipFraction }},
+		{label: "|log π_train − log π_rollout|, mean", extra: "train_rollout_logprob_abs_diff"},
+		{label: "|log π_train − log π_rollout|, max", extra: "train_rollout_logprob_abs_diff_max"}}},
 }
 
 // TrainingCurves draws a run's metrics log as a 2×3 grid: reward, accuracy
 // (with the evaluations, when there are any), response length, truncation,
-// tool use, and policy entropy and clipping, each against the optimizer step.
+// tool use, and policy entropy and clipping (with the rollout/trainer
+// log-prob mismatch, when logged), each against the optimizer step.
 // name goes into every panel's title.
 func TrainingCurves(name string, steps []metrics.StepMetrics, evals []metrics.EvalPoint) ([][]*plot.Plot, error) {
 	if len(steps) == 0 {

@@ -105,3 +105,74 @@ func TokenWeights(masks [][]float32, perToken bool) [][]float32 {
 	}
 	return w
 }
+
+// Advantages returns one advantage per sample, as estimator says (see
+// Config.AdvantageEstimator): "grpo" and "gspo" use GroupAdvantages; "rloo"
+// leaves each sample out of its own baseline, A_i = r_i − mean of the other
+// rewards of its group (0 in a group of one); "reinforce_plus_plus_baseline"
+// takes r_i − the group mean and whitens it over the batch's tokens, each
+// sample weighing as many tokens as it has (tokens[i]): (a − μ) / √(σ² + 1e-8)
+// with the token-weighted mean μ and the unbiased token-weighted variance σ².
+func Advantages(estimator string, rewards []float64, groupSize int, tokens []int, eps float64, normalizeStd bool) []float64 {
+	switch estimator {
+	case "rloo":
+		return leaveOneOut(rewards, groupSize)
+	case "reinforce_plus_plus_baseline":
+		return whitenByTokens(GroupAdvantages(rewards, groupSize, 0, false), tokens)
+	}
+	return GroupAdvantages(rewards, groupSize, eps, normalizeStd)
+}
+
+// leaveOneOut is RLOO's advantage: each reward minus the mean of the other
+// rewards of its group.
+func leaveOneOut(rewards []float64, groupSize int) []float64 {
+	adv := make([]float64, len(rewards))
+	if groupSize < 2 {
+		return adv
+	}
+	for start := 0; start < len(rewards); start += groupSize {
+		g := rewards[start : start+groupSize]
+		var sum float64
+		for _, r := range g {
+			sum += r
+		}
+		for i, r := range g {
+			adv[start+i] = r - (sum-r)/float64(groupSize-1)
+		}
+	}
+	return adv
+}
+
+// whitenByTokens whitens a over the tokens of the batch: a[i] stands for
+// tokens[i] tokens of the same value.
+func whitenByTokens(a []float64, tokens []int) []float64 {
+	var n, mean float64
+	for i, v := range a {
+		n += float64(tokens[i])
+		mean += float64(tokens[i]) * v
+	}
+	out := make([]float64, len(a))
+	if n < 2 {
+		return out
+	}
+	mean /= n
+	var ss float64
+	for i, v := range a {
+		ss += float64(tokens[i]) * (v - mean) * (v - mean)
+	}
+	std := math.Sqrt(ss/(n-1) + 1e-8)
+	for i, v := range a {
+		out[i] = (v - mean) / std
+	}
+	return out
+}
+
+// OverlongPenalty is DAPO's soft overlong punishment of a response of length
+// tokens: 0 up to maxLen − buffer, then falling linearly to −factor at maxLen
+// (and below past it). buffer 0 turns it off.
+func OverlongPenalty(length, maxLen, buffer int, factor float64) float64 {
+	if buffer <= 0 {
+		return 0
+	}
+	return -math.Max(float64(length-(maxLen-buffer)), 0) / float64(buffer) * factor
+}

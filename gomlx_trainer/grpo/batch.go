@@ -16,6 +16,7 @@ type Sequence struct {
 	LogProbs    []float32 // log-prob recorded at sampling time (0 where Mask is 0)
 	RefLogProbs []float32 // log-prob under the reference policy, when the KL penalty is on
 	Weights     []float32 // loss weight per response token, from TokenWeights
+	ISWeights   []float32 // importance weight per response token (truncated importance sampling); nil: 1
 	Advantage   float64
 }
 
@@ -48,7 +49,7 @@ func packBatch(seqs []Sequence) (Batch, error) {
 	b := Batch{
 		IDs: make([][]int32, len(seqs)), Targets: make([][]int32, len(seqs)),
 		OldLogProbs: make([][]float32, len(seqs)), Weights: make([][]float32, len(seqs)),
-		Advantages: make([]float32, len(seqs)),
+		ISWeights: make([][]float32, len(seqs)), Advantages: make([]float32, len(seqs)),
 	}
 	withRef := len(seqs) > 0 && seqs[0].RefLogProbs != nil
 	if withRef {
@@ -65,7 +66,7 @@ func packBatch(seqs []Sequence) (Batch, error) {
 		}
 		targets := make([]int32, t)
 		copy(targets, ids[1:])
-		old, w := make([]float32, t), make([]float32, t)
+		old, w, isw := make([]float32, t), make([]float32, t), make([]float32, t)
 		var ref []float32
 		if withRef {
 			ref = make([]float32, t)
@@ -77,11 +78,15 @@ func packBatch(seqs []Sequence) (Batch, error) {
 				w[pos] = 0
 			}
 			old[pos] = s.LogProbs[k]
+			isw[pos] = 1
+			if s.ISWeights != nil {
+				isw[pos] = s.ISWeights[k]
+			}
 			if withRef {
 				ref[pos] = s.RefLogProbs[k]
 			}
 		}
-		b.IDs[i], b.Targets[i], b.OldLogProbs[i], b.Weights[i] = ids, targets, old, w
+		b.IDs[i], b.Targets[i], b.OldLogProbs[i], b.Weights[i], b.ISWeights[i] = ids, targets, old, w, isw
 		if withRef {
 			b.RefLogProbs[i] = ref
 		}

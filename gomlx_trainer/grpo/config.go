@@ -67,17 +67,32 @@ type Config struct {
 	RMType string `yaml:"rm_type" json:"rm_type" slime:"--rm-type" help:"reward: math (0/1), dapo (±1), deepscaler (0/1), verify (0/1, mathrl's verifier), retool (slime's retool reward: ±1 on the last boxed answer, a bonus for tool calls on wrong answers)"`
 
 	// --- advantages and loss
-	AdvantageEstimator          string  `yaml:"advantage_estimator" json:"advantage_estimator" slime:"--advantage-estimator" help:"grpo (the only one)"`
+	AdvantageEstimator          string  `yaml:"advantage_estimator" json:"advantage_estimator" slime:"--advantage-estimator" help:"grpo: group-normalised rewards; gspo: grpo's advantages with one importance ratio per sequence (the geometric mean of its tokens') clipped at gspo_eps_clip(_high); rloo: r minus the mean of the group's other rewards (not in slime); reinforce_plus_plus_baseline: r minus the group mean, then whitened over the batch's tokens"`
 	DisableGRPOStdNormalization bool    `yaml:"disable_grpo_std_normalization" json:"disable_grpo_std_normalization" slime:"--disable-grpo-std-normalization" help:"Dr.GRPO: advantages r - mean, without dividing by the group std"`
 	AdvantageEps                float64 `yaml:"advantage_eps" json:"advantage_eps" help:"ε in (r - mean) / (std + ε)"`
 	DynamicSampling             bool    `yaml:"dynamic_sampling" json:"dynamic_sampling" slime:"--dynamic-sampling-filter-path check_reward_nonzero_std" help:"drop the groups whose rewards are all equal (their advantages are all 0)"`
+	DynamicSamplingMaxDraws     int     `yaml:"dynamic_sampling_max_draws" json:"dynamic_sampling_max_draws,omitempty" help:"with dynamic_sampling: draw up to this many further batches of over_sampling_batch_size prompts while fewer than rollout_batch_size groups are kept, then keep the first rollout_batch_size (0: drop only, no further draws)"`
+	OverSamplingBatchSize       int     `yaml:"over_sampling_batch_size" json:"over_sampling_batch_size,omitempty" slime:"--over-sampling-batch-size" help:"prompts per further draw of dynamic sampling (0: rollout_batch_size)"`
 	EpsClip                     float64 `yaml:"eps_clip" json:"eps_clip" slime:"--eps-clip" help:"PPO clip range below 1 (ε_low)"`
 	EpsClipHigh                 float64 `yaml:"eps_clip_high" json:"eps_clip_high" slime:"--eps-clip-high" help:"PPO clip range above 1 (ε_high)"`
+	GSPOEpsClip                 float64 `yaml:"gspo_eps_clip" json:"gspo_eps_clip" help:"GSPO's clip range below 1 for the sequence ratio (slime reuses --eps-clip; mathrl keeps GSPO's range apart so that switching estimator never clips a sequence ratio at a token range)"`
+	GSPOEpsClipHigh             float64 `yaml:"gspo_eps_clip_high" json:"gspo_eps_clip_high" help:"GSPO's clip range above 1 for the sequence ratio"`
 	CalculatePerTokenLoss       bool    `yaml:"calculate_per_token_loss" json:"calculate_per_token_loss" slime:"--calculate-per-token-loss" help:"true: mean over all response tokens of an optimizer step; false: mean of per-sequence means"`
 	UseKLLoss                   bool    `yaml:"use_kl_loss" json:"use_kl_loss" slime:"--use-kl-loss" help:"add a KL penalty against the frozen initial policy"`
 	KLLossCoef                  float64 `yaml:"kl_loss_coef" json:"kl_loss_coef" slime:"--kl-loss-coef" help:"weight of the KL penalty (with use_kl_loss)"`
-	KLLossType                  string  `yaml:"kl_loss_type" json:"kl_loss_type" slime:"--kl-loss-type" help:"KL estimator: k1, k3, or low_var_kl (k3 clamped to [-10, 10])"`
+	KLLossType                  string  `yaml:"kl_loss_type" json:"kl_loss_type" slime:"--kl-loss-type" help:"KL estimator: k1 (logp − ref), k2 ((logp − ref)²/2), k3, or low_var_kl (k3 clamped to [-10, 10])"`
 	EntropyCoef                 float64 `yaml:"entropy_coef" json:"entropy_coef" slime:"--entropy-coef" help:"weight of an entropy bonus (subtracted from the loss)"`
+
+	// --- rollout/trainer mismatch and length shaping
+	GetMismatchMetrics    bool    `yaml:"get_mismatch_metrics" json:"get_mismatch_metrics,omitempty" slime:"--get-mismatch-metrics" help:"before each rollout's first update, recompute the response tokens' log-probs with the training graph and log the mean and max |log π_train − log π_rollout| (train_rollout_logprob_abs_diff)"`
+	UseTIS                bool    `yaml:"use_tis" json:"use_tis,omitempty" slime:"--use-tis" help:"truncated importance sampling: the policy loss of each token is weighted by clamp(π_train/π_rollout, tis_clip_low, tis_clip), and the PPO ratio is taken against π_train (the recomputed log-probs, as slime does)"`
+	TISClip               float64 `yaml:"tis_clip" json:"tis_clip" slime:"--tis-clip" help:"upper clamp C of the importance weights"`
+	TISClipLow            float64 `yaml:"tis_clip_low" json:"tis_clip_low,omitempty" slime:"--tis-clip-low" help:"lower clamp of the importance weights"`
+	TISSeqMaskLow         float64 `yaml:"tis_seq_mask_low" json:"tis_seq_mask_low,omitempty" help:"with tis_seq_mask_high: leave out of the loss every sequence whose ratio π_train/π_rollout (the geometric mean over its tokens) is below this"`
+	TISSeqMaskHigh        float64 `yaml:"tis_seq_mask_high" json:"tis_seq_mask_high,omitempty" help:"leave out of the loss every sequence whose geometric-mean ratio π_train/π_rollout is above this (0: no sequence mask)"`
+	OverlongBufferLen     int     `yaml:"overlong_buffer_len" json:"overlong_buffer_len,omitempty" help:"DAPO's soft overlong punishment: a response longer than rollout_max_response_len − this many tokens gets a reward penalty rising linearly to overlong_penalty_factor at the limit (0: off)"`
+	OverlongPenaltyFactor float64 `yaml:"overlong_penalty_factor" json:"overlong_penalty_factor" help:"the overlong penalty at rollout_max_response_len"`
+	MaskTruncated         bool    `yaml:"mask_truncated" json:"mask_truncated,omitempty" help:"DAPO's overlong filtering: responses cut at rollout_max_response_len are left out of the loss (their rewards still count in the group's advantages)"`
 
 	// --- optimizer
 	GlobalBatchSize        int     `yaml:"global_batch_size" json:"global_batch_size" slime:"--global-batch-size" help:"samples per optimizer step; a rollout of B×G samples gives B×G/global_batch_size steps"`
@@ -145,6 +160,10 @@ func Default() Config {
 		AdvantageEps:          1e-6,
 		EpsClip:               0.2,
 		EpsClipHigh:           0.28,
+		GSPOEpsClip:           3e-4,
+		GSPOEpsClipHigh:       4e-4,
+		TISClip:               2,
+		OverlongPenaltyFactor: 1,
 		CalculatePerTokenLoss: true,
 		KLLossType:            "k3",
 
@@ -244,18 +263,49 @@ func (c Config) validateRollout() error {
 
 func (c Config) validateLoss() error {
 	switch {
-	case c.AdvantageEstimator != "grpo":
-		return notOneOf("advantage_estimator", c.AdvantageEstimator, "grpo")
+	case !slices.Contains(AdvantageEstimators(), c.AdvantageEstimator):
+		return notOneOf("advantage_estimator", c.AdvantageEstimator, AdvantageEstimators()...)
+	case c.GSPOEpsClip < 0 || c.GSPOEpsClip >= 1:
+		return bad("gspo_eps_clip", "%g is outside [0, 1)", c.GSPOEpsClip)
+	case c.GSPOEpsClipHigh < 0:
+		return bad("gspo_eps_clip_high", "%g is negative", c.GSPOEpsClipHigh)
+	case c.DynamicSamplingMaxDraws < 0:
+		return bad("dynamic_sampling_max_draws", "%d is negative", c.DynamicSamplingMaxDraws)
+	case c.OverSamplingBatchSize < 0:
+		return bad("over_sampling_batch_size", "%d is negative", c.OverSamplingBatchSize)
 	case c.AdvantageEps < 0:
 		return bad("advantage_eps", "%g is negative", c.AdvantageEps)
 	case c.EpsClip < 0 || c.EpsClip >= 1:
 		return bad("eps_clip", "%g is outside [0, 1)", c.EpsClip)
 	case c.EpsClipHigh < 0:
 		return bad("eps_clip_high", "%g is negative", c.EpsClipHigh)
-	case c.KLLossType != "k1" && c.KLLossType != "k3" && c.KLLossType != "low_var_kl":
-		return notOneOf("kl_loss_type", c.KLLossType, "k1", "k3", "low_var_kl")
+	case !slices.Contains([]string{"k1", "k2", "k3", "low_var_kl"}, c.KLLossType):
+		return notOneOf("kl_loss_type", c.KLLossType, "k1", "k2", "k3", "low_var_kl")
 	case c.KLLossCoef < 0:
 		return bad("kl_loss_coef", "%g is negative", c.KLLossCoef)
+	}
+	return c.validateShaping()
+}
+
+// AdvantageEstimators lists the advantage_estimator values.
+func AdvantageEstimators() []string {
+	return []string{"grpo", "gspo", "rloo", "reinforce_plus_plus_baseline"}
+}
+
+func (c Config) validateShaping() error {
+	switch {
+	case c.TISClip <= 0:
+		return bad("tis_clip", "%g, want > 0", c.TISClip)
+	case c.TISClipLow < 0 || c.TISClipLow > c.TISClip:
+		return bad("tis_clip_low", "%g is outside [0, tis_clip]", c.TISClipLow)
+	case c.TISSeqMaskLow < 0 || c.TISSeqMaskHigh < 0 || (c.TISSeqMaskHigh > 0 && c.TISSeqMaskLow > c.TISSeqMaskHigh):
+		return bad("tis_seq_mask_low", "[%g, %g] is not a range of positive ratios", c.TISSeqMaskLow, c.TISSeqMaskHigh)
+	case c.TISSeqMaskLow > 0 && c.TISSeqMaskHigh == 0:
+		return bad("tis_seq_mask_high", "0 with tis_seq_mask_low %g; set both", c.TISSeqMaskLow)
+	case c.OverlongBufferLen < 0 || c.OverlongBufferLen > c.RolloutMaxResponseLen:
+		return bad("overlong_buffer_len", "%d is outside [0, rollout_max_response_len %d]", c.OverlongBufferLen, c.RolloutMaxResponseLen)
+	case c.OverlongPenaltyFactor < 0:
+		return bad("overlong_penalty_factor", "%g is negative", c.OverlongPenaltyFactor)
 	}
 	return nil
 }

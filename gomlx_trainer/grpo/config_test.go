@@ -220,7 +220,7 @@ func TestValidateErrors(t *testing.T) {
 	}{
 		{"range, with the description", func(c *Config) { c.RolloutTopP = 1.5 }, "grpo: config rollout_top_p: 1.5 is outside (0, 1] — nucleus sampling threshold (1: off)"},
 		{"empty, with the description", func(c *Config) { c.Save = "" }, "grpo: config save: empty — run folder ("},
-		{"choices, listed", func(c *Config) { c.KLLossType = "k2" }, `grpo: config kl_loss_type: "k2" is not k1, k3 or low_var_kl`},
+		{"choices, listed", func(c *Config) { c.KLLossType = "k4" }, `grpo: config kl_loss_type: "k4" is not k1, k2, k3 or low_var_kl`},
 		{"one choice", func(c *Config) { c.LRDecayStyle = "cosine" }, `grpo: config lr_decay_style: "cosine" is not constant`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

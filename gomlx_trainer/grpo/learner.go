@@ -24,6 +24,7 @@ type Batch struct {
 	OldLogProbs  [][]float32
 	RefLogProbs  [][]float32 // nil unless the KL penalty is on
 	Weights      [][]float32
+	ISWeights    [][]float32 // importance weights of the policy-gradient term (1 unless truncated importance sampling is on)
 	Advantages   []float32
 }
 
@@ -51,7 +52,7 @@ type Learner struct {
 	Model   *qwen3.Model
 	backend backends.Backend
 	vars    []*context.Variable
-	grpo    *context.Exec // (ids, targets, old, ref, adv, w) -> stats
+	grpo    *context.Exec // (ids, targets, old, ref, adv, w, isw) -> stats
 	sft     *context.Exec // (ids, targets, w) -> stats
 	apply   *context.Exec // (lr) -> grad norm
 	logp    *context.Exec // (ids, targets) -> log-probs
@@ -78,12 +79,13 @@ func NewLearnerWith(backend backends.Backend, model *qwen3.Model, loss LossConfi
 		return []*Node{out.Loss, out.PGLoss, out.Tokens, out.ClipTokens, out.KLSum, ReduceAllSum(Mul(entropy, active)), out.RatioSum}
 	}
 	l.grpo = context.MustNewExec(backend, model.Ctx, func(ctx *context.Context, in []*Node) []*Node {
-		ids, targets, old, ref, adv, w := in[0], in[1], in[2], in[3], in[4], in[5]
+		ids, targets, old, ref, adv, w, isw := in[0], in[1], in[2], in[3], in[4], in[5], in[6]
 		logp, entropy := qwen3.TargetLogProbsOf(ctx, cfg, ids, targets, temperature, opts)
 		if !useRef {
 			ref = nil
 		}
-		out := PolicyLoss(LossInputs{LogProbs: logp, OldLogProbs: old, RefLogProbs: ref, Entropy: entropy, Advantages: adv, Weights: w}, loss)
+		out := PolicyLoss(LossInputs{LogProbs: logp, OldLogProbs: old, RefLogProbs: ref, Entropy: entropy, Advantages: adv,
+			Weights: w, ISWeights: isw}, loss)
 		AccumulateGradients(ctx, l.vars, out.Loss)
 		return statsOf(out, entropy, w)
 	})
@@ -165,24 +167,13 @@ func (l *Learner) Step(seqs []Sequence, o StepOptions) (StepStats, float64, erro
 // o.MaxTokens set, the token-budget packing of tokenMicroBatches. The loss
 // weights must already be set, since they span the whole step.
 func microBatches(seqs []Sequence, o StepOptions) [][]Sequence {
-	if o.MaxTokens > 0 {
-		var out [][]Sequence
-		for _, rows := range tokenMicroBatches(seqLengths(seqs), o.MaxTokens) {
-			part := make([]Sequence, len(rows))
-			for j, i := range rows {
-				part[j] = seqs[i]
-			}
-			out = append(out, part)
-		}
-		return out
-	}
-	micro := o.MicroBatch
-	if micro <= 0 {
-		micro = len(seqs)
-	}
 	var out [][]Sequence
-	for m := 0; m < len(seqs); m += micro {
-		out = append(out, seqs[m:min(m+micro, len(seqs))])
+	for _, rows := range microBatchRows(seqs, o) {
+		part := make([]Sequence, len(rows))
+		for j, i := range rows {
+			part[j] = seqs[i]
+		}
+		out = append(out, part)
 	}
 	return out
 }
@@ -220,7 +211,7 @@ func (l *Learner) accumulatePolicy(b Batch) (StepStats, error) {
 	if ref == nil {
 		ref = b.OldLogProbs // unused by the graph
 	}
-	out, err := l.grpo.Exec([]any{b.IDs, b.Targets, b.OldLogProbs, ref, b.Advantages, b.Weights}...)
+	out, err := l.grpo.Exec([]any{b.IDs, b.Targets, b.OldLogProbs, ref, b.Advantages, b.Weights, b.ISWeights}...)
 	if err != nil {
 		return StepStats{}, fmt.Errorf("grpo: train step: %w", err)
 	}
@@ -255,6 +246,59 @@ func (l *Learner) LogProbs(ids, targets [][]int32) ([][]float32, error) {
 		return nil, fmt.Errorf("grpo: log-probs: %w", err)
 	}
 	return out[0].Value().([][]float32), nil
+}
+
+// SequenceLogProbs returns, for each sequence, the log-probs of its response
+// tokens under the current weights, computed by the training graph (one
+// entry per response token, 0 where Mask is 0), in micro-batches cut as o
+// says.
+func (l *Learner) SequenceLogProbs(seqs []Sequence, o StepOptions) ([][]float32, error) {
+	out := make([][]float32, len(seqs))
+	for _, rows := range microBatchRows(seqs, o) {
+		part := make([]Sequence, len(rows))
+		for j, i := range rows {
+			part[j] = seqs[i]
+			part[j].Weights = seqs[i].Mask // packBatch lays weights out too
+		}
+		b, err := packBatch(part)
+		if err != nil {
+			return nil, err
+		}
+		logp, err := l.LogProbs(b.IDs, b.Targets)
+		if err != nil {
+			return nil, err
+		}
+		for j, s := range part {
+			row := make([]float32, len(s.Response))
+			for k := range s.Response {
+				if s.Mask[k] != 0 {
+					row[k] = logp[j][len(s.Prompt)+k-1]
+				}
+			}
+			out[rows[j]] = row
+		}
+	}
+	return out, nil
+}
+
+// microBatchRows is microBatches as indices into seqs.
+func microBatchRows(seqs []Sequence, o StepOptions) [][]int {
+	if o.MaxTokens > 0 {
+		return tokenMicroBatches(seqLengths(seqs), o.MaxTokens)
+	}
+	micro := o.MicroBatch
+	if micro <= 0 {
+		micro = len(seqs)
+	}
+	var out [][]int
+	for m := 0; m < len(seqs); m += micro {
+		var rows []int
+		for i := m; i < min(m+micro, len(seqs)); i++ {
+			rows = append(rows, i)
+		}
+		out = append(out, rows)
+	}
+	return out
 }
 
 func statsFrom(out []*tensors.Tensor) (StepStats, error) {

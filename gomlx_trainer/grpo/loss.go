@@ -8,11 +8,12 @@ import (
 
 // LossConfig holds the knobs of PolicyLoss.
 type LossConfig struct {
-	EpsLow      float64 // ratio clipped below at 1 - EpsLow
-	EpsHigh     float64 // ratio clipped above at 1 + EpsHigh
-	KLCoef      float64 // weight of the KL penalty; 0 turns it off (RefLogProbs may then be nil)
-	KLType      string  // "k1", "k3" or "low_var_kl" (k3 clamped to [-10, 10])
-	EntropyCoef float64 // weight of the entropy bonus; 0 turns it off
+	EpsLow        float64 // ratio clipped below at 1 - EpsLow
+	EpsHigh       float64 // ratio clipped above at 1 + EpsHigh
+	KLCoef        float64 // weight of the KL penalty; 0 turns it off (RefLogProbs may then be nil)
+	KLType        string  // "k1", "k2", "k3" or "low_var_kl" (k3 clamped to [-10, 10])
+	EntropyCoef   float64 // weight of the entropy bonus; 0 turns it off
+	SequenceRatio bool    // GSPO: one importance ratio per sequence, the geometric mean of its tokens' ratios
 }
 
 // LossInputs are the per-token tensors of one (micro-)batch, all [batch, seq]
@@ -26,6 +27,7 @@ type LossInputs struct {
 	Entropy     *Node // per-token entropy of the current policy; only read when EntropyCoef > 0, may be nil otherwise
 	Advantages  *Node // one per sequence
 	Weights     *Node // per-token weight of the loss: see TokenWeights
+	ISWeights   *Node // per-token importance weights of the policy-gradient term (truncated importance sampling); nil: 1
 }
 
 // LossOutputs are scalars. Loss is what the optimizer minimises. The sums are
@@ -46,10 +48,16 @@ type LossOutputs struct {
 //	pg    = max(−A·ratio, −A·clip(ratio, 1−ε_low, 1+ε_high))
 //	loss  = Σ_t w_t · (pg_t + β·kl_t − c·entropy_t)
 //
-// where kl is k1 = logp − logp_ref or k3 = exp(logp_ref − logp) − (logp_ref − logp) − 1.
-// With TokenWeights' token-mean weights the loss is the mean over all response
-// tokens of the global batch; with sequence-mean weights it is the mean of the
-// per-sequence means.
+// where kl is k1 = logp − logp_ref, k2 = (logp − logp_ref)²/2 or k3 =
+// exp(logp_ref − logp) − (logp_ref − logp) − 1. With TokenWeights' token-mean
+// weights the loss is the mean over all response tokens of the global batch;
+// with sequence-mean weights it is the mean of the per-sequence means.
+//
+// With SequenceRatio (GSPO) every token of sequence i has the ratio
+// s_i = exp(Σ_t (logp − logp_old) / n_i) over its n_i sampled tokens, so pg is
+// one value per sequence and the gradient reaches each token as s_i/n_i; with
+// sequence-mean weights the loss is GSPO's mean over sequences. ISWeights,
+// when given, multiply pg token by token (truncated importance sampling).
 func PolicyLoss(in LossInputs, cfg LossConfig) LossOutputs {
 	logp := in.LogProbs
 	dtype := logp.DType()
@@ -65,10 +73,17 @@ func PolicyLoss(in LossInputs, cfg LossConfig) LossOutputs {
 	active := ConvertDType(GreaterThan(w, ZerosLike(w)), dtype)
 
 	ratio := Exp(Sub(logp, oldLogp))
+	if cfg.SequenceRatio {
+		ratio = sequenceRatio(logp, oldLogp, active)
+	}
 	pg1 := Neg(Mul(adv, ratio))
 	pg2 := Neg(Mul(adv, ClipScalar(ratio, 1-cfg.EpsLow, 1+cfg.EpsHigh)))
 	pg := Max(pg1, pg2)
 	clipped := Mul(ConvertDType(GreaterThan(pg2, pg1), dtype), active)
+	if in.ISWeights != nil {
+		in.ISWeights.AssertDims(b, t)
+		pg = Mul(pg, StopGradient(ConvertDType(in.ISWeights, dtype)))
+	}
 
 	perToken := pg
 	klSum := ScalarZero(g, dtype)
@@ -96,13 +111,26 @@ func PolicyLoss(in LossInputs, cfg LossConfig) LossOutputs {
 	}
 }
 
+// sequenceRatio is GSPO's ratio, broadcast to every token of its sequence:
+// exp of the mean of logp − logp_old over the sequence's active tokens.
+func sequenceRatio(logp, oldLogp, active *Node) *Node {
+	b, t := logp.Shape().Dim(0), logp.Shape().Dim(1)
+	n := MaxScalar(ReduceSum(active, -1), 1)
+	mean := Div(ReduceSum(Mul(Sub(logp, oldLogp), active), -1), n)
+	return BroadcastToDims(ExpandAxes(Exp(mean), -1), b, t)
+}
+
 // KL returns the per-token estimate of KL(π‖π_ref) from log-probs of the sampled
-// tokens: "k1" is logp − ref, "k3" is exp(ref − logp) − (ref − logp) − 1 (always
-// ≥ 0, lower variance), "low_var_kl" is k3 clamped to [-10, 10] as in slime.
+// tokens: "k1" is logp − ref, "k2" is (logp − ref)²/2, "k3" is exp(ref − logp) −
+// (ref − logp) − 1 (always ≥ 0, lower variance), "low_var_kl" is k3 clamped to
+// [-10, 10] as in slime.
 func KL(logp, ref *Node, kind string) *Node {
 	switch kind {
 	case "k1":
 		return Sub(logp, ref)
+	case "k2":
+		d := Sub(logp, ref)
+		return MulScalar(Mul(d, d), 0.5)
 	case "k3", "low_var_kl":
 		d := Sub(ref, logp)
 		k3 := Sub(Sub(Exp(d), d), OnesLike(d))

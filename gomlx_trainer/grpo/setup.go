@@ -152,6 +152,10 @@ func (t *trainer) setupModels(opt TrainOptions) (isolation string, err error) {
 
 // lossConfig is the policy loss of a recipe.
 func lossConfig(cfg Config) LossConfig {
+	if cfg.AdvantageEstimator == "gspo" {
+		return LossConfig{EpsLow: cfg.GSPOEpsClip, EpsHigh: cfg.GSPOEpsClipHigh, KLCoef: klCoef(cfg), KLType: cfg.KLLossType,
+			EntropyCoef: cfg.EntropyCoef, SequenceRatio: true}
+	}
 	return LossConfig{EpsLow: cfg.EpsClip, EpsHigh: cfg.EpsClipHigh, KLCoef: klCoef(cfg), KLType: cfg.KLLossType, EntropyCoef: cfg.EntropyCoef}
 }
 

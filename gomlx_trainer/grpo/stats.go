@@ -62,3 +62,18 @@ func (r *rolloutStats) metrics(step int, ss StepStats, gradNorm, lr float64) met
 	}
 	return m
 }
+
+// merge adds o's sums to r.
+func (r *rolloutStats) merge(o rolloutStats) {
+	r.n += o.n
+	r.correct += o.correct
+	r.errors += o.errors
+	r.truncated += o.truncated
+	r.rewardSum += o.rewardSum
+	r.rewardSq += o.rewardSq
+	r.lenSum += o.lenSum
+	r.lenMax = max(r.lenMax, o.lenMax)
+	r.toolCalls += o.toolCalls
+	r.toolErrors += o.toolErrors
+	r.toolNoOutput += o.toolNoOutput
+}

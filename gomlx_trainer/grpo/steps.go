@@ -92,15 +92,17 @@ type rolloutBatch struct {
 	rewards      []float64        // one per sample, set by score
 	stats        rolloutStats     // set by score
 	scoreSeconds float64          // wall time of the scoring
+	drawn        int              // prompt groups drawn (more than problems' rollout_batch_size with dynamic sampling's further draws)
+	mismatch     mismatchStats    // set by correct, before the first update
 }
 
-// sample draws the next rollout_batch_size prompts that fit
-// rollout_max_prompt_len and generates n_samples_per_prompt responses to
-// each, sampling_batch_size sequences at a time.
-func (t *trainer) sample(ctx context.Context) (*rolloutBatch, error) {
+// sample draws the next groups prompts that fit rollout_max_prompt_len and
+// generates n_samples_per_prompt responses to each, sampling_batch_size
+// sequences at a time.
+func (t *trainer) sample(ctx context.Context, groups int) (*rolloutBatch, error) {
 	cfg, start := t.cfg, time.Now()
-	r := &rolloutBatch{}
-	for skipped := 0; len(r.problems) < cfg.RolloutBatchSize; {
+	r := &rolloutBatch{drawn: groups}
+	for skipped := 0; len(r.problems) < groups; {
 		p := t.data.next()
 		ids, err := t.proto.PromptIDs(p.Text)
 		if err != nil {
@@ -141,40 +143,69 @@ func (t *trainer) sample(ctx context.Context) (*rolloutBatch, error) {
 	return r, nil
 }
 
-// score sets the rewards of r's samples and sums up what they did.
+// score sets the rewards of r's samples (with the overlong penalty, when
+// overlong_buffer_len is set) and sums up what they did.
 func (t *trainer) score(r *rolloutBatch) {
 	start := time.Now()
+	cfg := t.cfg
 	r.rewards = make([]float64, len(r.samples))
 	for i, s := range r.samples {
-		rw := t.reward(s.Text, r.problems[i/t.cfg.NSamplesPerPrompt].Answer, s.ToolCalls)
+		rw := t.reward(s.Text, r.problems[i/cfg.NSamplesPerPrompt].Answer, s.ToolCalls)
+		rw.Value += OverlongPenalty(len(s.IDs), cfg.RolloutMaxResponseLen, cfg.OverlongBufferLen, cfg.OverlongPenaltyFactor)
 		r.rewards[i] = rw.Value
 		r.stats.add(s, rw)
 	}
 	r.scoreSeconds = time.Since(start).Seconds()
 }
 
-// sequences turns r's samples into training sequences with their group
+// sequences turns r's samples into training sequences with their
 // advantages; with dynamic sampling, groups whose rewards are all equal are
-// left out.
+// left out, and at most rollout_batch_size groups are kept. With
+// mask_truncated, responses cut at the length limit keep their place in the
+// advantages but not in the loss.
 func (t *trainer) sequences(r *rolloutBatch) []Sequence {
 	cfg := t.cfg
 	g := cfg.NSamplesPerPrompt
-	adv := GroupAdvantages(r.rewards, g, cfg.AdvantageEps, !cfg.DisableGRPOStdNormalization)
 	groups := KeepGroups(r.rewards, g)
 	if !cfg.DynamicSampling {
 		groups = groups[:0]
-		for k := range cfg.RolloutBatchSize {
+		for k := range len(r.problems) {
 			groups = append(groups, k)
 		}
 	}
-	var seqs []Sequence
+	groups = groups[:min(len(groups), cfg.RolloutBatchSize)]
+	var kept []int // sample indices
+	var rewards []float64
+	var tokens []int
 	for _, k := range groups {
 		for i := k * g; i < (k+1)*g; i++ {
-			s := r.samples[i]
-			seqs = append(seqs, Sequence{Prompt: r.prompts[i], Response: s.IDs, Mask: s.Mask, LogProbs: s.LogProbs, Advantage: adv[i]})
+			kept = append(kept, i)
+			rewards = append(rewards, r.rewards[i])
+			tokens = append(tokens, int(sum(r.samples[i].Mask)))
 		}
 	}
+	if len(kept) == 0 {
+		return nil
+	}
+	adv := Advantages(cfg.AdvantageEstimator, rewards, g, tokens, cfg.AdvantageEps, !cfg.DisableGRPOStdNormalization)
+	seqs := make([]Sequence, len(kept))
+	for j, i := range kept {
+		s := r.samples[i]
+		mask := s.Mask
+		if cfg.MaskTruncated && s.Finish == metrics.FinishLength {
+			mask = make([]float32, len(s.Mask))
+		}
+		seqs[j] = Sequence{Prompt: r.prompts[i], Response: s.IDs, Mask: mask, LogProbs: s.LogProbs, Advantage: adv[j]}
+	}
 	return seqs
+}
+
+func sum(x []float32) float64 {
+	var s float64
+	for _, v := range x {
+		s += float64(v)
+	}
+	return s
 }
 
 // optimize takes the optimizer steps of one rollout, global_batch_size
@@ -186,6 +217,11 @@ func (t *trainer) optimize(seqs []Sequence, r *rolloutBatch) ([]metrics.StepMetr
 		t.log.Printf("rollout %d: every group had equal rewards; no update", t.st.Rollout+1)
 		return nil, nil
 	}
+	seqs, mm, err := t.correct(seqs)
+	if err != nil {
+		return nil, err
+	}
+	r.mismatch = mm
 	var lines []metrics.StepMetrics
 	for k := range n {
 		start := time.Now()
@@ -237,6 +273,20 @@ func (t *trainer) stepMetrics(r *rolloutBatch, part []Sequence, kept, n int, ss 
 		"rollout": float64(t.st.Rollout + 1), "kept_samples": float64(kept), "scorer_errors": float64(r.stats.errors),
 		"train_tokens": float64(tokens), "sampled_tokens": float64(r.gen.SampledTokens) / per,
 		"train_flops": 6 * params * float64(tokens), "rollout_flops": 2 * params * float64(r.gen.SampledTokens) / per,
+	}
+	if t.cfg.DynamicSampling {
+		m.Extra["groups_drawn"] = float64(r.drawn)
+		m.Extra["groups_kept"] = float64(kept / t.cfg.NSamplesPerPrompt)
+	}
+	if mm := r.mismatch; mm.measured {
+		m.Extra["train_rollout_logprob_abs_diff"] = mm.meanAbsDiff
+		m.Extra["train_rollout_logprob_abs_diff_max"] = mm.maxAbsDiff
+		if t.cfg.UseTIS {
+			m.Extra["tis_weight_mean"] = mm.isWeightMean
+		}
+		if t.cfg.TISSeqMaskHigh > 0 {
+			m.Extra["tis_seq_masked"] = float64(mm.maskedSeqs)
+		}
 	}
 	if r.stats.toolCalls > 0 {
 		// calls that ran cleanly but printed nothing: what the demo's GRPO unlearns

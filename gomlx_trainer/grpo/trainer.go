@@ -80,8 +80,9 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 			}
 		}
 
-		// --- sample: n_samples_per_prompt completions of rollout_batch_size prompts
-		r, err := t.sample(ctx)
+		// --- sample and score: n_samples_per_prompt completions of rollout_batch_size
+		// prompts (and, with dynamic sampling's further draws, more groups)
+		r, err := t.rollout(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				continue // saved and reported at the top of the loop
@@ -89,8 +90,7 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 			return err
 		}
 
-		// --- score, then group advantages; dynamic sampling keeps the groups that differ
-		t.score(r)
+		// --- advantages; dynamic sampling keeps the groups that differ
 		seqs := t.sequences(r)
 
 		// --- optimize: global_batch_size samples per optimizer step, one train.jsonl line each

@@ -13,10 +13,21 @@ type File struct {
 	*os.File
 	target string
 	done   bool
+	direct bool // the target is not a regular file: written in place
 }
 
-// Create starts an atomic write of path, creating its folder if needed.
+// Create starts an atomic write of path, creating its folder if needed. A
+// path that names something other than a regular file (a device such as
+// /dev/null or /dev/stdout, a named pipe) is opened and written in place:
+// there is no file to replace, and replacing the device would be wrong.
 func Create(path string) (*File, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, fmt.Errorf("atomicfile: %w", err)
+		}
+		return &File{File: f, target: path, direct: true}, nil
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("atomicfile: %w", err)
@@ -34,6 +45,12 @@ func (f *File) Commit() error {
 		return fmt.Errorf("atomicfile: %s: already committed or aborted", f.target)
 	}
 	f.done = true
+	if f.direct {
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("atomicfile: close %s: %w", f.target, err)
+		}
+		return nil
+	}
 	tmp := f.Name()
 	if err := f.Sync(); err != nil {
 		f.Close()
@@ -63,7 +80,9 @@ func (f *File) Abort() {
 	}
 	f.done = true
 	f.Close()
-	os.Remove(f.Name())
+	if !f.direct {
+		os.Remove(f.Name())
+	}
 }
 
 // WriteFile writes data to path atomically.
