@@ -1,7 +1,7 @@
 package jsonl
 
 import (
-	"bytes"
+	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -262,68 +262,97 @@ func hex4(b []byte) rune {
 // malformed string, another JSON type, or white space around the literal.
 // It is the fast way to read a field that Ordered.Get returned.
 func DecodeString(raw []byte) (string, bool) {
-	end, plain := scanString(raw, 0)
-	if end != len(raw) {
+	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
 	}
-	s := raw[1 : end-1]
-	if plain {
-		return string(s), true
+	i := 1
+	for i < len(raw) && !stringSpecial[raw[i]] {
+		i++
 	}
-	b := make([]byte, 0, len(s))
-	for {
-		j := bytes.IndexByte(s, '\\')
-		if j < 0 {
-			j = len(s)
-		}
-		b = appendUTF8(b, s[:j])
-		if s = s[j:]; len(s) == 0 {
-			break
-		}
-		n := 2 // bytes of the escape; scanString has checked each
-		switch s[1] {
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			r := hex4(s[2:])
-			n = 6
-			if utf16.IsSurrogate(r) {
-				r2 := rune(-1)
-				if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
-					r2 = hex4(s[8:])
-				}
-				if pair := utf16.DecodeRune(r, r2); pair != unicode.ReplacementChar {
-					r, n = pair, 12
-				} else {
-					r = unicode.ReplacementChar
-				}
+	if i == len(raw)-1 && raw[i] == '"' { // plain ASCII: the common label
+		return string(raw[1:i]), true
+	}
+	var b strings.Builder
+	b.Grow(len(raw))
+	start := 1 // the bytes from start to i are still to be written
+	for ; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case !stringSpecial[c], c >= 0x80: // UTF-8 is checked as written
+		case c == '"':
+			if i != len(raw)-1 {
+				return "", false
 			}
-			b = utf8.AppendRune(b, r)
-		default: // " \ /
-			b = append(b, s[1])
+			writeUTF8(&b, raw[start:i])
+			return b.String(), true
+		case c < 0x20:
+			return "", false
+		default: // a backslash
+			writeUTF8(&b, raw[start:i])
+			n := writeEscape(&b, raw[i:])
+			if n < 0 {
+				return "", false
+			}
+			i += n - 1
+			start = i + 1
 		}
-		s = s[n:]
 	}
-	return string(b), true
+	return "", false
 }
 
-// appendUTF8 appends s to b with each byte that is not valid UTF-8 replaced
-// by U+FFFD, as encoding/json decodes a string.
-func appendUTF8(b, s []byte) []byte {
+// writeEscape writes the character that the escape at the start of esc
+// stands for, as encoding/json decodes it, and returns the escape's length
+// (12 for a surrogate pair), or -1 when it is not a valid escape.
+func writeEscape(b *strings.Builder, esc []byte) int {
+	if len(esc) < 2 {
+		return -1
+	}
+	switch c := esc[1]; c {
+	case '"', '\\', '/':
+		b.WriteByte(c)
+	case 'b':
+		b.WriteByte('\b')
+	case 'f':
+		b.WriteByte('\f')
+	case 'n':
+		b.WriteByte('\n')
+	case 'r':
+		b.WriteByte('\r')
+	case 't':
+		b.WriteByte('\t')
+	case 'u':
+		r := hex4(esc[2:])
+		if r < 0 {
+			return -1
+		}
+		if utf16.IsSurrogate(r) {
+			r2 := rune(-1)
+			if len(esc) >= 12 && esc[6] == '\\' && esc[7] == 'u' {
+				r2 = hex4(esc[8:])
+			}
+			if pair := utf16.DecodeRune(r, r2); pair != unicode.ReplacementChar {
+				b.WriteRune(pair)
+				return 12
+			}
+			r = unicode.ReplacementChar
+		}
+		b.WriteRune(r)
+		return 6
+	default:
+		return -1
+	}
+	return 2
+}
+
+// writeUTF8 writes s to b with each byte that is not valid UTF-8 replaced by
+// U+FFFD, as encoding/json decodes a string.
+func writeUTF8(b *strings.Builder, s []byte) {
 	if utf8.Valid(s) {
-		return append(b, s...)
+		b.Write(s)
+		return
 	}
 	for len(s) > 0 {
 		r, size := utf8.DecodeRune(s) // RuneError, 1 for a bad byte
-		b, s = utf8.AppendRune(b, r), s[size:]
+		b.WriteRune(r)
+		s = s[size:]
 	}
-	return b
 }
