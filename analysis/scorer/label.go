@@ -8,6 +8,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/mathrl/mathrl/internal/jsonl"
 )
 
 // LabelKind says which Python type a label has when slime receives it.
@@ -59,6 +61,9 @@ func NumberLabel(literal string) (Label, error) {
 func LabelFromJSON(raw json.RawMessage) (Label, error) {
 	t := bytes.TrimSpace(raw)
 	if len(t) > 0 && t[0] == '"' {
+		if s, ok := jsonl.DecodeString(t); ok {
+			return TextLabel(s), nil
+		}
 		var s string
 		if err := json.Unmarshal(t, &s); err != nil {
 			return Label{}, fmt.Errorf("scorer: label: %w", err)

@@ -60,6 +60,44 @@ func TestScoreStream(t *testing.T) {
 	}
 }
 
+// TestScoreStreamParsing covers the lines that jsonl's fast path reads (and
+// the one with a non-ASCII name that it leaves to encoding/json): escapes and
+// unicode are decoded for scoring but written back as they were read, white
+// space between tokens goes, numbers stay labels, a null response reads as "".
+// The wanted lines are what the encoding/json reader gave before the fast
+// path.
+func TestScoreStreamParsing(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"number label, <|im_end|> kept", `{"response":"\\boxed{42} <|im_end|>","label":42}`,
+			`{"response":"\\boxed{42} <|im_end|>","label":42,"score":1}`},
+		{"escaped backslash, spaces, nested value", `{ "response" : "\u005cboxed{7}" , "label" : "7" , "x" : [ 1 , { "a" : null } ] }`,
+			`{"response":"\u005cboxed{7}","label":"7","x":[ 1 , { "a" : null } ],"score":1}`},
+		{"unicode as it is", `{"response":"héllo 😀 \\boxed{x}","label":"x","note":"\ud83d\ude00"}`,
+			`{"response":"héllo 😀 \\boxed{x}","label":"x","note":"\ud83d\ude00","score":1}`},
+		{"surrogate pair and escaped label", `{"response":"\ud83d\ude00 \\boxed{3}\n","label":"\u0033"}`,
+			`{"response":"\ud83d\ude00 \\boxed{3}\n","label":"\u0033","score":1}`},
+		{"null response", `{"response":null,"label":"1"}`, `{"response":null,"label":"1","score":0}`},
+		{"exponent label", `{"response":"\\boxed{100}","label":1e2}`, `{"response":"\\boxed{100}","label":1e2,"score":1}`},
+		{"falsy number label", `{"response":"\\boxed{0}","label":0}`, `{"response":"\\boxed{0}","label":0,"score":0}`},
+		{"score and error replaced", `{"score":0,"response":"\\boxed{1}","error":"old","label":"1","z":true}`,
+			`{"response":"\\boxed{1}","label":"1","z":true,"score":1}`},
+		{"non-ASCII name", `{"réponse":1,"response":"\\boxed{1}","label":"1"}`,
+			`{"réponse":1,"response":"\\boxed{1}","label":"1","score":1}`},
+		{"invalid UTF-8 kept", "{\"response\":\"\xff \\\\boxed{1}\",\"label\":\"1\"}",
+			"{\"response\":\"\xff \\\\boxed{1}\",\"label\":\"1\",\"score\":1}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			if _, err := ScoreStream(context.Background(), strings.NewReader(tc.in+"\n"), &out, StreamOptions{Scorer: Math}); err != nil {
+				t.Fatal(err)
+			}
+			if got := out.String(); got != tc.want+"\n" {
+				t.Errorf("%s:\ngot  %s\nwant %s", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
 // TestScoreStreamRetoolToolCalls scores with retool: a line's "tool_calls"
 // field gives the bonus (-1 + (6-2)/2*0.1 = -0.8); without it the response's
 // <tool_call> blocks are counted (none: -1 + (0-2)/2*0.1 = -1.1).
@@ -120,6 +158,18 @@ func TestScoreStreamBadInput(t *testing.T) {
 		{"{\"response\":\"x\",\"label\":\"1\"} {}\n", `in.jsonl:1: extra data`},
 		{"{\"response\":\"x\",\n", `in.jsonl:1: not a JSON object`},
 		{"{\"response\":\"x\",\"label\":\"1\",\"tool_calls\":-1}\n", `in.jsonl:1: field "tool_calls": want a non-negative integer`},
+		{"{\"response\":true,\"label\":\"1\"}\n", `in.jsonl:1: field "response": want a string`},
+		{"{\"response\":{\"a\":\"x\"},\"label\":\"1\"}\n", `in.jsonl:1: field "response": want a string`},
+		{"{\"response\":[\"x\"],\"label\":\"1\"}\n", `in.jsonl:1: field "response": want a string`},
+		{"{\"response\":\"x\",\"label\":false}\n", `in.jsonl:1: field "label": want a string or a number`},
+		{"{\"response\":\"a\\qb\",\"label\":\"1\"}\n", `in.jsonl:1: field "response": bad JSON value: invalid character 'q' in string escape code`},
+		{"{\"response\":\"a\tb\",\"label\":\"1\"}\n", `in.jsonl:1: field "response": bad JSON value: invalid character '\t' in string literal`},
+		{"{\"response\":\"x\",\"label\":01}\n", `in.jsonl:1: not a JSON object: invalid character '1' after object key:value pair`},
+		{"{\"response\":\"x\",\"label\":1.}\n", `in.jsonl:1: field "label": bad JSON value: invalid character '}' after decimal point in numeric literal`},
+		{"{\"response\":\"x\",\"label\":\"1\",}\n", `in.jsonl:1: not a JSON object: invalid character '}' looking for beginning of object key string`},
+		{"{\"response\":\"x\",\"\\u0072esponse\":\"y\",\"label\":\"1\"}\n", `in.jsonl:1: field "response": repeated`},
+		{"{\"réponse\":1,\"réponse\":2}\n", `in.jsonl:1: field "réponse": repeated`},
+		{"{\"response\":\"x\",\"label\":\"1\"}\n{\"response\":\"x\" \"label\":\"1\"}\n", `in.jsonl:2: not a JSON object: invalid character '"' after object key:value pair`},
 	} {
 		var out bytes.Buffer
 		_, err := ScoreStream(context.Background(), strings.NewReader(tc.in), &out, StreamOptions{Scorer: Math, Name: "in.jsonl"})

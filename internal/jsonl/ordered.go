@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // Ordered is one JSON object split into its fields, in order, each kept as the
@@ -13,55 +14,86 @@ import (
 // or delete fields and write the line back otherwise unchanged: no key sorting,
 // no re-escaping of "<" or ">", numbers as they were written.
 type Ordered struct {
-	keys    []string          // decoded field names
+	keys    [][]byte          // decoded field names
 	rawKeys [][]byte          // the names as written, quotes included
 	vals    []json.RawMessage // the values as written
 }
 
 // ParseOrdered splits the JSON object raw into its fields. A line that is not
 // exactly one object is an error; a field whose value is not valid JSON, or a
-// name that appears twice, is a *FieldError naming the field.
+// name that appears twice, is a *FieldError naming the field. The result does
+// not share memory with raw.
 func ParseOrdered(raw []byte) (*Ordered, error) {
+	o := &Ordered{}
+	if err := o.Parse(bytes.Clone(raw)); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// Parse is ParseOrdered into o, reusing o's memory, for a loop over lines: o
+// then shares memory with raw, which must not change while o is in use. On
+// error o is empty.
+func (o *Ordered) Parse(raw []byte) error {
+	o.reset()
+	if o.scanObject(raw) { // the fast path, scan.go
+		return nil
+	}
+	o.reset()
+	if err := o.parseSlow(raw); err != nil {
+		o.reset()
+		return err
+	}
+	return nil
+}
+
+// reset empties o, keeping its memory.
+func (o *Ordered) reset() {
+	o.keys, o.rawKeys, o.vals = o.keys[:0], o.rawKeys[:0], o.vals[:0]
+}
+
+// parseSlow is Parse with encoding/json's Decoder: it handles every line the
+// fast path leaves, and words the errors.
+func (o *Ordered) parseSlow(raw []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if tok, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("not a JSON object: %w", err)
+		return fmt.Errorf("not a JSON object: %w", err)
 	} else if tok != json.Delim('{') {
-		return nil, errors.New("not a JSON object")
+		return errors.New("not a JSON object")
 	}
-	o := &Ordered{}
 	for dec.More() {
 		start := dec.InputOffset()
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, fmt.Errorf("not a JSON object: %w", err)
+			return fmt.Errorf("not a JSON object: %w", err)
 		}
 		key, ok := tok.(string)
 		if !ok {
-			return nil, errors.New("not a JSON object")
+			return errors.New("not a JSON object")
 		}
 		if o.index(key) >= 0 {
-			return nil, &FieldError{Field: key, Err: errors.New("repeated")}
+			return &FieldError{Field: key, Err: errors.New("repeated")}
 		}
-		rawKey := bytes.Clone(bytes.TrimLeft(raw[start:dec.InputOffset()], " \t\r\n,"))
+		rawKey := bytes.TrimLeft(raw[start:dec.InputOffset()], " \t\r\n,")
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return nil, &FieldError{Field: key, Err: fmt.Errorf("bad JSON value: %w", err)}
+			return &FieldError{Field: key, Err: fmt.Errorf("bad JSON value: %w", err)}
 		}
-		o.keys, o.rawKeys, o.vals = append(o.keys, key), append(o.rawKeys, rawKey), append(o.vals, v)
+		o.keys, o.rawKeys, o.vals = append(o.keys, []byte(key)), append(o.rawKeys, rawKey), append(o.vals, v)
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("not a JSON object: %w", err)
+		return fmt.Errorf("not a JSON object: %w", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("extra data after the JSON object")
+		return errors.New("extra data after the JSON object")
 	}
-	return o, nil
+	return nil
 }
 
 // index returns the position of the field key, or -1.
 func (o *Ordered) index(key string) int {
 	for i, k := range o.keys {
-		if k == key {
+		if string(k) == key {
 			return i
 		}
 	}
@@ -81,7 +113,7 @@ func (o *Ordered) Get(key string) (json.RawMessage, bool) {
 func (o *Ordered) Map() map[string]json.RawMessage {
 	m := make(map[string]json.RawMessage, len(o.keys))
 	for i, k := range o.keys {
-		m[k] = o.vals[i]
+		m[string(k)] = o.vals[i]
 	}
 	return m
 }
@@ -105,8 +137,12 @@ func (o *Ordered) SetRaw(key string, value json.RawMessage) {
 		o.vals[i] = value
 		return
 	}
-	name, _ := marshalNoHTML(key) // a string always marshals
-	o.keys, o.rawKeys, o.vals = append(o.keys, key), append(o.rawKeys, name), append(o.vals, value)
+	name, plain := quoteName(key)
+	decoded := name[1 : len(name)-1]
+	if !plain {
+		decoded = []byte(key)
+	}
+	o.keys, o.rawKeys, o.vals = append(o.keys, decoded), append(o.rawKeys, name), append(o.vals, value)
 }
 
 // Delete removes the field key, if it is there.
@@ -120,25 +156,44 @@ func (o *Ordered) Delete(key string) {
 
 // Bytes returns the object on one line: {name:value,...} with the fields in
 // order and no space between them.
-func (o *Ordered) Bytes() []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
+func (o *Ordered) Bytes() []byte { return o.AppendTo(nil) }
+
+// AppendTo appends Bytes to dst and returns the extended slice.
+func (o *Ordered) AppendTo(dst []byte) []byte {
+	n := 2
+	for i := range o.keys {
+		n += len(o.rawKeys[i]) + len(o.vals[i]) + 2
+	}
+	dst = slices.Grow(dst, n)
+	dst = append(dst, '{')
 	for i := range o.keys {
 		if i > 0 {
-			b.WriteByte(',')
+			dst = append(dst, ',')
 		}
-		b.Write(o.rawKeys[i])
-		b.WriteByte(':')
-		b.Write(o.vals[i])
+		dst = append(dst, o.rawKeys[i]...)
+		dst = append(dst, ':')
+		dst = append(dst, o.vals[i]...)
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(dst, '}')
 }
 
 // WriteLine writes Bytes and a newline to w.
 func (o *Ordered) WriteLine(w io.Writer) error {
 	_, err := w.Write(append(o.Bytes(), '\n'))
 	return err
+}
+
+// quoteName returns key as a JSON string without HTML escaping, and whether
+// it needed no escape (then it is key in quotes).
+func quoteName(key string) (name []byte, plain bool) {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			name, _ := marshalNoHTML(key) // a string always marshals
+			return name, false
+		}
+	}
+	b := make([]byte, 0, len(key)+2)
+	return append(append(append(b, '"'), key...), '"'), true
 }
 
 // marshalNoHTML is json.Marshal without escaping <, > and &.

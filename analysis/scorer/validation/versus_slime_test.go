@@ -56,7 +56,16 @@ type slimeRun struct {
 // report their rate in process CPU time (cpu-cases/s, x-slime-cpu), which
 // other work on a busy machine inflates less than the clock. On this template
 // deepscaler finds no </think> and dapo no Answer: line, so those two return
-// before grading. Run with:
+// before grading.
+//
+// Sub-benchmarks cli-math and cli-verify then time the command end to end,
+// process start included, the way slime's rate is compared in practice: the
+// mathrl binary, built once into a temporary folder, runs `mathrl score
+// --scorer NAME --workers 1` with GOMAXPROCS=1 on the same cases written as a
+// JSONL file, goPasses times per op. They report e2e-cases/s (by the clock)
+// and e2e-cpu-cases/s (the child's user and system time), and x-slime-e2e and
+// x-slime-e2e-cpu against slime's scoring loop alone; cli-math also counts
+// the lines whose score differs from slime's verdict. Run with:
 //
 //	go test ./analysis/scorer/validation -run XXX -bench VersusSlime -benchtime 1x
 func BenchmarkVersusSlime(b *testing.B) {
@@ -109,6 +118,94 @@ func BenchmarkVersusSlime(b *testing.B) {
 			}
 		})
 	}
+	dir, cli := b.TempDir(), (*cliFiles)(nil)
+	for _, name := range []string{scorer.Math, scorer.Verify} {
+		b.Run("cli-"+name, func(b *testing.B) {
+			if cli == nil { // built on first use, for a -bench that picks no cli- part
+				cli = cliSetup(b, dir, cases)
+			}
+			benchCLI(b, *cli, name, cases, slime, noSlime)
+		})
+	}
+}
+
+// cliFiles are what the cli- sub-benchmarks share: the mathrl binary and the
+// cases as a JSONL file, in a folder removed when BenchmarkVersusSlime ends.
+type cliFiles struct {
+	bin, in, dir string
+}
+
+// cliSetup builds the mathrl binary into dir with the go command on $PATH and
+// writes the cases there for it to read.
+func cliSetup(b *testing.B, dir string, cases []speedCase) *cliFiles {
+	f := &cliFiles{bin: filepath.Join(dir, "mathrl"), in: filepath.Join(dir, "cases.jsonl"), dir: dir}
+	if err := os.WriteFile(f.in, encodeCases(b, cases), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	build := exec.Command("go", "build", "-o", f.bin, "github.com/mathrl/mathrl/cmd/mathrl")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("go build of cmd/mathrl: %v\n%s", err, out)
+	}
+	return f
+}
+
+// benchCLI times `mathrl score --scorer name --workers 1` with GOMAXPROCS=1
+// on the cases, goPasses runs per op, and reports its rates against slime's.
+func benchCLI(b *testing.B, cli cliFiles, name string, cases []speedCase, slime *slimeRun, noSlime string) {
+	out := filepath.Join(cli.dir, "scored-"+name+".jsonl")
+	var cpu time.Duration
+	for b.Loop() {
+		for range goPasses {
+			cmd := exec.Command(cli.bin, "score", "--scorer", name, "--workers", "1", "--in", cli.in, "--out", out)
+			cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+			if msg, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("mathrl score --scorer %s: %v\n%s", name, err, msg)
+			}
+			cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		}
+	}
+	b.StopTimer()
+	scored := float64(b.N * goPasses * len(cases))
+	rate, cpuRate := scored/b.Elapsed().Seconds(), scored/cpu.Seconds()
+	b.ReportMetric(rate, "e2e-cases/s")
+	b.ReportMetric(cpuRate, "e2e-cpu-cases/s")
+	scores := cliScores(b, out, len(cases))
+	if slime == nil {
+		b.Log("no ratio: " + noSlime)
+		return
+	}
+	b.ReportMetric(rate*slime.ScoreSeconds/float64(len(cases)), "x-slime-e2e")
+	b.ReportMetric(cpuRate*slime.CPUSeconds/float64(len(cases)), "x-slime-e2e-cpu")
+	if name == scorer.Math {
+		verdicts := make([]bool, len(scores))
+		for i, s := range scores {
+			verdicts[i] = s > 0
+		}
+		b.ReportMetric(float64(disagreements(b, cases, verdicts, slime.Verdicts)), "disagreements")
+	}
+}
+
+// cliScores reads the "score" of each line that mathrl score wrote to path,
+// and fails unless there is one per case.
+func cliScores(b *testing.B, path string, n int) []float64 {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var scores []float64
+	for line := range bytes.Lines(data) {
+		var v struct {
+			Score *float64 `json:"score"`
+		}
+		if err := json.Unmarshal(line, &v); err != nil || v.Score == nil {
+			b.Fatalf("%s line %d: no score (%v): %s", path, len(scores)+1, err, line)
+		}
+		scores = append(scores, *v.Score)
+	}
+	if len(scores) != n {
+		b.Fatalf("%s: %d lines, want %d", path, len(scores), n)
+	}
+	return scores
 }
 
 // boxedCases returns, label by label, the response in the Boxed template that
