@@ -93,7 +93,7 @@ func apply(op string, a []number) (number, error) {
 		if a[0].exact && a[0].im.Sign() == 0 {
 			return rational(new(big.Rat).Abs(a[0].re)), nil
 		}
-		return inexact(complex(cmplx.Abs(a[0].c), 0))
+		return inexact(complex(cmplx.Abs(a[0].approx()), 0))
 	}
 	return applyFunction(op, a[0])
 }
@@ -113,10 +113,11 @@ func applyFunction(name string, x number) (number, error) {
 	if f == nil {
 		return number{}, errors.New("unknown function " + name)
 	}
-	if cmplx.Abs(x.c) > 1e6 {
+	z := x.approx()
+	if cmplx.Abs(z) > 1e6 {
 		return number{}, errTooLarge
 	}
-	return inexact(f(x.c))
+	return inexact(f(z))
 }
 
 // variables lists the variable names of n.

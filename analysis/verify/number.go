@@ -15,7 +15,7 @@ const maxBits = 100_000
 var errTooLarge = errors.New("value too large to compute")
 
 // number is a complex value: exact (Gaussian rational re + im·i) when every
-// step that made it was exact, always with its complex128 approximation.
+// step that made it was exact, else its complex128 value c.
 type number struct {
 	exact  bool
 	re, im *big.Rat // set when exact
@@ -26,9 +26,18 @@ func exactNumber(re, im *big.Rat) (number, error) {
 	if re.Num().BitLen()+re.Denom().BitLen() > maxBits || im.Num().BitLen()+im.Denom().BitLen() > maxBits {
 		return number{}, errTooLarge
 	}
-	f, _ := re.Float64()
-	g, _ := im.Float64()
-	return number{exact: true, re: re, im: im, c: complex(f, g)}, nil
+	return number{exact: true, re: re, im: im}, nil
+}
+
+// approx is a's complex128 value (infinite when an exact value is beyond
+// float64).
+func (a number) approx() complex128 {
+	if !a.exact {
+		return a.c
+	}
+	f, _ := a.re.Float64()
+	g, _ := a.im.Float64()
+	return complex(f, g)
 }
 
 func rational(r *big.Rat) number {
@@ -66,7 +75,7 @@ func add(a, b number) (number, error) {
 	if a.exact && b.exact {
 		return exactNumber(new(big.Rat).Add(a.re, b.re), new(big.Rat).Add(a.im, b.im))
 	}
-	return inexact(a.c + b.c)
+	return inexact(a.approx() + b.approx())
 }
 
 func neg(a number) number {
@@ -83,7 +92,7 @@ func mul(a, b number) (number, error) {
 		im := new(big.Rat).Add(new(big.Rat).Mul(a.re, b.im), new(big.Rat).Mul(a.im, b.re))
 		return exactNumber(re, im)
 	}
-	return inexact(a.c * b.c)
+	return inexact(a.approx() * b.approx())
 }
 
 var errDivZero = errors.New("division by zero")
@@ -105,7 +114,7 @@ func div(a, b number) (number, error) {
 		}
 		return exactNumber(p.re.Quo(p.re, norm), p.im.Quo(p.im, norm))
 	}
-	return inexact(a.c / b.c)
+	return inexact(a.approx() / b.approx())
 }
 
 // power is a^b: exact for an exact base and an integer exponent whose result
@@ -120,10 +129,10 @@ func power(a, b number) (number, error) {
 			return rational(r), nil
 		}
 	}
-	if cmplx.Abs(b.c) > 1e4 {
+	if cmplx.Abs(b.approx()) > 1e4 {
 		return number{}, errTooLarge
 	}
-	return inexact(cmplx.Pow(a.c, b.c))
+	return inexact(cmplx.Pow(a.approx(), b.approx()))
 }
 
 // intPower is a^n for exact a, refused when the result would pass maxBits.
@@ -234,7 +243,7 @@ func squareRoot(a number) (number, error) {
 			return rational(r), nil
 		}
 	}
-	return inexact(cmplx.Sqrt(a.c))
+	return inexact(cmplx.Sqrt(a.approx()))
 }
 
 // maxFactorial is the largest n whose n! is computed.
@@ -278,9 +287,10 @@ func sameNumber(a, b number) bool {
 	if a.exact && b.exact {
 		return a.re.Cmp(b.re) == 0 && a.im.Cmp(b.im) == 0
 	}
-	if cmplx.IsInf(a.c) || cmplx.IsInf(b.c) {
+	x, y := a.approx(), b.approx()
+	if cmplx.IsInf(x) || cmplx.IsInf(y) {
 		return false // an exact value beyond float64 against one that is not exact
 	}
-	d := cmplx.Abs(a.c - b.c)
-	return d <= absTolerance || d <= relTolerance*math.Max(cmplx.Abs(a.c), cmplx.Abs(b.c))
+	d := cmplx.Abs(x - y)
+	return d <= absTolerance || d <= relTolerance*math.Max(cmplx.Abs(x), cmplx.Abs(y))
 }

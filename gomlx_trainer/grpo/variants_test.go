@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:staticcheck
 
 	"github.com/mathrl/mathrl/analysis/metrics"
+	"github.com/mathrl/mathrl/internal/testenv"
 )
 
 // variantCase is one case of testdata/variants_reference.json, written by
@@ -330,6 +332,45 @@ func checkVariantMetrics(t *testing.T, cfg Config, m metrics.StepMetrics) {
 		}
 		if w := m.Extra["tis_weight_mean"]; math.Abs(w-1) > 1e-3 {
 			t.Errorf("step %d: mean importance weight %v, want about 1", m.Step, w)
+		}
+	}
+}
+
+// TestVariantsReferenceIsTheScriptsOutput reruns the reference script and
+// checks that the committed JSON is exactly what it prints.
+func TestVariantsReferenceIsTheScriptsOutput(t *testing.T) {
+	py := testenv.DebianPython(t)
+	cmd := exec.Command(py, "variants_reference.py")
+	cmd.Dir = "testdata"
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("variants_reference.py: %v", err)
+	}
+	committed, err := os.ReadFile(filepath.Join("testdata", "variants_reference.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != string(committed) {
+		t.Error("testdata/variants_reference.json is not the output of variants_reference.py; regenerate it")
+	}
+}
+
+// TestGSPOEqualsGRPOOnPolicy checks the identity the README states: where
+// every ratio is 1 (the first optimizer step on a rollout, sampled by the
+// same weights), GSPO's gradient is GRPO's, with token-mean and with
+// sequence-mean weights alike.
+func TestGSPOEqualsGRPOOnPolicy(t *testing.T) {
+	ref := loadVariants(t)
+	for _, perToken := range []bool{true, false} {
+		w := TokenWeights(ref.Inputs.Mask, perToken)
+		_, _, _, grpo := lossAndGrad(t, ref, ref.Inputs.Logp, w, nil, LossConfig{EpsLow: 0.2, EpsHigh: 0.28})
+		_, _, _, gspo := lossAndGrad(t, ref, ref.Inputs.Logp, w, nil, LossConfig{EpsLow: 3e-4, EpsHigh: 4e-4, SequenceRatio: true})
+		for i := range grpo {
+			for j := range grpo[i] {
+				if !near(float64(grpo[i][j]), float64(gspo[i][j]), 1e-6) {
+					t.Errorf("token mean %v: d/d logp[%d][%d]: GRPO %v, GSPO %v", perToken, i, j, grpo[i][j], gspo[i][j])
+				}
+			}
 		}
 	}
 }
