@@ -164,6 +164,9 @@ var (
 // final answer is", up to the end of the line (and before "I hope it is
 // correct").
 func answerLine(text string) (string, bool) {
+	if !containsFold(text, "answer") {
+		return "", false
+	}
 	var best string
 	bestAt := -1
 	if m := answerLineRe.FindAllStringSubmatchIndex(text, -1); len(m) > 0 {
@@ -205,6 +208,17 @@ func untilBalanced(text string, start, end int) string {
 		}
 	}
 	return text[start:end]
+}
+
+// containsFold reports whether s contains the lower-case ASCII word w in
+// any case.
+func containsFold(s, w string) bool {
+	for i := 0; i+len(w) <= len(s); i++ {
+		if s[i]|0x20 == w[0] && strings.EqualFold(s[i:i+len(w)], w) {
+			return true
+		}
+	}
+	return false
 }
 
 // mathDelims are the math span delimiters, longest first.

@@ -25,6 +25,10 @@ var decorations = strings.NewReplacer(
 	`\$`, "", "$", "",
 )
 
+// decorated holds the first bytes of every pattern of decorations: a string
+// without any needs no replacing.
+const decorated = "\\{^°π√−×≤≥∞$~"
+
 var (
 	spaces         = regexp.MustCompile(`\s+`)
 	spaceThousands = regexp.MustCompile(`(^|[^\d.])(\d{1,3}(?: \d{3})+)($|[^\d])`)
@@ -38,7 +42,9 @@ var (
 // decorations removed, spaces collapsed, thousands separators joined, units
 // dropped.
 func normalize(s string) string {
-	s = decorations.Replace(s)
+	if strings.ContainsAny(s, decorated) {
+		s = decorations.Replace(s)
+	}
 	s = dropUnits(strings.TrimSpace(spaces.ReplaceAllString(s, " ")))
 	for pass := 0; pass < 3 && strings.Contains(s, " ") && spaceThousands.MatchString(s); pass++ {
 		s = spaceThousands.ReplaceAllStringFunc(s, func(m string) string { return strings.ReplaceAll(m, " ", "") })
