@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mathrl/mathrl/analysis/ablation"
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/analysis/modelcard"
 	"gonum.org/v1/plot"
@@ -240,5 +241,20 @@ func TestReadEvalsBeside(t *testing.T) {
 	}
 	if _, err := readEvalsBeside(metricsPath); err == nil || !strings.Contains(err.Error(), "eval.jsonl:3") {
 		t.Errorf("ill-typed avg_at_k: %v, want an error naming eval.jsonl:3", err)
+	}
+}
+
+func TestAblationCurves(t *testing.T) {
+	curves := []ablation.Curve{
+		{Arm: "grpo", Steps: []int{0, 5, 10}, Mean: []float64{0.2, 0.4, 0.5}, Lo: []float64{0.1, 0.3, 0.4}, Hi: []float64{0.3, 0.5, 0.6}, Seeds: 3, K: 2},
+		{Arm: "gspo", Steps: []int{0, 5, 10}, Mean: []float64{0.2, 0.35, 0.45}, Lo: []float64{0.1, 0.3, 0.4}, Hi: []float64{0.3, 0.4, 0.5}, Seeds: 3, K: 2},
+	}
+	p, err := AblationCurves("ablation", curves)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFigure(t, "ablation", [][]*plot.Plot{{p}}, 8, 5, "grpo (3 seeds)", "gspo (3 seeds)", "evaluation avg@2", "optimizer step")
+	if _, err := AblationCurves("none", nil); err == nil {
+		t.Error("no curves: want an error")
 	}
 }
