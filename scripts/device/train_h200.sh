@@ -43,7 +43,8 @@ timeout -k 10 "$run_limit" "$bin" train --config retool-grpo-qwen3-4b --backend 
   --global-batch-size $((prompts * group / 2)) --micro-batch-size "$micro" \
   --rollout-max-response-len "$response" --sft-steps 3 --sft-batch-size "$sft_batch" --sft-lr 1e-5 \
   --sampling-batch-size $((prompts * group)) \
-  --tool-concurrency 8 --save "$out/run" --save-interval 0 --keep-ckpts 1 2>&1 | tee "$out/train.log" || rc=$?
+  --tool-concurrency 8 --get-mismatch-metrics \
+  --save "$out/run" --save-interval 0 --keep-ckpts 1 2>&1 | tee "$out/train.log" || rc=$?
 [ "$rc" -eq 0 ] || echo "FAILED: mathrl train exit $rc (124: over RUN_LIMIT $run_limit s)"
 echo "wall time: $(( $(date +%s) - start )) s (first calls of each shape include XLA compilation)"
 
@@ -63,5 +64,7 @@ late = rows[1:] or rows  # the first step carries the compilation
 tot = {k: sum(r[k] for r in late) for k in ("rollout_seconds", "tool_seconds", "score_seconds", "train_seconds")}
 all_s = sum(tot.values())
 print("split after the first step: " + ", ".join(f"{k.split('_')[0]} {v / all_s:.0%}" for k, v in tot.items()))
+diffs = [(r["extra"].get("train_rollout_logprob_abs_diff"), r["extra"].get("train_rollout_logprob_abs_diff_max")) for r in rows]
+print("rollout/trainer |log-prob difference| per step (mean, max): " + ", ".join(f"{m:.2e}/{x:.2e}" for m, x in diffs if m is not None))
 PY
 exit $rc
