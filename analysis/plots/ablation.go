@@ -44,7 +44,11 @@ func AblationCurves(title string, curves []ablation.Curve) (*plot.Plot, error) {
 		l.Width = vg.Points(2)
 		pts.Shape, pts.Radius = draw.CircleGlyph{}, vg.Points(2)
 		p.Add(poly, l, pts)
-		p.Legend.Add(fmt.Sprintf("%s (%d seeds)", c.Arm, c.Seeds), l)
+		seeds := "seeds"
+		if c.Seeds == 1 {
+			seeds = "seed"
+		}
+		p.Legend.Add(fmt.Sprintf("%s (%d %s)", c.Arm, c.Seeds, seeds), l)
 	}
 	p.X.Tick.Marker = niceTicks{Integer: true}
 	p.Y.Min = 0
