@@ -405,28 +405,26 @@ func (p *parser) variable(name string) (*node, error) {
 	return &node{op: "var", name: name}, nil
 }
 
+// twoArguments reads the two arguments of \frac or \binom (\frac13 is 1/3)
+// as the operands of op.
+func (p *parser) twoArguments(op string) (*node, error) {
+	a, err := p.digitArgument()
+	if err != nil {
+		return nil, err
+	}
+	b, err := p.digitArgument()
+	if err != nil {
+		return nil, err
+	}
+	return &node{op: op, args: []*node{a, b}}, nil
+}
+
 func (p *parser) macro(m string) (*node, error) {
 	switch {
 	case m == `\frac`:
-		a, err := p.digitArgument()
-		if err != nil {
-			return nil, err
-		}
-		b, err := p.digitArgument()
-		if err != nil {
-			return nil, err
-		}
-		return &node{op: "/", args: []*node{a, b}}, nil
+		return p.twoArguments("/")
 	case m == `\binom`:
-		a, err := p.digitArgument()
-		if err != nil {
-			return nil, err
-		}
-		b, err := p.digitArgument()
-		if err != nil {
-			return nil, err
-		}
-		return &node{op: "binom", args: []*node{a, b}}, nil
+		return p.twoArguments("binom")
 	case m == `\sqrt`:
 		return p.root()
 	case m == `\pi`:
