@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 
 	"github.com/mathrl/mathrl/internal/jsonl"
@@ -104,6 +105,16 @@ func (s Sample) Validate() error {
 type sampleKey struct {
 	model, problem string
 	budget, index  int
+}
+
+// ReadSamplesFile reads the eval-samples JSONL file at path (see ReadSamples).
+func ReadSamplesFile(path string) ([]Sample, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	defer f.Close()
+	return ReadSamples(f, path)
 }
 
 // ReadSamples reads an eval-samples JSONL stream. Every line is checked: known

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"slices"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
@@ -53,17 +52,12 @@ over problems. A file holding several runs (model, scorer, generation budget) gi
 	f.IntVar(&opts.Resamples, "resamples", opts.Resamples, "bootstrap resamples for the 95% intervals")
 	f.Uint64Var(&opts.Seed, "seed", opts.Seed, "seed of the bootstrap")
 	cmd.MarkFlagRequired("samples")
-	cmd.AddCommand(newBudgetsSimulateCmd(nil))
+	cmd.AddCommand(newBudgetsSimulateCmd(nil), newBudgetsCheckCmd(nil))
 	return cmd
 }
 
 func runBudgets(opts *budgetsOptions) error {
-	f, err := os.Open(opts.Samples)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	samples, err := metrics.ReadSamples(f, opts.Samples)
+	samples, err := metrics.ReadSamplesFile(opts.Samples)
 	if err != nil {
 		return err
 	}
@@ -125,4 +119,49 @@ func runBudgetsSimulate(opts *simulateOptions) error {
 		return err
 	}
 	return atomicfile.Write(opts.Out, func(w io.Writer) error { return metrics.WriteSamples(w, samples...) })
+}
+
+// checkOptions are the flags of `mathrl budgets check`.
+type checkOptions struct {
+	Samples string   // eval samples generated at the large budget
+	At      []string // eval samples generated again at smaller budgets, same seeds
+	Out     io.Writer
+}
+
+func newBudgetsCheckCmd(runF func(*checkOptions) error) *cobra.Command {
+	var opts checkOptions
+	cmd := &cobra.Command{
+		Use:   "check --samples LARGE --at FILE [--at FILE ...]",
+		Short: "Compare budgets derived from one generation with generations at those budgets, sample by sample",
+		Long: `check tests the budget derivation of ` + "`mathrl budgets`" + `. LARGE holds eval samples generated at a
+large budget; each --at file holds the same problems generated again at one smaller budget with
+the same seeds (mathrl eval --max-tokens b --seed ...). For each budget, check derives LARGE at
+that budget and compares it with the generation, sample by sample: identical, the same finish
+and score with another text, or another finish or score. It counts the pairs whose texts first
+differ after a tool response, and the finish reasons derived -> generated.`,
+		Example: `  mathrl budgets check --samples large.jsonl --at b64.jsonl --at b128.jsonl`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Out = cmd.OutOrStdout()
+			if runF == nil {
+				runF = runBudgetsCheck
+			}
+			return runF(&opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Samples, "samples", "", "eval samples generated at the large budget (required)")
+	f.StringArrayVar(&opts.At, "at", nil, "eval samples generated at one smaller budget with the same seeds (repeatable, required)")
+	cmd.MarkFlagRequired("samples")
+	cmd.MarkFlagRequired("at")
+	return cmd
+}
+
+func runBudgetsCheck(opts *checkOptions) error {
+	checks, err := metrics.CheckBudgetFiles(opts.Samples, opts.At)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(opts.Out, metrics.BudgetCheckMarkdown(checks))
+	return err
 }
