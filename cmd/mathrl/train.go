@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/configs"
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
@@ -146,6 +147,6 @@ func runTrain(ctx context.Context, opts *trainOptions) error {
 	}
 	return grpo.Train(ctx, opts.Config, grpo.TrainOptions{
 		Backend: b, Resume: opts.Resume, Progress: opts.Out,
-		Provenance: grpo.Provenance{Command: opts.Command},
+		Provenance: metrics.Provenance{Command: opts.Command},
 	})
 }

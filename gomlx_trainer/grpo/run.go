@@ -40,24 +40,8 @@ func (r RunFolder) SamplesDir() string { return filepath.Join(string(r), "sample
 // FiguresDir is the figures folder.
 func (r RunFolder) FiguresDir() string { return filepath.Join(string(r), "figures") }
 
-// Provenance records where a run came from.
-type Provenance struct {
-	Command   string            `json:"command,omitempty"` // the command line
-	Started   string            `json:"started"`           // RFC 3339, UTC
-	GitCommit string            `json:"git_commit"`        // "unknown" outside a git checkout
-	GitDirty  bool              `json:"git_dirty"`         // uncommitted changes at start
-	GoVersion string            `json:"go_version"`
-	Modules   map[string]string `json:"modules"`   // module path -> version, from the build info
-	Backend   string            `json:"backend"`   // GoMLX backend name
-	Device    string            `json:"device"`    // backend description
-	Scorer    string            `json:"scorer"`    // rm_type
-	Seed      int64             `json:"seed"`      // cfg.Seed
-	Sandbox   string            `json:"sandbox"`   // tool isolation level
-	Host      string            `json:"host_cpus"` // CPUs seen by Go
-}
-
-// with fills in what the trainer knows.
-func (p Provenance) with(cfg Config, backend backends.Backend, isolation string) Provenance {
+// provenanceOf fills in what the trainer knows of p.
+func provenanceOf(p metrics.Provenance, cfg Config, backend backends.Backend, isolation string) metrics.Provenance {
 	p.Started = time.Now().UTC().Format(time.RFC3339)
 	p.GitCommit, p.GitDirty = gitState()
 	p.GoVersion = runtime.Version()
@@ -102,7 +86,7 @@ func gitState() (string, bool) {
 }
 
 // Init creates the folder and writes config.json and provenance.json.
-func (r RunFolder) Init(cfg Config, prov Provenance) error {
+func (r RunFolder) Init(cfg Config, prov metrics.Provenance) error {
 	for _, d := range []string{string(r), r.CkptDir(), r.SamplesDir(), r.FiguresDir()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("grpo: run folder: %w", err)

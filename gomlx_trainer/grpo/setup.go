@@ -72,7 +72,7 @@ func newTrainer(cfg Config, opt TrainOptions) (*trainer, error) {
 	if err := t.loadData(); err != nil {
 		return nil, err
 	}
-	if err := t.run.Init(cfg, opt.Provenance.with(cfg, opt.Backend, isolation)); err != nil {
+	if err := t.run.Init(cfg, provenanceOf(opt.Provenance, cfg, opt.Backend, isolation)); err != nil {
 		return nil, err
 	}
 	if t.steps, err = t.run.TruncateMetrics(t.st.Step); err != nil { // drop the lines of steps after the checkpoint, once

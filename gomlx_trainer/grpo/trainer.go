@@ -21,7 +21,7 @@ type TrainOptions struct {
 	Resume     bool               // continue from the newest checkpoint in <save>/ckpt
 	Progress   io.Writer          // progress bar and log lines (nil: none)
 	Tools      rollout.ToolRunner // nil: a sandbox pool built from the config
-	Provenance Provenance         // recorded in provenance.json
+	Provenance metrics.Provenance // recorded in provenance.json
 	// Reward scores the training rollouts (nil: the rm_type scorer), as slime's
 	// --custom-rm-path does. Evaluations always use the rm_type scorer, so that
 	// their numbers compare with `mathrl eval`.
