@@ -1,11 +1,15 @@
-// Package data owns mathrl's datasets: the JSONL row schema (Row) and its
-// validating reader, the converter for DAPO-Math-17k rows, the list of known
-// sets with their committed sha256 checksums, and Pull, which copies or
-// downloads those files into a local cache folder and checks every byte.
+// Package data owns mathrl's datasets: the JSONL row schema (Row), its
+// validating reader and its writer (the published files' exact bytes), the
+// converter for DAPO-Math-17k rows, the list of known sets with their committed
+// sha256 checksums, and Pull, which brings those files into a local cache
+// folder and checks every byte.
 //
-// The data files themselves are never part of the source tree. Pull brings them
-// from a mirror folder, from an HTTP(S) URL base, or from DefaultBaseURL, and
-// writes each file atomically only after its checksum matched.
+// The data files themselves are never part of the source tree. Pull copies them
+// from a mirror folder or downloads them from a mirror URL base; without a
+// mirror it downloads each set's public origin at a pinned commit (Origins) and
+// converts it to the published file. Either way a file is written, atomically,
+// only after its sha256 matched. README.md in this folder lists every origin
+// and how each file is made from it.
 //
 // Scoring, metrics and training read rows through this package; it imports
 // nothing of theirs.

@@ -18,13 +18,8 @@ import (
 	"github.com/mathrl/mathrl/internal/atomicfile"
 )
 
-// DefaultBaseURL is where Pull downloads the dataset files from when neither
-// PullOptions.From nor $MATHRL_DATA_MIRROR is set: the files of the project's
-// "data-v1" release, fetched as DefaultBaseURL + Set.File.
-const DefaultBaseURL = "https://github.com/mathrl/mathrl/releases/download/data-v1/"
-
-// MirrorEnv names the environment variable holding the default source for Pull:
-// a folder or an http(s) URL base with the dataset files.
+// MirrorEnv names the environment variable holding the default mirror for Pull:
+// a folder or an http(s) URL base with the dataset files as published.
 const MirrorEnv = "MATHRL_DATA_MIRROR"
 
 // ErrMissing is returned (wrapped) by Set.Check when the file is not there.
@@ -32,26 +27,26 @@ var ErrMissing = errors.New("not present")
 
 // PullOptions says where Pull takes the files from and where it puts them.
 type PullOptions struct {
-	From     string       // folder or http(s) URL base; empty: $MATHRL_DATA_MIRROR, else DefaultBaseURL
+	From     string       // mirror: folder or http(s) URL base; empty: $MATHRL_DATA_MIRROR, else the public origins
 	Dir      string       // destination folder; empty: DefaultDir()
 	Sets     []string     // set names (see Sets); empty: all of them
-	Client   *http.Client // for URL sources; nil: http.DefaultClient
+	Client   *http.Client // for URLs; nil: http.DefaultClient
+	Origins  *Origins     // public origins used without a mirror; nil: DefaultOrigins
 	Progress io.Writer    // one line per file when not nil
 }
 
 // Pull brings the chosen sets into opts.Dir. A file already there with the right
-// sha256 is left alone. Otherwise the file is copied (folder source) or
-// downloaded (URL source) into a temporary file while its sha256 is computed,
-// and renamed into place only when size and checksum match; on a mismatch
-// nothing is left behind and the error names the file and both checksums. Every
-// set is tried; the errors of all failed sets are returned together.
+// sha256 is left alone. Otherwise the file is copied from the mirror folder,
+// downloaded from the mirror URL base, or, without a mirror, converted from its
+// public origin (see Origins); its bytes go to a temporary file while their
+// sha256 is computed, and it is renamed into place only when size and checksum
+// match. On a mismatch nothing is left behind and the error names the file, its
+// source and both checksums. Every set is tried; the errors of all failed sets
+// are returned together.
 func Pull(ctx context.Context, opts PullOptions) error {
 	from := opts.From
 	if from == "" {
 		from = os.Getenv(MirrorEnv)
-	}
-	if from == "" {
-		from = DefaultBaseURL
 	}
 	dir := opts.Dir
 	if dir == "" {
@@ -64,7 +59,13 @@ func Pull(ctx context.Context, opts PullOptions) error {
 	return pullSets(ctx, opts, from, dir, sets)
 }
 
-// pullSets is Pull once the source, the folder and the sets are resolved.
+// source gives the bytes of a set's file and says where they came from.
+type source interface {
+	open(ctx context.Context, s Set) (io.ReadCloser, string, error)
+}
+
+// pullSets is Pull once the mirror (empty: the public origins), the folder and
+// the sets are resolved.
 func pullSets(ctx context.Context, opts PullOptions, from, dir string, sets []Set) error {
 	client := opts.Client
 	if client == nil {
@@ -73,6 +74,14 @@ func pullSets(ctx context.Context, opts PullOptions, from, dir string, sets []Se
 	progress := opts.Progress
 	if progress == nil {
 		progress = io.Discard
+	}
+	var src source = mirrorSource{client: client, from: from}
+	if from == "" {
+		origins := DefaultOrigins
+		if opts.Origins != nil {
+			origins = *opts.Origins
+		}
+		src = &originSource{client: client, origins: origins}
 	}
 
 	var errs []error
@@ -84,13 +93,13 @@ func pullSets(ctx context.Context, opts PullOptions, from, dir string, sets []Se
 			fmt.Fprintf(progress, "%s: already present, sha256 ok\n", s.File)
 			continue
 		}
-		src, err := pullOne(ctx, client, from, dir, s)
+		from, err := pullOne(ctx, src, dir, s)
 		if err != nil {
 			fmt.Fprintf(progress, "%s: FAILED\n", s.File)
 			errs = append(errs, err)
 			continue
 		}
-		fmt.Fprintf(progress, "%s: %d bytes from %s, sha256 ok\n", s.File, s.Bytes, src)
+		fmt.Fprintf(progress, "%s: %d bytes from %s, sha256 ok\n", s.File, s.Bytes, from)
 	}
 	return errors.Join(errs...)
 }
@@ -116,26 +125,32 @@ func isURL(from string) bool {
 	return strings.HasPrefix(from, "http://") || strings.HasPrefix(from, "https://")
 }
 
-// pullOne fetches one set from from into dir and returns the source it used.
-func pullOne(ctx context.Context, client *http.Client, from, dir string, s Set) (string, error) {
-	var src string
-	var body io.ReadCloser
-	if isURL(from) {
-		u, err := url.JoinPath(from, s.File)
-		if err != nil {
-			return "", fmt.Errorf("data: %s: bad URL base %q: %w", s.File, from, err)
-		}
-		src = u
-		if body, err = httpGet(ctx, client, u); err != nil {
-			return "", fmt.Errorf("data: %s: %w", s.File, err)
-		}
-	} else {
-		src = filepath.Join(from, s.File)
+// mirrorSource is a folder or an http(s) URL base holding the files as published.
+type mirrorSource struct {
+	client *http.Client
+	from   string
+}
+
+// open opens the set's file in the mirror and returns its path or URL.
+func (m mirrorSource) open(ctx context.Context, s Set) (io.ReadCloser, string, error) {
+	if !isURL(m.from) {
+		src := filepath.Join(m.from, s.File)
 		f, err := os.Open(src)
-		if err != nil {
-			return "", fmt.Errorf("data: %s: %w", s.File, err)
-		}
-		body = f
+		return f, src, err
+	}
+	u, err := url.JoinPath(m.from, s.File)
+	if err != nil {
+		return nil, "", fmt.Errorf("bad URL base %q: %w", m.from, err)
+	}
+	body, err := httpGet(ctx, m.client, u)
+	return body, u, err
+}
+
+// pullOne brings one set from src into dir and returns where it came from.
+func pullOne(ctx context.Context, src source, dir string, s Set) (string, error) {
+	body, from, err := src.open(ctx, s)
+	if err != nil {
+		return "", fmt.Errorf("data: %s: %w", s.File, err)
 	}
 	defer body.Close()
 
@@ -148,21 +163,21 @@ func pullOne(ctx context.Context, client *http.Client, from, dir string, s Set) 
 	// Read at most one byte more than expected: enough to tell a longer file.
 	n, err := io.Copy(io.MultiWriter(out, h), io.LimitReader(body, s.Bytes+1))
 	if err != nil {
-		return "", fmt.Errorf("data: %s: reading %s: %w", s.File, src, err)
+		return "", fmt.Errorf("data: %s: reading %s: %w", s.File, from, err)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	switch {
 	case n > s.Bytes:
-		return "", fmt.Errorf("data: %s from %s: longer than %d bytes (sha256 of the first %d bytes %s, want %s)", s.File, src, s.Bytes, n, sum, s.SHA256)
+		return "", fmt.Errorf("data: %s from %s: longer than %d bytes (sha256 of the first %d bytes %s, want %s)", s.File, from, s.Bytes, n, sum, s.SHA256)
 	case n < s.Bytes:
-		return "", fmt.Errorf("data: %s from %s: %d bytes, want %d (sha256 %s, want %s)", s.File, src, n, s.Bytes, sum, s.SHA256)
+		return "", fmt.Errorf("data: %s from %s: %d bytes, want %d (sha256 %s, want %s)", s.File, from, n, s.Bytes, sum, s.SHA256)
 	case sum != s.SHA256:
-		return "", fmt.Errorf("data: %s from %s: sha256 %s, want %s", s.File, src, sum, s.SHA256)
+		return "", fmt.Errorf("data: %s from %s: sha256 %s, want %s", s.File, from, sum, s.SHA256)
 	}
 	if err := out.Commit(); err != nil {
 		return "", fmt.Errorf("data: %s: %w", s.File, err)
 	}
-	return src, nil
+	return from, nil
 }
 
 // httpGet starts a GET of u and returns its body, or an error for any status but 200.

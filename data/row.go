@@ -81,19 +81,7 @@ func decodeRow(raw []byte, _ int) (Row, error) {
 	if row.ID, err = nonEmptyString(obj, "id"); err != nil {
 		return Row{}, err
 	}
-	if row.Problem, err = nonEmptyString(obj, "problem"); err != nil {
-		return Row{}, err
-	}
-	if row.Answer, err = nullableString(obj, "answer"); err != nil {
-		return Row{}, err
-	}
-	if row.Solution, err = nullableString(obj, "solution"); err != nil {
-		return Row{}, err
-	}
-	if row.Subject, err = nullableString(obj, "subject"); err != nil {
-		return Row{}, err
-	}
-	if row.Level, err = nullableInt(obj, "level"); err != nil {
+	if err := decodeFields(obj, &row); err != nil {
 		return Row{}, err
 	}
 	if _, ok := obj["source"]; ok {
@@ -102,6 +90,27 @@ func decodeRow(raw []byte, _ int) (Row, error) {
 		}
 	}
 	return row, nil
+}
+
+// decodeFields reads the fields that dataset rows share with the origins'
+// formats: problem (a non-empty string), answer, solution and subject (strings
+// or null) and level (an integer or null). An absent field is null.
+func decodeFields(obj map[string]json.RawMessage, row *Row) error {
+	var err error
+	if row.Problem, err = nonEmptyString(obj, "problem"); err != nil {
+		return err
+	}
+	if row.Answer, err = nullableString(obj, "answer"); err != nil {
+		return err
+	}
+	if row.Solution, err = nullableString(obj, "solution"); err != nil {
+		return err
+	}
+	if row.Subject, err = nullableString(obj, "subject"); err != nil {
+		return err
+	}
+	row.Level, err = nullableInt(obj, "level")
+	return err
 }
 
 // nonEmptyString returns obj[field], which must be a non-empty string.

@@ -1,36 +1,8 @@
 package scorer
 
-import "strings"
+import "github.com/mathrl/mathrl/internal/boxed"
 
 // ExtractBoxed returns the content of the last \boxed{...} in text, as slime's
 // math_utils.extract_answer does, and false where that function returns None.
-//
-// It finds the last occurrence of the plain substring `\boxed` (so `\boxed 42`
-// or the word \boxed in prose count as the last box), walks forward counting
-// every `{` and `}` (escaped braces too) and stops at the first `}` that brings
-// the count back to zero. The candidate must then start with `\boxed{`. A
-// malformed last box therefore hides an earlier good one, `\fbox` is never
-// accepted and `\boxed{}` gives ("", true).
-func ExtractBoxed(text string) (string, bool) {
-	idx := strings.LastIndex(text, `\boxed`)
-	if idx < 0 {
-		return "", false
-	}
-	depth := 0
-	for i := idx; i < len(text); i++ {
-		switch text[i] {
-		case '{':
-			depth++
-		case '}':
-			depth--
-			if depth == 0 {
-				box := text[idx : i+1]
-				if !strings.HasPrefix(box, `\boxed{`) {
-					return "", false
-				}
-				return box[len(`\boxed{`) : len(box)-1], true
-			}
-		}
-	}
-	return "", false
-}
+// It is boxed.Last, whose doc gives the exact rule and its quirks.
+func ExtractBoxed(text string) (string, bool) { return boxed.Last(text) }

@@ -33,14 +33,17 @@ func newDataPullCmd(runF func(context.Context, *dataPullOptions) error) *cobra.C
 	var opts dataPullOptions
 	cmd := &cobra.Command{
 		Use:   "pull",
-		Short: "Copy or download the dataset files into the data folder, checking every sha256",
+		Short: "Download and convert the datasets from their public origins, or copy them from a mirror, checking every sha256",
 		Long: `Pull brings the dataset files into the data folder (--dir, else $MATHRL_DATA_DIR, else
 mathrl/data under the user cache folder). Each file is checked against the sha256 committed in
 mathrl and written only when it matches; files already present with the right checksum are skipped.
 
-The source is --from: a folder holding the files, or an http(s) URL base to which the file
-names are appended. Without --from, $MATHRL_DATA_MIRROR is used, else
-` + data.DefaultBaseURL + `.`,
+With --from (else $MATHRL_DATA_MIRROR) the files are taken as they are from a mirror: a folder
+holding them, or an http(s) URL base to which the file names are appended. Without a mirror
+each set is downloaded from its public origin, at a pinned commit, and converted to the
+published file:
+
+` + data.DefaultOrigins.Describe(),
 		Example: `  mathrl data pull
   mathrl data pull --from /mnt/mirror/mathrl-data --dir ./data-cache
   MATHRL_DATA_MIRROR=/mnt/mirror/mathrl-data mathrl data pull --set math500 --set aime24`,
@@ -53,7 +56,7 @@ names are appended. Without --from, $MATHRL_DATA_MIRROR is used, else
 			return runF(cmd.Context(), &opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.From, "from", "", "source folder or http(s) URL base (default $MATHRL_DATA_MIRROR, else the release URL)")
+	cmd.Flags().StringVar(&opts.From, "from", "", "mirror folder or http(s) URL base with the converted files (default $MATHRL_DATA_MIRROR, else the public origins)")
 	cmd.Flags().StringVar(&opts.Dir, "dir", "", "destination folder (default $MATHRL_DATA_DIR, else the user cache folder)")
 	cmd.Flags().StringArrayVar(&opts.Sets, "set", nil, "set to pull, repeatable: sample300, math_train, math_test, math500, aime24, aime25 (default all)")
 	return cmd

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer/pyjson"
+	"github.com/mathrl/mathrl/internal/pyjson"
 )
 
 // SystemPrompt is the system message of the seed recipes.

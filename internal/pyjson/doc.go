@@ -1,6 +1,7 @@
 // Package pyjson writes JSON the way Python's json.dumps(value,
 // ensure_ascii=False) does with its default separators, which is what the
-// tojson filter of Hugging Face chat templates produces: ", " and ": "
+// tojson filter of Hugging Face chat templates produces and how mathrl's
+// dataset files are written: ", " and ": "
 // separators, object keys in the order they were written, non-ASCII characters
 // as they are, no HTML escaping, and floats in Python's repr form (1.0, 1e-07).
 //
