@@ -134,12 +134,7 @@ func budgetFigures(o Inputs) ([]figure, error) {
 // scorerFigures draws the scorer validation counts (KindScorers).
 func scorerFigures(o Inputs) ([]figure, error) {
 	var figs []figure
-	f, err := os.Open(o.Validation)
-	if err != nil {
-		return nil, fmt.Errorf("plots: %w (run `mathrl scorers validate` first)", err)
-	}
-	counts, err := ReadValidationCSV(f, o.Validation)
-	f.Close()
+	counts, err := ReadValidationCSVFile(o.Validation)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 
@@ -18,6 +19,16 @@ import (
 
 // validationHeader is the header validation.WriteCSV writes.
 var validationHeader = []string{"set", "scorer", "variant", "labels", "tp", "fp", "errors"}
+
+// ReadValidationCSVFile reads the validation.csv at path (see ReadValidationCSV).
+func ReadValidationCSVFile(path string) ([]validation.Count, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("plots: %w (run `mathrl scorers validate` first)", err)
+	}
+	defer f.Close()
+	return ReadValidationCSV(f, path)
+}
 
 // ReadValidationCSV reads the counts that `mathrl scorers validate` writes to
 // results/scorer_validation/validation.csv (validation.WriteCSV). A bad header
