@@ -83,3 +83,15 @@ func BudgetTables(samples []Sample, budgets []int, k, resamples int, rng *rand.R
 	}
 	return tables, nil
 }
+
+// BudgetTableFile reads one run's eval samples from path and derives its
+// budget table (BudgetTable) at the fewest samples any problem has, with
+// bootstrap intervals of resamples draws from a generator seeded with seed:
+// the same file gives the same table every time.
+func BudgetTableFile(path string, budgets []int, resamples int, seed uint64) ([]Summary, error) {
+	samples, err := ReadSamplesFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return BudgetTable(samples, budgets, MinSamples(samples), resamples, rand.New(rand.NewPCG(seed, 0)))
+}

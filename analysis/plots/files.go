@@ -116,7 +116,7 @@ func budgetFigures(o Inputs) ([]figure, error) {
 		if err != nil {
 			return nil, fmt.Errorf("plots: %s: %w", key.Model, err)
 		}
-		series = append(series, BudgetSeries{Label: seriesLabel(rows[0]), Rows: rows})
+		series = append(series, NewBudgetSeries(rows))
 	}
 	suffix := ""
 	for _, s := range series {

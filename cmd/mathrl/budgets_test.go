@@ -114,3 +114,32 @@ func TestBudgetsSimulate(t *testing.T) {
 }
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+// TestBudgetsCheckRun checks a one-sample generation at 100 tokens against a
+// generation at 10 that stopped where the derivation cuts.
+func TestBudgetsCheckRun(t *testing.T) {
+	dir := t.TempDir()
+	line := func(tokens int, finish string, score, budget int) string {
+		return `{"version":1,"problem_id":"p","sample_index":0,"response":"0123456789abc","response_tokens":` + itoa(tokens) +
+			`,"finish":"` + finish + `","tool_calls":0,"score":` + itoa(score) + `,"scorer":"math","budget":` + itoa(budget) + `,"model":"m","seed":1}` + "\n"
+	}
+	large, at10 := filepath.Join(dir, "large.jsonl"), filepath.Join(dir, "at10.jsonl")
+	if err := os.WriteFile(large, []byte(line(13, "stop", 1, 100)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(at10, []byte(line(9, "stop", 1, 10)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := execute(newBudgetsCmd(nil), "", "check", "--samples", large, "--at", at10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| 10 | longer than b | 1 | 0 | 0 | 1 | 0 |", "| 10 | length -> stop | 1 |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, _, err := execute(newBudgetsCmd(nil), "", "check", "--samples", large); err == nil || !strings.Contains(err.Error(), `"at" not set`) {
+		t.Errorf("no --at: err = %v", err)
+	}
+}
