@@ -75,6 +75,7 @@ func saveCheckpoint(dir string, model *qwen3.Model, tokenizerJSON []byte, st Tra
 		return err
 	}
 	defer os.RemoveAll(tmp) // gone after the rename; cleans up after a failure
+	markPhase("save %s", filepath.Base(dir))
 	if err := fillCheckpoint(tmp, model, tokenizerJSON, st); err != nil {
 		return err
 	}
