@@ -101,6 +101,10 @@ const (
 	oldSuffix = ".old"
 )
 
+// damagedSuffix marks a checkpoint folder that failed VerifyCheckpoint and
+// was set aside by a resume.
+const damagedSuffix = ".damaged"
+
 // fillCheckpoint writes the files of a checkpoint into the folder tmp.
 func fillCheckpoint(tmp string, model *qwen3.Model, tokenizerJSON []byte, st TrainState) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
@@ -208,21 +212,23 @@ func checkpointNames(ckptDir string) ([]string, error) {
 }
 
 // resumeCheckpoint returns the newest checkpoint under ckptDir that passes
-// VerifyCheckpoint, or "" when ckptDir holds no checkpoint at all. Each
-// damaged one is reported on log, naming its folder and the file that failed,
-// and passed over for the one before. When every checkpoint is damaged it
-// returns an error and deletes nothing: the run folder is left to look at.
+// VerifyCheckpoint, or "" when ckptDir holds no checkpoint at all. The
+// damaged ones after it are renamed step-NNNNNN.damaged (out of the way of
+// later saves and prunes, kept to look at), each with one line on log naming
+// its folder and the file that failed. When every checkpoint is damaged it
+// reports each, renames none and returns an error.
 func resumeCheckpoint(ckptDir string, log *progress) (string, error) {
 	names, err := checkpointNames(ckptDir)
 	if err != nil {
 		return "", err
 	}
+	var damaged []*DamagedError
 	for i := len(names) - 1; i >= 0; i-- {
 		dir := filepath.Join(ckptDir, names[i])
 		verified, err := VerifyCheckpoint(dir)
-		var damaged *DamagedError
-		if errors.As(err, &damaged) {
-			log.Printf("checkpoint %s is damaged (%s: %s); passing over it", damaged.Dir, damaged.File, damaged.Problem)
+		var d *DamagedError
+		if errors.As(err, &d) {
+			damaged = append(damaged, d)
 			continue
 		}
 		if err != nil {
@@ -231,12 +237,31 @@ func resumeCheckpoint(ckptDir string, log *progress) (string, error) {
 		if !verified {
 			log.Printf("%s: layout version 2 has no checksums; not verified", dir)
 		}
-		return dir, nil
+		return dir, setAside(damaged, log)
 	}
-	if len(names) > 0 {
+	for _, d := range damaged {
+		log.Printf("checkpoint %s is damaged (%s: %s)", d.Dir, d.File, d.Problem)
+	}
+	if len(damaged) > 0 {
 		return "", fmt.Errorf("grpo: resume: every checkpoint in %s is damaged (see above); move the folder away to start the run again", ckptDir)
 	}
 	return "", nil
+}
+
+// setAside renames each damaged checkpoint folder to NAME.damaged, replacing
+// an older one of that name, and says so on log.
+func setAside(damaged []*DamagedError, log *progress) error {
+	for _, d := range damaged {
+		to := d.Dir + damagedSuffix
+		log.Printf("checkpoint %s is damaged (%s: %s); kept as %s, resuming from an earlier one", d.Dir, d.File, d.Problem, filepath.Base(to))
+		if err := os.RemoveAll(to); err != nil {
+			return fmt.Errorf("grpo: %w", err)
+		}
+		if err := os.Rename(d.Dir, to); err != nil {
+			return fmt.Errorf("grpo: %w", err)
+		}
+	}
+	return nil
 }
 
 // tidyCheckpoints undoes what a crash in SaveCheckpoint left in ckptDir: it

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,8 +61,9 @@ func TestChecksumsMatchSha256sum(t *testing.T) {
 
 // TestResumePassesOverDamagedCheckpoint damages the newest of two
 // checkpoints in several ways: resume must pick the older one, after one log
-// line naming the damaged folder and file, and LoadCheckpoint must refuse the
-// damaged one with a DamagedError naming the file.
+// line naming the damaged folder and file; the damaged one is set aside as
+// step-NNNNNN.damaged, and LoadCheckpoint refuses it with a DamagedError
+// naming the file.
 func TestResumePassesOverDamagedCheckpoint(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -100,9 +102,12 @@ func TestResumePassesOverDamagedCheckpoint(t *testing.T) {
 			if len(lines) != 1 || !strings.Contains(lines[0], bad) || !strings.Contains(lines[0], tc.file) {
 				t.Errorf("log %q: want one line naming %s and %s", log.String(), bad, tc.file)
 			}
-			_, _, err = LoadCheckpoint(bad, dtypes.Float32)
+			if names, _ := checkpointNames(ckpt); !slices.Equal(names, []string{CheckpointName(2)}) {
+				t.Errorf("checkpoints left in the way: %v", names)
+			}
+			_, _, err = LoadCheckpoint(bad+damagedSuffix, dtypes.Float32)
 			var damaged *DamagedError
-			if !errors.As(err, &damaged) || damaged.File != tc.file || damaged.Dir != bad {
+			if !errors.As(err, &damaged) || damaged.File != tc.file || damaged.Dir != bad+damagedSuffix {
 				t.Errorf("LoadCheckpoint of the damaged folder: %v", err)
 			}
 		})
