@@ -31,12 +31,17 @@ type TrainState struct {
 }
 
 // CheckpointVersion is the version of the checkpoint layout written by
-// SaveCheckpoint. Version 2 keeps the optimizer state as float32 safetensors
-// (optimizer.safetensors); version 1 kept it as gob and is not read.
-const CheckpointVersion = 2
+// SaveCheckpoint. Version 3 adds checksums.json, the SHA-256 of every other
+// file, checked before a checkpoint is loaded. Version 2 (optimizer state as
+// float32 safetensors, no index) is still read, unchecked; version 1 kept the
+// optimizer state as gob and is not read.
+const CheckpointVersion = 3
+
+// oldestCheckpointVersion is the oldest layout LoadCheckpoint reads.
+const oldestCheckpointVersion = 2
 
 // The files of a checkpoint folder besides the Hugging Face ones (config.json,
-// model.safetensors, tokenizer.json).
+// model.safetensors, tokenizer.json) and checksums.json.
 const (
 	stateFile     = "trainer_state.json"
 	optimizerFile = "optimizer.safetensors"
@@ -47,57 +52,88 @@ func CheckpointName(step int) string { return fmt.Sprintf("step-%06d", step) }
 
 // SaveCheckpoint writes dir atomically: it fills a temporary sibling folder and
 // renames it over dir, so a crash leaves either the old checkpoint or the new
-// one. The folder is a Hugging Face model folder (config.json,
-// model.safetensors, and tokenizer.json when tokenizerJSON is set) plus the
-// optimizer moments and the trainer state.
+// one (a crash between the two renames leaves the old one as dir.old, which
+// the next resume puts back). The folder is a Hugging Face model folder
+// (config.json, model.safetensors, and tokenizer.json when tokenizerJSON is
+// set) plus the optimizer moments, the trainer state and, written last, the
+// checksums of all of them. Errors name dir; a failed save (a full disk)
+// leaves no temporary folder and the other checkpoints as they were.
 func SaveCheckpoint(dir string, model *qwen3.Model, tokenizerJSON []byte, st TrainState) error {
+	if err := saveCheckpoint(dir, model, tokenizerJSON, st); err != nil {
+		return fmt.Errorf("grpo: checkpoint %s: %w", dir, err)
+	}
+	return nil
+}
+
+func saveCheckpoint(dir string, model *qwen3.Model, tokenizerJSON []byte, st TrainState) error {
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("grpo: checkpoint: %w", err)
+		return err
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+tmpInfix)
 	if err != nil {
-		return fmt.Errorf("grpo: checkpoint: %w", err)
+		return err
 	}
 	defer os.RemoveAll(tmp) // gone after the rename; cleans up after a failure
+	markPhase("save %s", filepath.Base(dir))
+	if err := fillCheckpoint(tmp, model, tokenizerJSON, st); err != nil {
+		return err
+	}
+	old := dir + oldSuffix
+	os.RemoveAll(old)
+	if _, err := os.Stat(dir); err == nil {
+		if err := os.Rename(dir, old); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return err
+	}
+	os.RemoveAll(old)
+	return nil
+}
+
+// The names a crash in SaveCheckpoint can leave beside step-NNNNNN:
+// .step-NNNNNN.tmp-XXXX (a folder being filled) and step-NNNNNN.old (the
+// previous checkpoint of the same step, between the two renames).
+const (
+	tmpInfix  = ".tmp-"
+	oldSuffix = ".old"
+)
+
+// damagedSuffix marks a checkpoint folder that failed VerifyCheckpoint and
+// was set aside by a resume.
+const damagedSuffix = ".damaged"
+
+// fillCheckpoint writes the files of a checkpoint into the folder tmp.
+func fillCheckpoint(tmp string, model *qwen3.Model, tokenizerJSON []byte, st TrainState) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		return fmt.Errorf("grpo: checkpoint: %w", err)
+		return err
 	}
 	dtype := "F32"
 	if model.DType == dtypes.BFloat16 {
 		dtype = "BF16"
 	}
 	if err := model.Save(tmp, dtype); err != nil {
-		return fmt.Errorf("grpo: checkpoint: %w", err)
+		return err
 	}
 	if tokenizerJSON != nil {
 		if err := atomicfile.WriteFile(filepath.Join(tmp, "tokenizer.json"), tokenizerJSON); err != nil {
-			return fmt.Errorf("grpo: checkpoint: %w", err)
+			return err
 		}
 	}
 	if err := writeOptimizer(filepath.Join(tmp, optimizerFile), model.Ctx); err != nil {
-		return fmt.Errorf("grpo: checkpoint: optimizer state: %w", err)
+		return fmt.Errorf("optimizer state: %w", err)
 	}
 	st.Version = CheckpointVersion
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
-		return fmt.Errorf("grpo: checkpoint: %w", err)
+		return err
 	}
 	if err := atomicfile.WriteFile(filepath.Join(tmp, stateFile), append(data, '\n')); err != nil {
-		return fmt.Errorf("grpo: checkpoint: %w", err)
+		return err
 	}
-	old := dir + ".old"
-	os.RemoveAll(old)
-	if _, err := os.Stat(dir); err == nil {
-		if err := os.Rename(dir, old); err != nil {
-			return fmt.Errorf("grpo: checkpoint: %w", err)
-		}
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return fmt.Errorf("grpo: checkpoint: %w", err)
-	}
-	os.RemoveAll(old)
-	return nil
+	return writeChecksums(tmp)
 }
 
 // readTrainState reads dir/trainer_state.json.
@@ -110,15 +146,24 @@ func readTrainState(dir string) (TrainState, error) {
 	if err := json.Unmarshal(data, &st); err != nil {
 		return st, fmt.Errorf("grpo: checkpoint %s: %w", filepath.Join(dir, stateFile), err)
 	}
-	if st.Version != CheckpointVersion {
-		return st, fmt.Errorf("grpo: checkpoint %s: version %d, this build reads %d", dir, st.Version, CheckpointVersion)
+	if st.Version < oldestCheckpointVersion || st.Version > CheckpointVersion {
+		return st, fmt.Errorf("grpo: checkpoint %s: version %d, this build reads %d to %d", dir, st.Version, oldestCheckpointVersion, CheckpointVersion)
 	}
 	return st, nil
 }
 
-// LoadCheckpoint reads a checkpoint folder: the model in dtype, with the
-// optimizer moments restored into its context, and the trainer state.
+// LoadCheckpoint checks a checkpoint folder against its checksums (see
+// VerifyCheckpoint) and reads it: the model in dtype, with the optimizer
+// moments restored into its context, and the trainer state.
 func LoadCheckpoint(dir string, dtype dtypes.DType) (*qwen3.Model, TrainState, error) {
+	if _, err := VerifyCheckpoint(dir); err != nil {
+		return nil, TrainState{}, err
+	}
+	return loadCheckpoint(dir, dtype)
+}
+
+// loadCheckpoint is LoadCheckpoint without the check.
+func loadCheckpoint(dir string, dtype dtypes.DType) (*qwen3.Model, TrainState, error) {
 	st, err := readTrainState(dir)
 	if err != nil {
 		return nil, st, err
@@ -134,38 +179,27 @@ func LoadCheckpoint(dir string, dtype dtypes.DType) (*qwen3.Model, TrainState, e
 }
 
 // LatestCheckpoint returns the folder of the highest step-NNNNNN checkpoint
-// under ckptDir, or "" when there is none.
+// under ckptDir that has a trainer state, or "" when there is none. It does
+// not check the checksums.
 func LatestCheckpoint(ckptDir string) (string, error) {
-	entries, err := os.ReadDir(ckptDir)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("grpo: %w", err)
-	}
-	var names []string
-	for _, e := range entries {
-		if e.IsDir() && strings.HasPrefix(e.Name(), "step-") && !strings.Contains(e.Name(), ".") {
-			if _, err := os.Stat(filepath.Join(ckptDir, e.Name(), stateFile)); err == nil {
-				names = append(names, e.Name())
-			}
+	names, err := checkpointNames(ckptDir)
+	for i := len(names) - 1; i >= 0; i-- {
+		if _, err := os.Stat(filepath.Join(ckptDir, names[i], stateFile)); err == nil {
+			return filepath.Join(ckptDir, names[i]), nil
 		}
 	}
-	if len(names) == 0 {
-		return "", nil
-	}
-	sort.Strings(names)
-	return filepath.Join(ckptDir, names[len(names)-1]), nil
+	return "", err
 }
 
-// pruneCheckpoints removes all but the newest keep checkpoints (keep 0 keeps all).
-func pruneCheckpoints(ckptDir string, keep int) error {
-	if keep <= 0 {
-		return nil
-	}
+// checkpointNames returns the names of the step-NNNNNN folders of ckptDir in
+// step order (none when there is no ckptDir).
+func checkpointNames(ckptDir string) ([]string, error) {
 	entries, err := os.ReadDir(ckptDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return fmt.Errorf("grpo: %w", err)
+		return nil, fmt.Errorf("grpo: %w", err)
 	}
 	var names []string
 	for _, e := range entries {
@@ -174,6 +208,105 @@ func pruneCheckpoints(ckptDir string, keep int) error {
 		}
 	}
 	sort.Strings(names)
+	return names, nil
+}
+
+// resumeCheckpoint returns the newest checkpoint under ckptDir that passes
+// VerifyCheckpoint, or "" when ckptDir holds no checkpoint at all. The
+// damaged ones after it are renamed step-NNNNNN.damaged (out of the way of
+// later saves and prunes, kept to look at), each with one line on log naming
+// its folder and the file that failed. When every checkpoint is damaged it
+// reports each, renames none and returns an error.
+func resumeCheckpoint(ckptDir string, log *progress) (string, error) {
+	names, err := checkpointNames(ckptDir)
+	if err != nil {
+		return "", err
+	}
+	var damaged []*DamagedError
+	for i := len(names) - 1; i >= 0; i-- {
+		dir := filepath.Join(ckptDir, names[i])
+		verified, err := VerifyCheckpoint(dir)
+		var d *DamagedError
+		if errors.As(err, &d) {
+			damaged = append(damaged, d)
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if !verified {
+			log.Printf("%s: layout version 2 has no checksums; not verified", dir)
+		}
+		return dir, setAside(damaged, log)
+	}
+	for _, d := range damaged {
+		log.Printf("checkpoint %s is damaged (%s: %s)", d.Dir, d.File, d.Problem)
+	}
+	if len(damaged) > 0 {
+		return "", fmt.Errorf("grpo: resume: every checkpoint in %s is damaged (see above); move the folder away to start the run again", ckptDir)
+	}
+	return "", nil
+}
+
+// setAside renames each damaged checkpoint folder to NAME.damaged, replacing
+// an older one of that name, and says so on log.
+func setAside(damaged []*DamagedError, log *progress) error {
+	for _, d := range damaged {
+		to := d.Dir + damagedSuffix
+		log.Printf("checkpoint %s is damaged (%s: %s); kept as %s, resuming from an earlier one", d.Dir, d.File, d.Problem, filepath.Base(to))
+		if err := os.RemoveAll(to); err != nil {
+			return fmt.Errorf("grpo: %w", err)
+		}
+		if err := os.Rename(d.Dir, to); err != nil {
+			return fmt.Errorf("grpo: %w", err)
+		}
+	}
+	return nil
+}
+
+// tidyCheckpoints undoes what a crash in SaveCheckpoint left in ckptDir: it
+// removes folders being filled and puts a step-NNNNNN.old back when its
+// replacement never arrived (else removes it), saying so on log.
+func tidyCheckpoints(ckptDir string, log *progress) error {
+	entries, err := os.ReadDir(ckptDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("grpo: %w", err)
+	}
+	for _, e := range entries {
+		name, path := e.Name(), filepath.Join(ckptDir, e.Name())
+		switch {
+		case !e.IsDir():
+		case strings.HasPrefix(name, ".step-") && strings.Contains(name, tmpInfix):
+			log.Printf("removing %s, a checkpoint cut short", path)
+			err = os.RemoveAll(path)
+		case strings.HasPrefix(name, "step-") && strings.HasSuffix(name, oldSuffix):
+			dir := strings.TrimSuffix(path, oldSuffix)
+			if _, statErr := os.Stat(dir); errors.Is(statErr, os.ErrNotExist) {
+				log.Printf("restoring %s from %s, left between two renames", dir, path)
+				err = os.Rename(path, dir)
+			} else {
+				err = os.RemoveAll(path)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("grpo: %w", err)
+		}
+	}
+	return nil
+}
+
+// pruneCheckpoints removes all but the newest keep checkpoints (keep 0 keeps all).
+func pruneCheckpoints(ckptDir string, keep int) error {
+	if keep <= 0 {
+		return nil
+	}
+	names, err := checkpointNames(ckptDir)
+	if err != nil {
+		return err
+	}
 	for len(names) > keep {
 		if err := os.RemoveAll(filepath.Join(ckptDir, names[0])); err != nil {
 			return fmt.Errorf("grpo: %w", err)

@@ -267,13 +267,30 @@ func appendLine(path string, line []byte, replace func(last []byte) (bool, error
 			return err
 		}
 	}
-	if _, err := f.Write(line); err != nil {
-		return fmt.Errorf("grpo: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("grpo: %w", err)
+	if err := writeWhole(f, line); err != nil {
+		return err
 	}
 	if err := f.Close(); err != nil {
+		return fmt.Errorf("grpo: %w", err)
+	}
+	return nil
+}
+
+// writeWhole appends line to f and syncs it, or on failure (a full disk)
+// cuts off what part of it got written, so that f never ends with half a line.
+func writeWhole(f *os.File, line []byte) error {
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("grpo: %w", err)
+	}
+	_, err = f.Write(line)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		if terr := f.Truncate(info.Size()); terr != nil {
+			return fmt.Errorf("grpo: %w (and cutting the partial line: %v)", err, terr)
+		}
 		return fmt.Errorf("grpo: %w", err)
 	}
 	return nil

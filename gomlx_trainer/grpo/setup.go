@@ -86,14 +86,28 @@ func newTrainer(cfg Config, opt TrainOptions) (*trainer, error) {
 	return t, nil
 }
 
-// loadPolicy makes a fresh policy, or with resume loads the newest checkpoint
-// of the run folder and its trainer state.
+// loadPolicy makes a fresh policy, or with resume loads the newest intact
+// checkpoint of the run folder and its trainer state. A resume that finds no
+// checkpoint (a run stopped before its first save) starts the run; one that
+// finds only damaged checkpoints fails (see resumeCheckpoint).
 func (t *trainer) loadPolicy(resume bool) error {
-	cfg := t.cfg
-	if !resume {
-		if dir, _ := LatestCheckpoint(t.run.CkptDir()); dir != "" {
-			return fmt.Errorf("grpo: %s already holds checkpoints: pass --resume to continue, or choose another --save", cfg.Save)
+	cfg, ckptDir := t.cfg, t.run.CkptDir()
+	if err := tidyCheckpoints(ckptDir, t.log); err != nil {
+		return err
+	}
+	dir := ""
+	if resume {
+		var err error
+		if dir, err = resumeCheckpoint(ckptDir, t.log); err != nil {
+			return err
 		}
+		if dir == "" {
+			t.log.Printf("resume: no checkpoint in %s yet; starting the run", ckptDir)
+		}
+	} else if latest, _ := LatestCheckpoint(ckptDir); latest != "" {
+		return fmt.Errorf("grpo: %s already holds checkpoints: pass --resume to continue, or choose another --save", cfg.Save)
+	}
+	if dir == "" {
 		model, err := newPolicy(cfg)
 		if err != nil {
 			return err
@@ -101,18 +115,11 @@ func (t *trainer) loadPolicy(resume bool) error {
 		t.model, t.st = model, TrainState{Config: cfg}
 		return nil
 	}
-	dir, err := LatestCheckpoint(t.run.CkptDir())
-	if err != nil {
-		return err
-	}
-	if dir == "" {
-		return fmt.Errorf("grpo: resume: no checkpoint in %s", t.run.CkptDir())
-	}
 	dtype, err := qwen3.ParseDType(cfg.DType)
 	if err != nil {
 		return fmt.Errorf("grpo: config dtype: %w", err)
 	}
-	if t.model, t.st, err = LoadCheckpoint(dir, dtype); err != nil {
+	if t.model, t.st, err = loadCheckpoint(dir, dtype); err != nil {
 		return err
 	}
 	if key := differingKey(cfg, t.st.Config); key != "" {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -273,5 +274,59 @@ func TestSeedRecipesRunOnTinyModel(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestResumeWithoutCheckpointStarts resumes a run folder that a crash left
+// before the first checkpoint (config.json, half a train.jsonl line, an empty
+// ckpt folder and a checkpoint being filled): the run must start, and end as
+// the same run started afresh does, line for line.
+func TestResumeWithoutCheckpointStarts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a tiny model")
+	}
+	backend := testBackend(t)
+	fresh := smokeConfig(t)
+	fresh.NumRollout, fresh.SFTSteps, fresh.EvalPromptData = 1, 0, ""
+	var log testLog
+	if err := Train(context.Background(), fresh, TrainOptions{Backend: backend, Tools: arithTools{}, Progress: &log}); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+
+	crashed := fresh
+	crashed.Save = filepath.Join(t.TempDir(), "crashed")
+	run := RunFolder(crashed.Save)
+	leftover := filepath.Join(run.CkptDir(), "."+CheckpointName(0)+tmpInfix+"1")
+	for path, data := range map[string]string{
+		filepath.Join(crashed.Save, "config.json"): "{\n",
+		run.StepsFile(): `{"step": 1, "loss"`,
+		filepath.Join(leftover, "model.safetensors"): "",
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log = testLog{}
+	if err := Train(context.Background(), crashed, TrainOptions{Backend: backend, Tools: arithTools{}, Resume: true, Progress: &log}); err != nil {
+		t.Fatalf("resume without a checkpoint: %v\n%s", err, log)
+	}
+	if !strings.Contains(log.String(), "no checkpoint in "+run.CkptDir()+" yet; starting the run") {
+		t.Errorf("log does not say the run starts:\n%s", log)
+	}
+	if _, err := os.Stat(leftover); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the partial checkpoint is still there: %v", err)
+	}
+	want, _ := RunFolder(fresh.Save).ReadSteps(1 << 30)
+	got, _ := run.ReadSteps(1 << 30)
+	if len(want) != fresh.StepsPerRollout() || len(got) != len(want) {
+		t.Fatalf("train.jsonl: %d lines resumed, %d fresh", len(got), len(want))
+	}
+	for i := range want {
+		if a, b := withoutTimes(want[i]), withoutTimes(got[i]); !reflect.DeepEqual(a, b) {
+			t.Errorf("step %d: fresh %+v, resumed %+v", i+1, a, b)
+		}
 	}
 }

@@ -17,8 +17,11 @@ import (
 
 // TrainOptions are the parts of a run that are not recipe knobs.
 type TrainOptions struct {
-	Backend    backends.Backend   // where the graphs run
-	Resume     bool               // continue from the newest checkpoint in <save>/ckpt
+	Backend backends.Backend // where the graphs run
+	// Resume continues from the newest intact checkpoint in <save>/ckpt,
+	// passing over damaged ones (see VerifyCheckpoint); with no checkpoint
+	// yet it starts the run, with only damaged ones it fails.
+	Resume     bool
 	Progress   io.Writer          // progress bar and log lines (nil: none)
 	Tools      rollout.ToolRunner // nil: a sandbox pool built from the config
 	Provenance metrics.Provenance // recorded in provenance.json
