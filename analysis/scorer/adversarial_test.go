@@ -22,9 +22,11 @@ func nest(open, inner, close string, n int) string {
 	return strings.Repeat(open, n) + inner + strings.Repeat(close, n)
 }
 
+// adversarialInputs lists the inputs; each response starts with </think> so
+// that deepscaler, which reads only what follows it, scores the whole text.
 func adversarialInputs() []adversarialInput {
 	const mb = 1 << 20
-	return []adversarialInput{
+	inputs := []adversarialInput{
 		// The box holds 1 however many braces wrap it; the label is 2.
 		{"nested braces 10k", `\boxed{` + nest("{", "1", "}", 10_000) + `}` + "\nAnswer: 1", "2"},
 		{"nested braces 100k", `\boxed{` + nest("{", "1", "}", 100_000) + `}` + "\nAnswer: 1", "2"},
@@ -58,6 +60,10 @@ func adversarialInputs() []adversarialInput {
 		{"label of 1 MB sum", `\boxed{1}` + "\nAnswer: 1", strings.Repeat("1+", mb/2) + "1"},
 		{"tool calls 100k", strings.Repeat("<tool_call>", 100_000) + `\boxed{1}`, "2"},
 	}
+	for i := range inputs {
+		inputs[i].response = "</think>" + inputs[i].response
+	}
+	return inputs
 }
 
 // adversarialScorers are the names the test runs: every scorer, and the
