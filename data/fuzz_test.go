@@ -1,8 +1,6 @@
 package data
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,7 +33,9 @@ func FuzzRead(f *testing.F) {
 		} {
 			rows, err := read(strings.NewReader(file), "f.jsonl")
 			if err != nil {
-				checkReadError(t, err, file)
+				if e := jsonl.CheckError(err, "data: ", "f.jsonl", file); e != nil {
+					t.Fatal(e)
+				}
 				continue
 			}
 			seen := map[string]bool{}
@@ -47,20 +47,4 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
-}
-
-// checkReadError fails t unless err is one *jsonl.Error for f.jsonl at a line
-// of file.
-func checkReadError(t *testing.T, err error, file string) {
-	t.Helper()
-	var je *jsonl.Error
-	if !errors.As(err, &je) {
-		t.Fatalf("error %v is not a *jsonl.Error", err)
-	}
-	if lines := strings.Count(file, "\n") + 1; je.Name != "f.jsonl" || je.Line < 1 || je.Line > lines {
-		t.Fatalf("error %v names %s:%d, want f.jsonl and a line in 1..%d", err, je.Name, je.Line, lines)
-	}
-	if prefix := fmt.Sprintf("data: f.jsonl:%d: ", je.Line); !strings.HasPrefix(err.Error(), prefix) {
-		t.Fatalf("error %q does not start with %q", err, prefix)
-	}
 }

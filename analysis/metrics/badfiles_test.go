@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -11,22 +10,6 @@ import (
 
 	"github.com/mathrl/mathrl/internal/jsonl"
 )
-
-// checkReadError fails t unless err is one *jsonl.Error that names the file
-// and a line of file, and whose message starts "metrics: NAME:LINE:".
-func checkReadError(t *testing.T, err error, name, file string) {
-	t.Helper()
-	var je *jsonl.Error
-	if !errors.As(err, &je) {
-		t.Fatalf("error %v is not a *jsonl.Error", err)
-	}
-	if lines := strings.Count(file, "\n") + 1; je.Name != name || je.Line < 1 || je.Line > lines {
-		t.Fatalf("error %v names %s:%d, want %s and a line in 1..%d", err, je.Name, je.Line, name, lines)
-	}
-	if prefix := fmt.Sprintf("metrics: %s:%d: ", name, je.Line); !strings.HasPrefix(err.Error(), prefix) {
-		t.Fatalf("error %q does not start with %q", err, prefix)
-	}
-}
 
 // badLines are malformed second lines for every reader of this package:
 // truncated, of the wrong type, out of range, invalid UTF-8, huge.
@@ -54,14 +37,15 @@ func TestReadersRefuseBadLines(t *testing.T) {
 		for i, bad := range badLines {
 			t.Run(fmt.Sprintf("%s/%d", r.name, i), func(t *testing.T) {
 				file := good + bad + "\n"
-				if err := r.read(file); err == nil {
+				err := r.read(file)
+				if err == nil {
 					t.Fatalf("no error for line %.80q", bad)
-				} else {
-					checkReadError(t, err, "f.jsonl", file)
-					var je *jsonl.Error
-					if errors.As(err, &je); je.Line != 2 {
-						t.Errorf("error %v, want line 2", err)
-					}
+				}
+				if e := jsonl.CheckError(err, "metrics: ", "f.jsonl", file); e != nil {
+					t.Fatal(e)
+				}
+				if !strings.HasPrefix(err.Error(), "metrics: f.jsonl:2: ") {
+					t.Errorf("error %.200q, want one for line 2", err)
 				}
 			})
 		}
@@ -128,7 +112,9 @@ func FuzzReaders(f *testing.F) {
 	f.Fuzz(func(t *testing.T, file string) {
 		for _, r := range readers {
 			if err := r.read(file); err != nil {
-				checkReadError(t, err, "f.jsonl", file)
+				if e := jsonl.CheckError(err, "metrics: ", "f.jsonl", file); e != nil {
+					t.Fatal(e)
+				}
 			}
 		}
 	})
