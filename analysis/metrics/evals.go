@@ -1,8 +1,6 @@
 package metrics
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -22,15 +20,50 @@ type EvalPoint struct {
 	Errors     int     `json:"scorer_errors"`   // samples the scorer could not score
 }
 
+// evalRequired lists the fields every eval.jsonl line must carry; the others
+// are 0 when absent.
+var evalRequired = []string{"step", "k"}
+
+// Validate checks one evaluation's values, returning a *jsonl.FieldError
+// naming the first bad field.
+func (p EvalPoint) Validate() error {
+	bad := func(field, format string, args ...any) error {
+		return &jsonl.FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+	}
+	switch {
+	case p.Step < 0:
+		return bad("step", "negative (%d)", p.Step)
+	case p.Rollout < 0:
+		return bad("rollout", "negative (%d)", p.Rollout)
+	case p.K < 1:
+		return bad("k", "must be at least 1, got %d", p.K)
+	case p.Errors < 0:
+		return bad("scorer_errors", "negative (%d)", p.Errors)
+	case !(p.ToolCalls >= 0):
+		return bad("tool_calls_mean", "negative (%g)", p.ToolCalls)
+	}
+	for _, r := range []struct {
+		field string
+		v     float64
+	}{{"avg_at_k", p.AvgAtK}, {"pass_at_k", p.PassAtK}, {"truncation_rate", p.Truncation}} {
+		if !(r.v >= 0 && r.v <= 1) {
+			return bad(r.field, "%g is outside [0, 1]", r.v)
+		}
+	}
+	return nil
+}
+
 // ReadEvalPoints reads an eval.jsonl; name (the file's path) goes into errors,
-// which name the line and refuse unknown fields.
+// which name the line and the field, and refuse unknown fields, values out of
+// range (see Validate) and anything after the object on its line.
 func ReadEvalPoints(r io.Reader, name string) ([]EvalPoint, error) {
 	var out []EvalPoint
 	err := jsonl.Read(r, name, func(_ int, raw []byte) error {
 		var p EvalPoint
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&p); err != nil {
+		if err := decodeStrict(raw, evalRequired, &p); err != nil {
+			return err
+		}
+		if err := p.Validate(); err != nil {
 			return err
 		}
 		out = append(out, p)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"reflect"
 	"slices"
@@ -198,10 +199,21 @@ func (c Config) StepsPerRollout() int { return c.Samples() / c.GlobalBatchSize }
 // The error ends with the knob's description unless it lists the allowed
 // values.
 func (c Config) Validate() error {
-	checks := []func() error{c.validatePolicyData, c.validateRollout, c.validateLoss, c.validateOptimizer, c.validateRun}
+	checks := []func() error{c.validateFinite, c.validatePolicyData, c.validateRollout, c.validateLoss, c.validateOptimizer, c.validateRun}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// validateFinite refuses a NaN or infinite number knob, which every range
+// check below would let through.
+func (c Config) validateFinite() error {
+	for _, k := range Knobs() {
+		if f, ok := k.Ptr(&c).(*float64); ok && (math.IsNaN(*f) || math.IsInf(*f, 0)) {
+			return bad(k.Key, "%g, want a finite number", *f)
 		}
 	}
 	return nil
@@ -507,6 +519,15 @@ func DecodeConfig(r io.Reader, name string, base Config) (Config, error) {
 		if err := val.Decode(f.Addr().Interface()); err != nil {
 			return base, fmt.Errorf("grpo: %s:%d: key %q: want %s, got %q", name, val.Line, k.Value, kindName(f.Kind()), val.Value)
 		}
+		if f.Kind() == reflect.Float64 && (math.IsNaN(f.Float()) || math.IsInf(f.Float(), 0)) {
+			return base, fmt.Errorf("grpo: %s:%d: key %q: want a finite number, got %q", name, val.Line, k.Value, val.Value)
+		}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return base, fmt.Errorf("grpo: %s:%d: a second YAML document (a recipe is one)", name, extra.Line)
+	} else if !errors.Is(err, io.EOF) {
+		return base, fmt.Errorf("grpo: %s: %w", name, err)
 	}
 	return c, nil
 }

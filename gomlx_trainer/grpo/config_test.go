@@ -3,6 +3,7 @@ package grpo
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mathrl/mathrl/analysis/scorer"
+	"github.com/mathrl/mathrl/configs"
 )
 
 func TestDecodeConfigErrors(t *testing.T) {
@@ -26,9 +28,20 @@ func TestDecodeConfigErrors(t *testing.T) {
 		{"empty value", "lr:\n", `key "lr": no value`},
 		{"repeated key", "lr: 1\nlr: 2\n", `key "lr" repeats line 1`},
 		{"not a mapping", "- 1\n", "want a mapping"},
+		{"NaN", "lr: 1e-6\nrollout_temperature: .nan\n", `x.yaml:2: key "rollout_temperature": want a finite number, got ".nan"`},
+		{"infinity", "eps_clip: -.Inf\n", `x.yaml:1: key "eps_clip": want a finite number`},
+		{"int overflow", "num_rollout: 99999999999999999999\n", `x.yaml:1: key "num_rollout": want an integer`},
+		{"second document", "lr: 1\n---\nlr: 2\n", `x.yaml:2: a second YAML document`},
+		{"truncated quote", "rm_type: \"math\nlr: 1\n", `grpo: x.yaml: yaml: line 3: found unexpected end of stream`},
+		{"invalid UTF-8", "rm_type: \"\xff\"\n", `grpo: x.yaml: yaml: invalid`},
+		{"alias", "lr: &a 1\neps_clip: *a\n", `x.yaml:2: key "eps_clip": want a single value`},
+		{"huge line", "rollout_batch_size: " + strings.Repeat("9", 1<<20) + "\n", `x.yaml:1: key "rollout_batch_size": want an integer`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := DecodeConfig(strings.NewReader(tc.yaml), "x.yaml", Default())
+			c, err := DecodeConfig(strings.NewReader(tc.yaml), "x.yaml", Default())
+			if err == nil {
+				err = c.Validate()
+			}
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one containing %q", err, tc.want)
 			}
@@ -222,6 +235,8 @@ func TestValidateErrors(t *testing.T) {
 		{"empty, with the description", func(c *Config) { c.Save = "" }, "grpo: config save: empty — run folder ("},
 		{"choices, listed", func(c *Config) { c.KLLossType = "k4" }, `grpo: config kl_loss_type: "k4" is not k1, k2, k3 or low_var_kl`},
 		{"one choice", func(c *Config) { c.LRDecayStyle = "cosine" }, `grpo: config lr_decay_style: "cosine" is not constant`},
+		{"NaN, as a flag gives it", func(c *Config) { c.RolloutTemperature = math.NaN() }, "grpo: config rollout_temperature: NaN, want a finite number"},
+		{"infinity", func(c *Config) { c.WeightDecay = math.Inf(1) }, "grpo: config weight_decay: +Inf, want a finite number"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Default()
@@ -236,4 +251,35 @@ func TestValidateErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzDecodeConfig decodes arbitrary recipes: no panic; an error names the
+// file; what decodes either validates or fails Validate naming a key, and
+// never holds a NaN or infinite number.
+func FuzzDecodeConfig(f *testing.F) {
+	for _, name := range configs.Names() {
+		data, err := configs.Read(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(data))
+	}
+	for _, s := range []string{"lr: .nan\n", "lr: &a 1\neps_clip: *a\n", "lr: 1\n---\nlr: 2\n", "- 1\n", "lr: [1, 2]\n", "{lr: 1, lr: 2}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, recipe string) {
+		c, err := DecodeConfig(strings.NewReader(recipe), "x.yaml", Default())
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "grpo: x.yaml") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		if err := c.validateFinite(); err != nil {
+			t.Fatalf("decoded a non-finite number: %v", err)
+		}
+		if err := c.Validate(); err != nil && !strings.HasPrefix(err.Error(), "grpo: config ") {
+			t.Fatalf("Validate error %q does not name a key", err)
+		}
+	})
 }

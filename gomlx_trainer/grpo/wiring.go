@@ -192,11 +192,10 @@ func loadProblems(spec string, n int, seed uint64, kind ArithTasks) ([]Problem, 
 	var rows []data.Row
 	var err error
 	if _, statErr := os.Stat(spec); statErr == nil {
-		rows, err = data.ReadFile(spec)
-	} else {
-		rows, err = data.LoadSet(data.DefaultDir(), spec)
-	}
-	if err != nil {
+		if rows, err = data.ReadFile(spec); err != nil {
+			return nil, fmt.Errorf("grpo: prompts: %w", err) // it names the file and the line
+		}
+	} else if rows, err = data.LoadSet(data.DefaultDir(), spec); err != nil {
 		return nil, fmt.Errorf("grpo: prompts %q: %w", spec, err)
 	}
 	var out []Problem

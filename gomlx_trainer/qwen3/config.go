@@ -284,11 +284,9 @@ func (c Config) Params() int64 {
 }
 
 // MarshalHF returns the config.json that transformers reads for this config.
+// torch_dtype is left out when DType is empty, as it was in the file parsed:
+// writing one would change RopeBF16 when the file is read back.
 func (c Config) MarshalHF() ([]byte, error) {
-	dtype := c.DType
-	if dtype == "" {
-		dtype = "bfloat16"
-	}
 	m := map[string]any{
 		"architectures":           []string{"Qwen3ForCausalLM"},
 		"model_type":              "qwen3",
@@ -308,11 +306,13 @@ func (c Config) MarshalHF() ([]byte, error) {
 		"tie_word_embeddings":     c.TieEmbeddings,
 		"max_position_embeddings": c.MaxPositions,
 		"bos_token_id":            c.BOSTokenID,
-		"torch_dtype":             dtype,
 		"use_sliding_window":      false,
 		"sliding_window":          nil,
 		"use_cache":               true,
 		"initializer_range":       0.02,
+	}
+	if c.DType != "" {
+		m["torch_dtype"] = c.DType
 	}
 	if len(c.EOSTokenIDs) == 1 {
 		m["eos_token_id"] = c.EOSTokenIDs[0]

@@ -1,6 +1,7 @@
 package qwen3
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -131,4 +132,36 @@ func TestVariableNames(t *testing.T) {
 			t.Errorf("TensorName(%q, %q) = %q, want %q", scope, name, back, tc.tensor)
 		}
 	}
+}
+
+// FuzzParseConfig parses arbitrary config.json files: no panic; an error
+// starts "qwen3: config"; an accepted config is valid and comes back the same
+// through MarshalHF.
+func FuzzParseConfig(f *testing.F) {
+	f.Add(tinyConfig)
+	f.Add(tinyConfig[:len(tinyConfig)/2])
+	for _, edit := range []string{`"rms_norm_eps":NaN`, `"rope_theta":1e400`, `"hidden_size":1e20`, `"eos_token_id":[1,"2"]`,
+		`"head_dim":-2`, `"num_key_value_heads":0`, `"rope_parameters":[1]`, "\"model_type\":\"\xff\""} {
+		f.Add("{" + edit + "," + tinyConfig[1:])
+	}
+	f.Fuzz(func(t *testing.T, file string) {
+		cfg, err := ParseConfig([]byte(file))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "qwen3: config") {
+				t.Fatalf("error %q does not start with qwen3: config", err)
+			}
+			return
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("accepted an invalid config: %v", err)
+		}
+		data, err := cfg.MarshalHF()
+		if err != nil {
+			t.Fatalf("MarshalHF: %v", err)
+		}
+		back, err := ParseConfig(data)
+		if err != nil || !reflect.DeepEqual(back, cfg) {
+			t.Fatalf("round trip: %+v, %v; want %+v", back, err, cfg)
+		}
+	})
 }

@@ -1,11 +1,13 @@
 package qwen3
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -117,7 +119,7 @@ func OpenSafetensors(path string) (*Checkpoint, error) {
 	return c, nil
 }
 
-// readHeader parses a safetensors header and checks every tensor's byte range.
+// readHeader opens path and parses its safetensors header (see parseHeader).
 func readHeader(path string) ([]TensorInfo, *os.File, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -128,64 +130,106 @@ func readHeader(path string) ([]TensorInfo, *os.File, error) {
 		f.Close()
 		return nil, nil, fmt.Errorf("qwen3: %w", err)
 	}
-	var lenBuf [8]byte
-	if _, err := io.ReadFull(f, lenBuf[:]); err != nil {
+	infos, err := parseHeader(path, f, st.Size())
+	if err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("qwen3: %s: header length: %w", path, err)
+		return nil, nil, err
+	}
+	return infos, f, nil
+}
+
+// maxHeader bounds the JSON header of a safetensors file (the format's own
+// limit is 100 MB).
+const maxHeader = 100 << 20
+
+// parseHeader reads the header of the safetensors file r of size bytes, named
+// path in errors, and checks every tensor in name order: a supported dtype, a
+// shape whose bytes fit the file, data_offsets that hold exactly those bytes
+// inside the data buffer, and no two tensors' bytes overlapping. The infos are
+// sorted by name.
+func parseHeader(path string, r io.ReaderAt, size int64) ([]TensorInfo, error) {
+	var lenBuf [8]byte
+	if _, err := r.ReadAt(lenBuf[:], 0); err != nil {
+		return nil, fmt.Errorf("qwen3: %s: header length: %w", path, err)
 	}
 	n := binary.LittleEndian.Uint64(lenBuf[:])
-	if n > 100<<20 || int64(n)+8 > st.Size() {
-		f.Close()
-		return nil, nil, fmt.Errorf("qwen3: %s: header length %d does not fit a %d-byte file", path, n, st.Size())
+	if n > maxHeader || int64(n) > size-8 {
+		return nil, fmt.Errorf("qwen3: %s: header length %d does not fit a %d-byte file", path, n, size)
 	}
 	hdr := make([]byte, n)
-	if _, err := io.ReadFull(f, hdr); err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("qwen3: %s: header: %w", path, err)
+	if _, err := r.ReadAt(hdr, 8); err != nil {
+		return nil, fmt.Errorf("qwen3: %s: header: %w", path, err)
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(hdr, &raw); err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("qwen3: %s: header: %w", path, err)
+		return nil, fmt.Errorf("qwen3: %s: header: %w", path, err)
 	}
 	dataStart := int64(8 + n)
 	var infos []TensorInfo
-	for name, msg := range raw {
+	for _, name := range slices.Sorted(maps.Keys(raw)) {
 		if name == "__metadata__" {
 			continue
 		}
-		var e struct {
-			DType   string  `json:"dtype"`
-			Shape   []int   `json:"shape"`
-			Offsets []int64 `json:"data_offsets"`
+		info, err := parseTensorInfo(raw[name], size-dataStart)
+		if err != nil {
+			return nil, fmt.Errorf("qwen3: %s: tensor %q: %w", path, name, err)
 		}
-		if err := json.Unmarshal(msg, &e); err != nil {
-			f.Close()
-			return nil, nil, fmt.Errorf("qwen3: %s: tensor %q: %w", path, name, err)
-		}
-		size, ok := dtypeSize[e.DType]
-		if !ok {
-			f.Close()
-			return nil, nil, fmt.Errorf("qwen3: %s: tensor %q: dtype %q not supported (BF16, F16, F32)", path, name, e.DType)
-		}
-		count := int64(1)
-		for _, d := range e.Shape {
-			if d < 0 {
-				f.Close()
-				return nil, nil, fmt.Errorf("qwen3: %s: tensor %q: negative dimension in shape %v", path, name, e.Shape)
-			}
-			count *= int64(d)
-		}
-		if len(e.Offsets) != 2 || e.Offsets[1]-e.Offsets[0] != count*size || e.Offsets[0] < 0 ||
-			dataStart+e.Offsets[1] > st.Size() {
-			f.Close()
-			return nil, nil, fmt.Errorf("qwen3: %s: tensor %q: data_offsets %v do not hold %s%v in a %d-byte file",
-				path, name, e.Offsets, e.DType, e.Shape, st.Size())
-		}
-		infos = append(infos, TensorInfo{Name: name, DType: e.DType, Shape: e.Shape, file: path,
-			begin: dataStart + e.Offsets[0], end: dataStart + e.Offsets[1]})
+		info.Name, info.file, info.begin, info.end = name, path, dataStart+info.begin, dataStart+info.end
+		infos = append(infos, info)
 	}
-	return infos, f, nil
+	return infos, checkOverlaps(path, infos)
+}
+
+// parseTensorInfo decodes one tensor's entry of a header, checking it against
+// a data buffer of dataSize bytes; begin and end are relative to the buffer.
+func parseTensorInfo(msg json.RawMessage, dataSize int64) (TensorInfo, error) {
+	var e struct {
+		DType   string  `json:"dtype"`
+		Shape   []int   `json:"shape"`
+		Offsets []int64 `json:"data_offsets"`
+	}
+	if err := json.Unmarshal(msg, &e); err != nil {
+		return TensorInfo{}, err
+	}
+	size, ok := dtypeSize[e.DType]
+	if !ok {
+		return TensorInfo{}, fmt.Errorf("dtype %q not supported (BF16, F16, F32)", e.DType)
+	}
+	nbytes := size // the tensor's size in bytes, kept under dataSize so that it cannot overflow
+	for _, d := range e.Shape {
+		if d < 0 {
+			return TensorInfo{}, fmt.Errorf("negative dimension in shape %v", e.Shape)
+		}
+		if d > 0 && nbytes > dataSize/int64(d) {
+			return TensorInfo{}, fmt.Errorf("%s%v does not fit the %d-byte data buffer", e.DType, e.Shape, dataSize)
+		}
+		nbytes *= int64(d)
+	}
+	if len(e.Offsets) != 2 || e.Offsets[0] < 0 || e.Offsets[0] > e.Offsets[1] || e.Offsets[1] > dataSize ||
+		e.Offsets[1]-e.Offsets[0] != nbytes {
+		return TensorInfo{}, fmt.Errorf("data_offsets %v do not hold %s%v in a %d-byte data buffer",
+			e.Offsets, e.DType, e.Shape, dataSize)
+	}
+	return TensorInfo{DType: e.DType, Shape: e.Shape, begin: e.Offsets[0], end: e.Offsets[1]}, nil
+}
+
+// checkOverlaps returns an error naming two tensors whose bytes overlap.
+func checkOverlaps(path string, infos []TensorInfo) error {
+	byBegin := slices.Clone(infos)
+	slices.SortFunc(byBegin, func(a, b TensorInfo) int {
+		return cmp.Or(cmp.Compare(a.begin, b.begin), cmp.Compare(a.end, b.end), strings.Compare(a.Name, b.Name))
+	})
+	var last TensorInfo // the tensor seen so far that ends last
+	for _, info := range byBegin {
+		if info.begin == info.end {
+			continue
+		}
+		if info.begin < last.end {
+			return fmt.Errorf("qwen3: %s: tensors %q and %q overlap", path, last.Name, info.Name)
+		}
+		last = info
+	}
+	return nil
 }
 
 var dtypeSize = map[string]int64{"BF16": 2, "F16": 2, "F32": 4}

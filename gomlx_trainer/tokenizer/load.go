@@ -184,17 +184,23 @@ func (t *Tokenizer) build(vocab map[string]int, merges [][2]string, added []Adde
 }
 
 // buildVocab sizes the tables for the largest id and fills the id of each
-// vocabulary entry and of each byte.
+// vocabulary entry and of each byte. Hugging Face numbers entries and added
+// tokens densely from 0; ids are refused past twice their count (plus the 256
+// bytes), so that the tables stay a small multiple of the file, while an id a
+// little off still reaches the check that explains it.
 func (t *Tokenizer) buildVocab(vocab map[string]int, added []AddedToken) error {
+	limit := 2*(len(vocab)+len(added)) + 256
 	for tok, id := range vocab {
-		if id < 0 || id > 1<<30 {
-			return fmt.Errorf("tokenizer: vocab entry %q: bad id %d", tok, id)
+		if id < 0 || id >= limit {
+			return fmt.Errorf("tokenizer: vocab entry %q: id %d is outside 0..%d (%d entries, %d added tokens)",
+				tok, id, limit-1, len(vocab), len(added))
 		}
 		t.size = max(t.size, id+1)
 	}
 	for _, a := range added {
-		if a.ID < 0 || a.ID > 1<<30 {
-			return fmt.Errorf("tokenizer: added token %q: bad id %d", a.Content, a.ID)
+		if a.ID < 0 || a.ID >= limit {
+			return fmt.Errorf("tokenizer: added token %q: id %d is outside 0..%d (%d entries, %d added tokens)",
+				a.Content, a.ID, limit-1, len(vocab), len(added))
 		}
 		t.size = max(t.size, a.ID+1)
 	}

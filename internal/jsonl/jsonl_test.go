@@ -3,6 +3,7 @@ package jsonl
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -60,5 +61,26 @@ func TestReadErrorNamesFileLineField(t *testing.T) {
 	err = Read(strings.NewReader("[1]\n"), "x", func(line int, raw []byte) error { _, err := Object(raw); return err })
 	if err == nil || !strings.HasPrefix(err.Error(), "x:1: not a JSON object") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestCheckError(t *testing.T) {
+	const text = "{}\n{}\n"
+	good := &Error{Name: "f", Line: 2, Err: errors.New("bad")}
+	for _, tc := range []struct {
+		name string
+		err  error
+		ok   bool
+	}{
+		{"right", fmt.Errorf("pkg: %w", good), true},
+		{"not an *Error", errors.New("pkg: f:2: bad"), false},
+		{"other name", fmt.Errorf("pkg: %w", &Error{Name: "g", Line: 2, Err: good.Err}), false},
+		{"line past the end", fmt.Errorf("pkg: %w", &Error{Name: "f", Line: 4, Err: good.Err}), false},
+		{"line 0", fmt.Errorf("pkg: %w", &Error{Name: "f", Line: 0, Err: good.Err}), false},
+		{"other prefix", fmt.Errorf("other: %w", good), false},
+	} {
+		if got := CheckError(tc.err, "pkg: ", "f", text); (got == nil) != tc.ok {
+			t.Errorf("%s: CheckError(%v) = %v, want ok %v", tc.name, tc.err, got, tc.ok)
+		}
 	}
 }
