@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mathrl/mathrl/analysis/metrics"
 )
 
 // trainerConfigEnv names the config file (JSON) of the trainer process that
@@ -63,7 +65,7 @@ func TestSIGKILLAndResume(t *testing.T) {
 	cfg.ToolTimeout = 30 // a tool call must not time out on a loaded machine: its output would change
 	straight := writeConfig(t, cfg)
 	marks := runTrainer(t, straight, "", 0)
-	var prov Provenance
+	var prov metrics.Provenance
 	if err := json.Unmarshal(readFile(t, filepath.Join(cfg.Save, "provenance.json")), &prov); err != nil {
 		t.Fatal(err)
 	}
