@@ -9,7 +9,7 @@ import (
 
 // The hostile programs of the suite, shared by the tests that run them one at
 // a time (hostile_test.go), the honest-under-attack test (pool_test.go) and the
-// soak test (soak_test.go).
+// soak test (soak_linux_test.go).
 
 // forkBomb counts the forks that succeed, then leaves children sleeping and
 // forks forever.
