@@ -64,15 +64,16 @@ func leftovers(before machineState, inProcess processState, uids map[int]bool, m
 			left = append(left, "temporary folder "+f)
 		}
 	}
-	return append(left, sandboxProcesses(uids, marker)...)
+	return append(left, sandboxProcesses(os.Getpid(), uids, marker)...)
 }
 
-// sandboxProcesses lists the processes left by the pools of this process
-// (see leftovers). Those that are dead but not yet reaped by the system's
-// init, which does so in its own time, are waited for, at most 10 s.
-func sandboxProcesses(uids map[int]bool, marker string) []string {
-	self := os.Getpid()
-	inCgroup := fmt.Sprintf("/mathrl-sandbox-%d-", self)
+// sandboxProcesses lists the processes left by the pools of process owner:
+// those of uids, in owner's cgroups, descended from owner, or with marker
+// (unless "") on their command line. Those that are dead but not yet reaped
+// by the system's init, which does so in its own time, are waited for, at
+// most 10 s.
+func sandboxProcesses(owner int, uids map[int]bool, marker string) []string {
+	inCgroup := fmt.Sprintf("/mathrl-sandbox-%d-", owner)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		procs := processes()
@@ -83,10 +84,10 @@ func sandboxProcesses(uids map[int]bool, marker string) []string {
 		var left []string
 		waitable := true // only dead processes that others must reap
 		for _, p := range procs {
-			ours := descends(p.pid, self, parent)
-			if ours || uids[p.uid] || strings.Contains(p.cgroups, inCgroup) || strings.Contains(p.cmdline, marker) {
+			marked := marker != "" && strings.Contains(p.cmdline, marker)
+			if descends(p.pid, owner, parent) || uids[p.uid] || strings.Contains(p.cgroups, inCgroup) || marked {
 				left = append(left, fmt.Sprintf("process %v, state %s, parent %d", p, p.state, p.ppid))
-				waitable = waitable && p.dead() && p.ppid != self
+				waitable = waitable && p.dead() && p.ppid != os.Getpid()
 			}
 		}
 		if len(left) == 0 || !waitable || time.Now().After(deadline) {
@@ -111,10 +112,13 @@ func descends(pid, ancestor int, parent map[int]int) bool {
 }
 
 // poolCgroups lists the cgroup folders of this process's pools.
-func poolCgroups() []string {
+func poolCgroups() []string { return cgroupsOf(os.Getpid()) }
+
+// cgroupsOf lists the cgroup folders of the pools of process pid.
+func cgroupsOf(pid int) []string {
 	var dirs []string
 	for _, parent := range sandbox.CgroupParents() {
-		d, _ := filepath.Glob(filepath.Join(parent, fmt.Sprintf("mathrl-sandbox-%d-*", os.Getpid())))
+		d, _ := filepath.Glob(filepath.Join(parent, fmt.Sprintf("mathrl-sandbox-%d-*", pid)))
 		dirs = append(dirs, d...)
 	}
 	return dirs
