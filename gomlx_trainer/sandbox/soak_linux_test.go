@@ -277,16 +277,18 @@ if os.fork() == 0:
 print("parent exits", flush=True)
 `
 
-// signalGames ignores every signal it may, leaves a child that stops itself,
-// and stops itself: only SIGKILL ends it.
+// signalGames ignores every signal it may and waits for a child that stops
+// itself: only SIGKILL ends it. (The program's own process may be the init of
+// a PID namespace, which ignores a SIGSTOP sent from inside; its child does not.)
 const signalGames = `import os, signal
 for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGXCPU, signal.SIGUSR1, signal.SIGPIPE):
     signal.signal(s, signal.SIG_IGN)
-if os.fork() == 0:
+pid = os.fork()
+if pid == 0:
     os.kill(os.getpid(), signal.SIGSTOP)
     os._exit(0)
-print("stopping", flush=True)
-os.kill(os.getpid(), signal.SIGSTOP)
+print("waiting", flush=True)
+os.waitpid(pid, 0)
 `
 
 func uidsOf(calls []soakCall) map[int]bool {
