@@ -79,12 +79,8 @@ var cgroupSeq atomic.Int64
 func removeStaleCgroups(dir string) {
 	tops, _ := filepath.Glob(filepath.Join(dir, "mathrl-sandbox-*-*"))
 	for _, top := range tops {
-		var pid, seq int
-		if _, err := fmt.Sscanf(filepath.Base(top), "mathrl-sandbox-%d-%d", &pid, &seq); err != nil {
+		if !ownerEnded(filepath.Base(top)) {
 			continue
-		}
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
-			continue // still running
 		}
 		workers, _ := filepath.Glob(filepath.Join(top, "worker-*"))
 		for _, w := range workers {
@@ -92,6 +88,17 @@ func removeStaleCgroups(dir string) {
 		}
 		os.Remove(top)
 	}
+}
+
+// ownerEnded reports whether name, a cgroup or folder named
+// mathrl-sandbox-PID-..., belongs to a mathrl process that has ended.
+func ownerEnded(name string) bool {
+	var pid int
+	if _, err := fmt.Sscanf(name, "mathrl-sandbox-%d-", &pid); err != nil || pid <= 0 {
+		return false
+	}
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	return err != nil
 }
 
 // close removes the pool's cgroups (they must be empty: no program running).

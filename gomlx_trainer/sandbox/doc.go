@@ -23,7 +23,9 @@
 // test binary that imports the package), builds the program's world, sets the
 // resource limits and finally executes the interpreter in its own place:
 //
-//  1. The parent creates a temporary folder holding main.py, and starts the
+//  1. The parent creates a temporary folder holding main.py (named after
+//     mathrl's pid: a pool removes the folders and cgroups left by a mathrl
+//     process that was killed during a run), and starts the
 //     init with syscall.SysProcAttr: Setpgid, Pdeathsig SIGKILL and, at the
 //     namespaces level, Cloneflags CLONE_NEWNET|NEWNS|NEWPID|NEWIPC|NEWUTS
 //     (plus CLONE_NEWUSER, mapping uid 0 to mathrl's uid, when not root).

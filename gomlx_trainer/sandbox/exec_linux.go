@@ -44,7 +44,7 @@ func (p *Pool) isolation(level Level) Isolation {
 
 // runAt runs one program at level as worker slot.
 func (p *Pool) runAt(ctx context.Context, cfg Config, level Level, slot int, code string) (Result, error) {
-	dir, err := os.MkdirTemp("", "mathrl-sandbox-")
+	dir, err := os.MkdirTemp("", fmt.Sprintf("mathrl-sandbox-%d-", os.Getpid()))
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
@@ -103,6 +103,19 @@ func (p *Pool) runAt(ctx context.Context, cfg Config, level Level, slot int, cod
 	r.TimedOut, r.Duration = timedOut, duration
 	r.Limit = limitHit(cfg, cmd.ProcessState, timedOut, canceled)
 	return r, nil
+}
+
+// removeStaleFolders removes the temporary folders of runs whose mathrl
+// process ended before it could (killed during the run, say); each folder is
+// named after its process (see runAt). Like removeStaleCgroups, it takes a
+// process id that /proc does not show for one that ended.
+func removeStaleFolders() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "mathrl-sandbox-*-*"))
+	for _, d := range dirs {
+		if ownerEnded(filepath.Base(d)) {
+			os.RemoveAll(d)
+		}
+	}
 }
 
 // programPipes are a program's stdout and stderr, and fd 3, on which the init

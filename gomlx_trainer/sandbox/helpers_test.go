@@ -107,10 +107,24 @@ func run(t *testing.T, p *sandbox.Pool, code string) sandbox.Result {
 	return r
 }
 
-// liveProcesses lists live processes that run as uid (unless uid is mathrl's
-// own) or whose command line contains marker (unless marker is "").
-func liveProcesses(uid int, marker string) []string {
-	var found []string
+// process is what the tests read of a process in /proc.
+type process struct {
+	pid, ppid int
+	state     string // "R", "S", "Z", ...
+	uid       int    // real uid
+	cmdline   string // arguments joined by spaces
+	cgroups   string // the text of /proc/PID/cgroup
+}
+
+// dead reports whether the process has ended and waits to be reaped.
+func (p process) dead() bool { return p.state == "Z" || p.state == "X" }
+
+func (p process) String() string { return fmt.Sprintf("pid %d uid %d %q", p.pid, p.uid, p.cmdline) }
+
+// processes reads every process but this one from /proc, leaving out those
+// that end meanwhile.
+func processes() []process {
+	var procs []process
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -121,27 +135,39 @@ func liveProcesses(uid int, marker string) []string {
 		if err != nil {
 			continue
 		}
-		var state string
-		var uids []string
+		p := process{pid: pid, uid: -1}
 		for _, line := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(line, "State:"); ok {
-				state = strings.TrimSpace(v)
+			key, val, _ := strings.Cut(line, ":")
+			f := strings.Fields(val)
+			switch {
+			case len(f) == 0:
+			case key == "State":
+				p.state = f[0]
+			case key == "PPid":
+				p.ppid, _ = strconv.Atoi(f[0])
+			case key == "Uid":
+				p.uid, _ = strconv.Atoi(f[0])
 			}
-			if v, ok := strings.CutPrefix(line, "Uid:"); ok {
-				uids = strings.Fields(v)
-			}
-		}
-		if strings.HasPrefix(state, "Z") || strings.HasPrefix(state, "X") {
-			continue // already dead, waiting to be reaped
 		}
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		cmd := strings.ReplaceAll(string(cmdline), "\x00", " ")
-		if marker != "" && strings.Contains(cmd, marker) {
-			found = append(found, fmt.Sprintf("pid %d %q", pid, cmd))
-			continue
+		p.cmdline = strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " "))
+		cgroups, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+		p.cgroups = string(cgroups)
+		procs = append(procs, p)
+	}
+	return procs
+}
+
+// liveProcesses lists live processes that run as uid (unless uid is mathrl's
+// own) or whose command line contains marker (unless marker is "").
+func liveProcesses(uid int, marker string) []string {
+	var found []string
+	for _, p := range processes() {
+		if p.dead() {
+			continue // already dead, waiting to be reaped
 		}
-		if uid != os.Geteuid() && len(uids) > 0 && uids[0] == strconv.Itoa(uid) {
-			found = append(found, fmt.Sprintf("pid %d uid %d %q", pid, uid, cmd))
+		if (marker != "" && strings.Contains(p.cmdline, marker)) || (uid != os.Geteuid() && p.uid == uid) {
+			found = append(found, p.String())
 		}
 	}
 	return found

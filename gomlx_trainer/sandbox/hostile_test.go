@@ -24,26 +24,7 @@ func TestForkBomb(t *testing.T) {
 	t.Parallel()
 	eachLevel(t, false, func(t *testing.T, p *sandbox.Pool) {
 		limit := p.Config().Processes
-		// Count the forks that succeed, then leave children sleeping and fork forever.
-		r := run(t, p, `import os, time
-n, err = 0, None
-for i in range(1000):
-    try:
-        pid = os.fork()
-    except OSError as e:
-        err = e
-        break
-    if pid == 0:
-        time.sleep(60)
-        os._exit(0)
-    n += 1
-print(n, type(err).__name__, flush=True)
-while True:
-    try:
-        os.fork()
-    except OSError:
-        pass
-`)
+		r := run(t, p, forkBomb)
 		var n int
 		var errName string
 		if _, err := fmt.Sscan(r.Stdout, &n, &errName); err != nil {
@@ -62,16 +43,7 @@ while True:
 func TestMemoryBomb(t *testing.T) {
 	t.Parallel()
 	eachLevel(t, true, func(t *testing.T, p *sandbox.Pool) {
-		mem := p.Config().Memory
-		r := run(t, p, fmt.Sprintf(`a = bytearray(%d)
-print("quarter ok")
-try:
-    b = bytearray(%d)
-    print("double ok")
-except MemoryError:
-    print("MemoryError")
-everything = [0] * %d
-`, mem/4, 2*mem, mem))
+		r := run(t, p, memoryBomb(p.Config().Memory))
 		if r.Stdout != "quarter ok\nMemoryError\n" {
 			t.Errorf("stdout %q, want a quarter of the limit to fit and twice the limit to fail", r.Stdout)
 		}
@@ -87,7 +59,7 @@ everything = [0] * %d
 func TestInfiniteLoop(t *testing.T) {
 	t.Parallel()
 	eachLevel(t, true, func(t *testing.T, p *sandbox.Pool) {
-		r := run(t, p, "while True:\n    pass\n")
+		r := run(t, p, infiniteLoop)
 		if !r.Killed || (r.Limit != "cpu" && r.Limit != "timeout") {
 			t.Errorf("killed %v by limit %q, want killed by the CPU limit or the timeout", r.Killed, r.Limit)
 		}
@@ -101,7 +73,7 @@ func TestInfiniteLoop(t *testing.T) {
 func TestSleepTimesOut(t *testing.T) {
 	t.Parallel()
 	eachLevel(t, true, func(t *testing.T, p *sandbox.Pool) {
-		r := run(t, p, "import time\nprint('before', flush=True)\ntime.sleep(100)\nprint('after')\n")
+		r := run(t, p, sleepy)
 		if !r.TimedOut || r.Limit != "timeout" || r.Signal != "SIGKILL" || r.Stdout != "before\n" {
 			t.Errorf("got timed out %v, limit %q, signal %q, stdout %q; want a SIGKILL at the timeout after 'before'",
 				r.TimedOut, r.Limit, r.Signal, r.Stdout)
@@ -117,24 +89,7 @@ func TestBusyThreads(t *testing.T) {
 	t.Parallel()
 	eachLevel(t, false, func(t *testing.T, p *sandbox.Pool) {
 		limit := p.Config().Processes
-		// Start threads that wait until no more can be started, then let them all spin.
-		r := run(t, p, `import threading
-go = threading.Event()
-def spin():
-    go.wait()
-    while True:
-        pass
-threading.stack_size(256 << 10)
-n = 0
-try:
-    for i in range(1000):
-        threading.Thread(target=spin, daemon=True).start()
-        n += 1
-except RuntimeError as e:
-    print(n, "RuntimeError", flush=True)
-go.set()
-threading.Event().wait()
-`)
+		r := run(t, p, busyThreads)
 		var n int
 		if _, err := fmt.Sscanf(r.Stdout, "%d RuntimeError", &n); err != nil || n >= limit {
 			t.Errorf("stdout %q: want fewer than %d threads, then RuntimeError", r.Stdout, limit)
@@ -341,25 +296,13 @@ func othersCanRead(path string) bool {
 func TestHugeOutput(t *testing.T) {
 	t.Parallel()
 	eachLevel(t, true, func(t *testing.T, p *sandbox.Pool) {
-		const lines = 200000
-		r := run(t, p, fmt.Sprintf(`import sys
-for i in range(%d):
-    print(i)
-sys.stderr.write("E" * 1000000)
-`, lines))
-		var full strings.Builder
-		for i := range lines {
-			fmt.Fprintf(&full, "%d\n", i)
-		}
+		code, stdout, stderr := hugeOutput(200000)
+		r := run(t, p, code)
 		max := p.Config().MaxOutput
-		head, tail := max/2, max-max/2
-		f := full.String()
-		want := f[:head] + fmt.Sprintf("\n[... %d bytes cut ...]\n", len(f)-max) + f[len(f)-tail:]
-		if r.Stdout != want || !r.StdoutTruncated {
-			t.Errorf("stdout (%d bytes, truncated %v) is not the head and tail of the %d bytes printed", len(r.Stdout), r.StdoutTruncated, len(f))
+		if r.Stdout != headAndTail(stdout, max) || !r.StdoutTruncated {
+			t.Errorf("stdout (%d bytes, truncated %v) is not the head and tail of the %d bytes printed", len(r.Stdout), r.StdoutTruncated, len(stdout))
 		}
-		wantErr := strings.Repeat("E", head) + fmt.Sprintf("\n[... %d bytes cut ...]\n", 1000000-max) + strings.Repeat("E", tail)
-		if r.Stderr != wantErr || !r.StderrTruncated {
+		if r.Stderr != headAndTail(stderr, max) || !r.StderrTruncated {
 			t.Errorf("stderr (%d bytes) is not cut to head and tail", len(r.Stderr))
 		}
 		resp := r.ToolResponse()
@@ -375,7 +318,7 @@ sys.stderr.write("E" * 1000000)
 func TestEndlessOutput(t *testing.T) {
 	t.Parallel()
 	eachLevel(t, true, func(t *testing.T, p *sandbox.Pool) {
-		r := run(t, p, "while True:\n    print('y' * 1000)\n")
+		r := run(t, p, endlessOutput)
 		if !r.Killed || !r.StdoutTruncated || len(r.Stdout) > p.Config().MaxOutput+100 {
 			t.Errorf("killed %v, truncated %v, %d bytes kept; want killed and at most %d bytes", r.Killed, r.StdoutTruncated, len(r.Stdout), p.Config().MaxOutput)
 		}
@@ -418,29 +361,7 @@ func TestLimitsFilesAndDisk(t *testing.T) {
 	t.Parallel()
 	eachLevel(t, true, func(t *testing.T, p *sandbox.Pool) {
 		cfg := p.Config()
-		r := run(t, p, fmt.Sprintf(`import os
-try:
-    with open("big", "wb") as f:
-        f.write(b"x" * %d)
-    print("big ok")
-except OSError as e:
-    print("big", e.errno)
-files = []
-try:
-    for i in range(1000):
-        files.append(open("/dev/null"))
-except OSError as e:
-    print("open", len(files) < %d, e.errno)
-for f in files:
-    f.close()
-try:
-    for i in range(%d):
-        with open("part%%d" %% i, "wb") as f:
-            f.write(b"x" * %d)
-    print("disk unbounded")
-except OSError as e:
-    print("disk", e.errno)
-`, 2*cfg.FileSize, cfg.OpenFiles, 4*cfg.Disk/cfg.FileSize, cfg.FileSize/2))
+		r := run(t, p, filesAndDisk(cfg))
 		lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
 		if len(lines) != 3 {
 			t.Fatalf("stdout %q", r.Stdout)
@@ -507,18 +428,7 @@ func TestBackgroundProcesses(t *testing.T) {
 	t.Parallel()
 	eachLevel(t, true, func(t *testing.T, p *sandbox.Pool) {
 		marker := uniqueMarker()
-		r := run(t, p, fmt.Sprintf(`import os, subprocess
-m = %q
-subprocess.Popen(["sleep", m])
-subprocess.Popen(["sleep", m], start_new_session=True)
-subprocess.Popen(["sleep", m], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        os.execvp("sleep", ["sleep", m])
-    os._exit(0)
-print("started")
-`, marker))
+		r := run(t, p, backgroundProcesses(marker))
 		if r.Stdout != "started\n" {
 			t.Fatalf("stdout %q", r.Stdout)
 		}

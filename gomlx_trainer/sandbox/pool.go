@@ -97,6 +97,7 @@ func newPool(cfg Config, stopAtFirst bool) (*Pool, []Probe, error) {
 	for i := range cfg.Workers {
 		p.slots <- i
 	}
+	removeStaleFolders()
 	p.cgroups, p.cgErr = newWorkerCgroups(cfg.Workers, cfg.Processes)
 	try := levelsFor(cfg.Isolation)
 	var probes []Probe
