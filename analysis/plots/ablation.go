@@ -8,26 +8,28 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 )
 
-// AblationCurves draws each arm's evaluation avg@k against the optimizer
+// AblationCurves draws each arm's evaluation avg@k (%) against the optimizer
 // step: the mean over its seeds as a line, the lowest and highest seed as a
-// shaded band.
+// shaded band. An empty title says "Evaluation avg@k by arm".
 func AblationCurves(title string, curves []ablation.Curve) (*plot.Plot, error) {
 	if len(curves) == 0 {
 		return nil, fmt.Errorf("plots: ablation: no curves")
 	}
-	p := newPlot(title, "optimizer step", fmt.Sprintf("evaluation avg@%d", curves[0].K))
+	if title == "" {
+		title = fmt.Sprintf("Evaluation avg@%d by arm", curves[0].K)
+	}
+	p := newPlot(title, "optimizer step", fmt.Sprintf("evaluation avg@%d (%%)", curves[0].K))
 	for i, c := range curves {
 		band := make(plotter.XYs, 0, 2*len(c.Steps))
 		line := make(plotter.XYs, len(c.Steps))
 		for j, s := range c.Steps {
-			band = append(band, plotter.XY{X: float64(s), Y: c.Hi[j]})
-			line[j] = plotter.XY{X: float64(s), Y: c.Mean[j]}
+			band = append(band, plotter.XY{X: float64(s), Y: 100 * c.Hi[j]})
+			line[j] = plotter.XY{X: float64(s), Y: 100 * c.Mean[j]}
 		}
 		for j := len(c.Steps) - 1; j >= 0; j-- {
-			band = append(band, plotter.XY{X: float64(c.Steps[j]), Y: c.Lo[j]})
+			band = append(band, plotter.XY{X: float64(c.Steps[j]), Y: 100 * c.Lo[j]})
 		}
 		poly, err := plotter.NewPolygon(band)
 		if err != nil {
@@ -42,17 +44,16 @@ func AblationCurves(title string, curves []ablation.Curve) (*plot.Plot, error) {
 		}
 		l.Color, pts.Color = Color(i), Color(i)
 		l.Width = vg.Points(2)
-		pts.Shape, pts.Radius = draw.CircleGlyph{}, vg.Points(2)
+		pts.Shape, pts.Radius = glyph(i), vg.Points(3)
 		p.Add(poly, l, pts)
 		seeds := "seeds"
 		if c.Seeds == 1 {
 			seeds = "seed"
 		}
-		p.Legend.Add(fmt.Sprintf("%s (%d %s)", c.Arm, c.Seeds, seeds), l)
+		p.Legend.Add(fmt.Sprintf("%s: mean of %d %s, band from lowest to highest", c.Arm, c.Seeds, seeds), poly, l, pts)
 	}
 	p.X.Tick.Marker = niceTicks{Integer: true}
 	p.Y.Min = 0
-	p.Y.Max = p.Y.Max*1.25 + 0.01
-	p.Legend.Top, p.Legend.Left = true, true
+	legendAbove(p)
 	return p, nil
 }

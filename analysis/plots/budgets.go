@@ -85,7 +85,7 @@ func budgetFigure(what string, card []modelcard.BudgetRow, measured []BudgetSeri
 		line.Width = vg.Points(1.5)
 		points.Shape, points.Radius = draw.BoxGlyph{}, vg.Points(4)
 		p.Add(line, points)
-		p.Legend.Add(fmt.Sprintf("card %s", card[0].Card), line, points)
+		p.Legend.Add(fmt.Sprintf("card %s (published)", card[0].Card), line, points)
 	}
 	for i, s := range measured {
 		xys := make(plotter.XYs, len(s.Rows))
@@ -117,20 +117,16 @@ func budgetFigure(what string, card []modelcard.BudgetRow, measured []BudgetSeri
 		bars.Width = vg.Points(1.2)
 		bars.CapWidth = vg.Points(8)
 		p.Add(line, points, bars)
-		p.Legend.Add(s.Label+" (95% CI)", line, points)
+		p.Legend.Add(s.Label+", bars: 95% bootstrap interval", line, points)
 	}
 	p.X.Tick.Marker = budgetTicks(budgets)
 	p.Y.Min = 0
 	if p.Y.Max < 10 {
 		p.Y.Max = 10
 	}
-	p.Y.Max *= 1.25 // room for the legend
 	pad := 0.15
 	p.X.Min, p.X.Max = p.X.Min*math.Pow(2, -pad*2), p.X.Max*math.Pow(2, pad*2)
-	if what == "truncated" {
-		p.Legend.Left = false
-		p.Legend.XOffs = vg.Points(-6)
-	}
+	legendAbove(p)
 	return p, nil
 }
 
@@ -147,11 +143,20 @@ func appendBudget(bs []int, b int) []int {
 func budgetTicks(budgets []int) plot.ConstantTicks {
 	var ticks plot.ConstantTicks
 	for _, b := range budgets {
-		label := fmt.Sprint(b)
+		label := budgetLabel(b)
 		if b%1024 == 0 {
-			label = fmt.Sprintf("%dk (%d)", b/1024, b)
+			label += fmt.Sprintf(" (%d)", b)
 		}
 		ticks = append(ticks, plot.Tick{Value: float64(b), Label: label})
 	}
 	return ticks
+}
+
+// budgetLabel writes a budget in tokens as "16k" when it is a multiple of
+// 1024, else as its token count.
+func budgetLabel(tokens int) string {
+	if tokens%1024 == 0 {
+		return fmt.Sprintf("%dk", tokens/1024)
+	}
+	return fmt.Sprint(tokens)
 }

@@ -15,7 +15,8 @@ import (
 // bar. The cards give no base-model scores, so none are drawn; a card with
 // several models (e.g. base and trained) gets one colour per model.
 func CardBenchmarks(cards []modelcard.Card) (*plot.Plot, error) {
-	p := newPlot("Published benchmark scores of the model cards", "", "score (%)")
+	p := newPlot("Published benchmark scores of the model cards",
+		"benchmark, metric, response budget (tokens)", "score (%)")
 	var names []string
 	x := 0
 	for _, c := range cards {
@@ -29,7 +30,7 @@ func CardBenchmarks(cards []modelcard.Card) (*plot.Plot, error) {
 				}
 				vals = append(vals, 100*b.Value)
 				labels = append(labels, fmt.Sprintf("%.1f", 100*b.Value))
-				names = append(names, fmt.Sprintf("%s\n%s, %dk", b.Benchmark, b.Metric, b.BudgetTokens/1024))
+				names = append(names, fmt.Sprintf("%s\n%s, %s", b.Benchmark, b.Metric, budgetLabel(b.BudgetTokens)))
 				x++
 			}
 			bars, err := plotter.NewBarChart(vals, vg.Points(34))
@@ -52,9 +53,8 @@ func CardBenchmarks(cards []modelcard.Card) (*plot.Plot, error) {
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.7, float64(len(names))-0.3
 	p.X.Tick.Label.Font.Size = vg.Points(10)
-	p.Y.Min, p.Y.Max = 0, 115
-	p.Legend.Top, p.Legend.Left = true, false
-	p.Legend.XOffs = vg.Points(-6)
+	p.Y.Min, p.Y.Max = 0, 100
+	legendAbove(p)
 	return p, nil
 }
 

@@ -6,10 +6,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/analysis/modelcard"
+	"github.com/mathrl/mathrl/analysis/scorer/validation"
 	"gonum.org/v1/plot"
 )
 
@@ -17,7 +19,7 @@ import (
 const (
 	KindCards   = "cards"   // card_benchmarks
 	KindBudgets = "budgets" // budgets_accuracy, budgets_truncation (+ _simulated)
-	KindScorers = "scorers" // scorers_SET, scorers_templates_SET
+	KindScorers = "scorers" // scorers_SET, scorers_templates_SET, scorers_restated_SET
 	KindPassAtK = "passk"   // NAME (default passk); one curve per run, or per run and budget when Budgets is set
 	KindTrain   = "train"   // training_NAME
 )
@@ -152,9 +154,31 @@ func scorerFigures(o Inputs) ([]figure, error) {
 	}
 	p, err := ScorerCard(counts, o.Set, o.Variant, cardRows)
 	figs = append(figs, figure{"scorers_" + o.Set, p, err})
-	v, err := ScorerVariants(counts, o.Set)
+	templates, restated := splitTemplates(counts)
+	v, err := ScorerVariants(templates, o.Set)
 	figs = append(figs, figure{"scorers_templates_" + o.Set, v, err})
+	if hasSet(restated, o.Set) {
+		r, err := ScorerVariants(restated, o.Set)
+		figs = append(figs, figure{"scorers_restated_" + o.Set, r, err})
+	}
 	return figs, nil
+}
+
+// splitTemplates separates the counts of the five response templates
+// (validation.Variants) from those of the restated answers.
+func splitTemplates(counts []validation.Count) (templates, restated []validation.Count) {
+	for _, c := range counts {
+		if slices.Contains(validation.Variants, c.Variant) {
+			templates = append(templates, c)
+		} else {
+			restated = append(restated, c)
+		}
+	}
+	return templates, restated
+}
+
+func hasSet(counts []validation.Count, set string) bool {
+	return slices.ContainsFunc(counts, func(c validation.Count) bool { return c.Set == set })
 }
 
 // passAtKFigures draws pass@k curves (KindPassAtK).

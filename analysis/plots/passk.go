@@ -7,7 +7,6 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 )
 
 // PassAtKSeries is one pass@k curve and its legend entry.
@@ -21,7 +20,7 @@ func PassAtK(series []PassAtKSeries) (*plot.Plot, error) {
 	if len(series) == 0 {
 		return nil, fmt.Errorf("plots: pass@k: no series")
 	}
-	title := "pass@k (unbiased estimate)"
+	title := "pass@k against k (unbiased estimate)"
 	for _, s := range series {
 		if s.Summary.Model == metrics.SimulatedModel {
 			title += " on SIMULATED samples"
@@ -48,7 +47,7 @@ func PassAtK(series []PassAtKSeries) (*plot.Plot, error) {
 		c := Color(i)
 		line.Color, points.Color = c, c
 		line.Width = vg.Points(2)
-		points.Shape, points.Radius = draw.CircleGlyph{}, vg.Points(2.5)
+		points.Shape, points.Radius = glyph(i), vg.Points(3)
 		p.Add(line, points)
 		p.Legend.Add(fmt.Sprintf("%s (%d problems)", s.Label, len(s.Summary.Problems)), line, points)
 		kmax = max(kmax, ks[len(ks)-1])
@@ -58,8 +57,7 @@ func PassAtK(series []PassAtKSeries) (*plot.Plot, error) {
 	}
 	p.X.Tick.Marker = ticks
 	p.X.Min, p.X.Max = 0.9, float64(kmax)*1.1
-	p.Y.Min, p.Y.Max = 0, 110
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(-6), vg.Points(6)
+	p.Y.Min, p.Y.Max = 0, 100
+	legendAbove(p)
 	return p, nil
 }

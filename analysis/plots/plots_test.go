@@ -187,14 +187,55 @@ func TestScorerFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFigure(t, "scorers_sample300", [][]*plot.Plot{{p}}, 8, 5, "Scorers on sample300", "boxed+answer_line",
+	checkFigure(t, "scorers_sample300", [][]*plot.Plot{{p}}, 8, 5, "What each scorer accepts: sample300", "boxed+answer_line",
 		"math", "dapo", "deepscaler", "mathrl: correct accepted (TP)", "card math-grpo-qwen3-8b: TP", "202", "195", "97")
-	v, err := ScorerVariants(counts, "sample300")
+	templates, restated := splitTemplates(counts)
+	v, err := ScorerVariants(templates, "sample300")
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFigure(t, "scorers_templates_sample300", [][]*plot.Plot{{v}}, 8, 5, "by template", "answer_line",
-		"think+boxed+answer_line", "correct responses accepted (%)", "65")
+	text := checkFigure(t, "scorers_templates_sample300", [][]*plot.Plot{{v}}, 8, 5, "by template", "answer_line",
+		"think+boxed+answer_line", "response template", "correct responses accepted (%)", "65", "verify")
+	if strings.Contains(text, "dfrac") {
+		t.Error("the templates figure draws a restated answer")
+	}
+	r, err := ScorerVariants(restated, "math500")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = checkFigure(t, "scorers_restated_math500", [][]*plot.Plot{{r}}, 8, 5, "by restated answer", "dfrac",
+		"answer restated as", "inequality", "67")
+	if strings.Contains(text, "think+boxed") {
+		t.Error("the restatements figure draws a response template")
+	}
+}
+
+func TestWriteScorerFigures(t *testing.T) {
+	dir := t.TempDir()
+	in := Inputs{Out: dir, Validation: "testdata/validation.csv", Set: "math500", Variant: "boxed+answer_line"}
+	saved, err := WriteFigures(KindScorers, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, base := range saved {
+		names = append(names, filepath.Base(base))
+	}
+	want := []string{"scorers_math500", "scorers_templates_math500", "scorers_restated_math500"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("wrote %v, want %v", names, want)
+	}
+
+	// Counts of the five templates only: no restatements figure.
+	only := filepath.Join(dir, "templates.csv")
+	if err := os.WriteFile(only, []byte("set,scorer,variant,labels,tp,fp,errors\ns,math,boxed,3,3,0,0\ns,math,answer_line,3,0,0,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in.Validation, in.Set, in.Variant = only, "s", "boxed"
+	saved, err = WriteFigures(KindScorers, in)
+	if err != nil || len(saved) != 2 || filepath.Base(saved[1]) != "scorers_templates_s" {
+		t.Errorf("templates only: wrote %v, %v; want scorers_s and scorers_templates_s", saved, err)
+	}
 }
 
 func TestReadValidationCSVErrors(t *testing.T) {
@@ -253,7 +294,7 @@ func TestAblationCurves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFigure(t, "ablation", [][]*plot.Plot{{p}}, 8, 5, "grpo (3 seeds)", "gspo (3 seeds)", "evaluation avg@2", "optimizer step")
+	checkFigure(t, "ablation", [][]*plot.Plot{{p}}, 8, 5, "grpo: mean of 3 seeds", "gspo: mean of 3 seeds", "evaluation avg@2 (%)", "optimizer step")
 	if _, err := AblationCurves("none", nil); err == nil {
 		t.Error("no curves: want an error")
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // validationHeader is the header validation.WriteCSV writes.
@@ -92,8 +94,8 @@ func ScorerCard(counts []validation.Count, set, variant string, card []modelcard
 		return nil, fmt.Errorf("plots: no validation counts for set %q, template %q", set, variant)
 	}
 	labels := rows[0].Labels
-	p := newPlot(fmt.Sprintf("Scorers on %s: %d labels, responses %s", set, labels, variant),
-		"scorer", fmt.Sprintf("responses accepted (of %d labels)", labels))
+	p := newPlot(fmt.Sprintf("What each scorer accepts: %s (%d labels), template %s", set, labels, variant),
+		"scorer", fmt.Sprintf("responses (count, of %d labels)", labels))
 	names := make([]string, len(rows))
 	for i, r := range rows {
 		names[i] = r.Scorer
@@ -163,15 +165,14 @@ func ScorerCard(counts []validation.Count, set, variant string, card []modelcard
 		bars.LineStyle.Width = 0
 		p.Add(bars)
 		p.Legend.Add(g.label, bars)
-		if err := addOffsetLabels(p, xs, vals, text, bars.Offset); err != nil {
+		if err := addOffsetLabels(p, xs, vals, text, bars.Offset, width); err != nil {
 			return nil, err
 		}
 	}
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
-	p.Y.Min, p.Y.Max = 0, float64(labels)*1.45
-	p.Legend.Top, p.Legend.Left = true, false
-	p.Legend.XOffs = vg.Points(-6)
+	p.Y.Min, p.Y.Max = 0, float64(labels)
+	legendAbove(p)
 	return p, nil
 }
 
@@ -196,9 +197,13 @@ func ScorerVariants(counts []validation.Count, set string) (*plot.Plot, error) {
 	if len(scorers) == 0 || labels == 0 {
 		return nil, fmt.Errorf("plots: no validation counts for set %q", set)
 	}
-	p := newPlot(fmt.Sprintf("Correct-by-construction responses accepted, by template (%s, %d labels)", set, labels),
-		"response template", "correct responses accepted (%)")
-	width := vg.Points(min(26, 480/float64(len(variants)*len(scorers))))
+	what, xlabel := "template", "response template"
+	if !allTemplates(variants) {
+		what, xlabel = "restated answer", "answer restated as (boxed unless named)"
+	}
+	p := newPlot(fmt.Sprintf("Correct responses accepted, by %s: %s (%d labels)", what, set, labels),
+		xlabel, "correct responses accepted (%)")
+	width := vg.Points(min(26, 400/float64(len(variants)*len(scorers)))) // a gap between templates
 	for si, s := range scorers {
 		vals, err := acceptedShares(counts, set, s, variants)
 		if err != nil {
@@ -218,16 +223,32 @@ func ScorerVariants(counts []validation.Count, set string) (*plot.Plot, error) {
 		for i, v := range vals {
 			xs[i], text[i] = float64(i), fmt.Sprintf("%.0f", v)
 		}
-		if err := addOffsetLabels(p, xs, vals, text, bars.Offset); err != nil {
+		if err := addOffsetLabels(p, xs, vals, text, bars.Offset, width); err != nil {
 			return nil, err
 		}
 	}
 	p.NominalX(variants...)
 	p.X.Tick.Label.Font.Size = vg.Points(10)
+	if len(variants) > 5 {
+		// slanted, so that long template names do not run into each other
+		p.X.Tick.Label.Rotation = math.Pi / 6
+		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YTop
+	}
 	p.X.Min, p.X.Max = -0.6, float64(len(variants))-0.4
-	p.Y.Min, p.Y.Max = 0, 130
-	p.Legend.Top, p.Legend.Left = true, true
+	p.Y.Min, p.Y.Max = 0, 100
+	legendAbove(p)
 	return p, nil
+}
+
+// allTemplates reports whether every variant is one of the five response
+// templates (validation.Variants) rather than a restated answer.
+func allTemplates(variants []string) bool {
+	for _, v := range variants {
+		if !slices.Contains(validation.Variants, v) {
+			return false
+		}
+	}
+	return true
 }
 
 // acceptedShares is the share (%) of correct responses scorer s accepted on
@@ -248,8 +269,14 @@ func acceptedShares(counts []validation.Count, set, s string, variants []string)
 	return vals, nil
 }
 
-// addOffsetLabels writes text above bars drawn with the given offset.
-func addOffsetLabels(p *plot.Plot, xs []float64, vals plotter.Values, text []string, offset vg.Length) error {
+// minLevelBar is the narrowest bar whose value label is written level above
+// it (three digits in the 10-point font); a narrower bar's label is written
+// upwards, so that it does not run into its neighbours'.
+const minLevelBar vg.Length = 16 // points
+
+// addOffsetLabels writes text above bars of the given width drawn with the
+// given offset.
+func addOffsetLabels(p *plot.Plot, xs []float64, vals plotter.Values, text []string, offset, width vg.Length) error {
 	xys := make(plotter.XYs, len(vals))
 	for i, v := range vals {
 		xys[i].X, xys[i].Y = xs[i], v
@@ -260,7 +287,12 @@ func addOffsetLabels(p *plot.Plot, xs []float64, vals plotter.Values, text []str
 	}
 	for i := range l.TextStyle {
 		l.TextStyle[i].Font = font.From(sans, 10)
-		l.TextStyle[i].XAlign = -0.5
+		l.TextStyle[i].XAlign = draw.XCenter
+		if width < minLevelBar {
+			l.TextStyle[i].Font.Size = vg.Points(9)
+			l.TextStyle[i].Rotation = math.Pi / 2
+			l.TextStyle[i].XAlign, l.TextStyle[i].YAlign = draw.XLeft, draw.YCenter
+		}
 	}
 	l.Offset = vg.Point{X: offset, Y: vg.Points(2)}
 	p.Add(l)

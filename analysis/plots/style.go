@@ -44,8 +44,16 @@ var palette = []color.Color{
 // Color returns the i-th colour of the figures' palette.
 func Color(i int) color.Color { return palette[i%len(palette)] }
 
-// newPlot returns a plot with the house fonts, a light grid and the legend at
-// the top left.
+// glyphs are the point shapes of successive series, so that series drawn on
+// top of each other stay apart.
+var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.TriangleGlyph{},
+	draw.PyramidGlyph{}, draw.RingGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}}
+
+// glyph returns the point shape of the i-th series.
+func glyph(i int) draw.GlyphDrawer { return glyphs[i%len(glyphs)] }
+
+// newPlot returns a plot with the house fonts and a light grid. Its
+// constructor adds the data and the legend entries, then calls legendAbove.
 func newPlot(title, xlabel, ylabel string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
@@ -58,13 +66,42 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 		a.Tick.Marker = niceTicks{}
 	}
 	p.Legend.TextStyle.Font = font.From(sans, 11)
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), vg.Points(-6)
+	p.Legend.Padding = vg.Points(2)
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = color.Gray{220}
 	grid.Horizontal.Color = color.Gray{220}
 	p.Add(grid)
 	return p
+}
+
+// legendGap separates the legend from the title above it and from the data
+// area below it.
+const legendGap vg.Length = 6 // points
+
+// legendAbove moves the legends of ps out of their data areas into a band
+// of their own between the title and the data, left-aligned with the data,
+// so that they cover no bar, line, point or label whatever the data. The band
+// is as tall as the tallest of the legends, so that panels drawn side by side
+// keep their titles and data areas level. Call it once, after the last
+// Legend.Add: it widens each title's padding by the band, so each plot must
+// have a title.
+func legendAbove(ps ...*plot.Plot) {
+	var band vg.Length
+	for _, p := range ps {
+		r := p.Legend.Rectangle(draw.Canvas{})
+		band = max(band, r.Max.Y-r.Min.Y)
+	}
+	if band <= 0 {
+		return
+	}
+	for _, p := range ps {
+		// Legend.Draw puts the top of the first entry at the data area's
+		// top, less the font's descent, plus YOffs.
+		p.Legend.Top, p.Legend.Left = true, true
+		p.Legend.XOffs = 0
+		p.Legend.YOffs = band + legendGap + p.Legend.TextStyle.FontExtents().Descent
+		p.Title.Padding += band + legendGap
+	}
 }
 
 // Save writes p as base.png and base.svg (base is a path without extension),
@@ -105,6 +142,14 @@ func WriteGrid(out io.Writer, grid [][]*plot.Plot, w, h vg.Length, format string
 	default:
 		return fmt.Errorf("plots: unknown format %q", format)
 	}
+	drawGrid(c, grid)
+	_, err := wt.WriteTo(out)
+	return err
+}
+
+// drawGrid draws a grid of plots (rows of equal length) onto c, their data
+// areas aligned.
+func drawGrid(c draw.Canvas, grid [][]*plot.Plot) {
 	if len(grid) == 1 && len(grid[0]) == 1 {
 		grid[0][0].Draw(c)
 	} else {
@@ -120,8 +165,6 @@ func WriteGrid(out io.Writer, grid [][]*plot.Plot, w, h vg.Length, format string
 			}
 		}
 	}
-	_, err := wt.WriteTo(out)
-	return err
 }
 
 // niceTicks labels an axis every 1, 2 or 5 × 10^n, aiming at about six labels,

@@ -23,21 +23,21 @@ type trainSeries struct {
 }
 
 var trainPanels = []trainPanel{
-	{"Reward", "reward", []trainSeries{{label: "mean", value: func(m metrics.StepMetrics) float64 { return m.RewardMean }}}},
+	{"Reward", "reward (mean)", []trainSeries{{label: "mean", value: func(m metrics.StepMetrics) float64 { return m.RewardMean }}}},
 	{"Accuracy", "accepted by the scorer (%)", []trainSeries{{label: "accuracy", value: func(m metrics.StepMetrics) float64 { return 100 * m.Accuracy }}}},
-	{"Response length", "tokens", []trainSeries{
+	{"Response length", "tokens per response", []trainSeries{
 		{label: "mean", value: func(m metrics.StepMetrics) float64 { return m.ResponseLenMean }},
 		{label: "max", value: func(m metrics.StepMetrics) float64 { return float64(m.ResponseLenMax) }}}},
 	{"Truncation", "cut at the budget (%)", []trainSeries{{label: "truncated", value: func(m metrics.StepMetrics) float64 { return 100 * m.TruncationRate }}}},
-	{"Tool use", "per response / rate", []trainSeries{
+	{"Tool use", "per response, or fraction", []trainSeries{
 		{label: "tool calls per response", value: func(m metrics.StepMetrics) float64 { return m.ToolCallsPerSample }},
-		{label: "tool error rate", value: func(m metrics.StepMetrics) float64 { return m.ToolErrorRate }},
-		{label: "calls without output", extra: "tool_no_output_rate"}}},
-	{"Policy", "value", []trainSeries{
-		{label: "entropy", value: func(m metrics.StepMetrics) float64 { return m.Entropy }},
-		{label: "clip fraction x10", value: func(m metrics.StepMetrics) float64 { return 10 * m.ClipFraction }},
-		{label: "|log π_train − log π_rollout|, mean", extra: "train_rollout_logprob_abs_diff"},
-		{label: "|log π_train − log π_rollout|, max", extra: "train_rollout_logprob_abs_diff_max"}}},
+		{label: "failed calls (fraction)", value: func(m metrics.StepMetrics) float64 { return m.ToolErrorRate }},
+		{label: "calls without output (fraction)", extra: "tool_no_output_rate"}}},
+	{"Policy", "nats/token, or fraction ×10", []trainSeries{
+		{label: "entropy (nats per token)", value: func(m metrics.StepMetrics) float64 { return m.Entropy }},
+		{label: "clipped tokens, fraction ×10", value: func(m metrics.StepMetrics) float64 { return 10 * m.ClipFraction }},
+		{label: "|log π_train − log π_rollout|, mean (nats)", extra: "train_rollout_logprob_abs_diff"},
+		{label: "|log π_train − log π_rollout|, max (nats)", extra: "train_rollout_logprob_abs_diff_max"}}},
 }
 
 // TrainingCurves draws a run's metrics log as a 2×3 grid: reward, accuracy
@@ -53,6 +53,8 @@ func TrainingCurves(name string, steps []metrics.StepMetrics, evals []metrics.Ev
 	for _, panel := range trainPanels {
 		p := newPlot(fmt.Sprintf("%s: %s", name, panel.title), "optimizer step", panel.ylabel)
 		p.Title.TextStyle.Font.Size = vg.Points(13)
+		p.Legend.TextStyle.Font.Size = vg.Points(10)
+		p.Y.Label.TextStyle.Font.Size = vg.Points(12)
 		for i, s := range panel.series {
 			value := s.value
 			if s.extra != "" {
@@ -87,12 +89,12 @@ func TrainingCurves(name string, steps []metrics.StepMetrics, evals []metrics.Ev
 		if p.Y.Min > 0 {
 			p.Y.Min = 0
 		}
-		p.Y.Max += 0.2 * (p.Y.Max - p.Y.Min) // room for the legend
 		if p.Y.Max == p.Y.Min {
 			p.Y.Max = p.Y.Min + 1
 		}
 		flat = append(flat, p)
 	}
+	legendAbove(flat...)
 	return [][]*plot.Plot{flat[:3], flat[3:]}, nil
 }
 
