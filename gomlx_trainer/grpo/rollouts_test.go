@@ -19,7 +19,8 @@ func TestTrainRecordsRollouts(t *testing.T) {
 		t.Skip("trains a tiny model")
 	}
 	cfg := smokeConfig(t)
-	cfg.SFTSteps, cfg.SFTUnprintedFraction, cfg.SaveRolloutsEvery, cfg.SaveRolloutsGroups, cfg.EvalPromptData = 40, 0, 1, 0, ""
+	cfg.SFTSteps, cfg.SFTUnprintedFraction, cfg.SaveRolloutsEvery, cfg.SaveRolloutsGroups, cfg.EvalPromptData = 60, 0, 1, 0, ""
+	cfg.RolloutMaxResponseLen = 112 // room for a call (about 70 tokens) and its response
 	var logs []RolloutLog
 	var log testLog
 	opt := TrainOptions{Backend: testBackend(t), Tools: arithTools{}, Progress: &log,
