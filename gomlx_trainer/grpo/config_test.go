@@ -207,7 +207,7 @@ func TestKnobs(t *testing.T) {
 			t.Errorf("knob %s: Ptr gives a %s, not the field's address", k.Key, p.Type())
 		}
 	}
-	if got := strings.Join(ConfigKeys(), " "); !strings.HasPrefix(got, "hf_checkpoint tiny_model ") || !strings.HasSuffix(got, " keep_ckpts") {
+	if got := strings.Join(ConfigKeys(), " "); !strings.HasPrefix(got, "hf_checkpoint tiny_model ") || !strings.HasSuffix(got, " keep_ckpts save_rollouts_every save_rollouts_groups") {
 		t.Errorf("ConfigKeys = %s, want declaration order", got)
 	}
 }
@@ -222,6 +222,8 @@ func TestValidateErrors(t *testing.T) {
 		{"empty, with the description", func(c *Config) { c.Save = "" }, "grpo: config save: empty — run folder ("},
 		{"choices, listed", func(c *Config) { c.KLLossType = "k4" }, `grpo: config kl_loss_type: "k4" is not k1, k2, k3 or low_var_kl`},
 		{"one choice", func(c *Config) { c.LRDecayStyle = "cosine" }, `grpo: config lr_decay_style: "cosine" is not constant`},
+		{"negative recording interval", func(c *Config) { c.SaveRolloutsEvery = -1 }, "grpo: config save_rollouts_every: -1 is negative — record the training rollouts"},
+		{"negative recorded groups", func(c *Config) { c.SaveRolloutsGroups = -2 }, "grpo: config save_rollouts_groups: -2 is negative — prompt groups"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Default()
