@@ -60,7 +60,7 @@ func ReadEvalPoints(r io.Reader, name string) ([]EvalPoint, error) {
 	var out []EvalPoint
 	err := jsonl.Read(r, name, func(_ int, raw []byte) error {
 		var p EvalPoint
-		if err := decodeStrict(raw, evalRequired, &p); err != nil {
+		if err := jsonl.DecodeStrict(raw, evalRequired, &p); err != nil {
 			return err
 		}
 		if err := p.Validate(); err != nil {

@@ -1,9 +1,7 @@
 package metrics
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -126,7 +124,7 @@ func ReadSamples(r io.Reader, name string) ([]Sample, error) {
 	seen := map[sampleKey]int{}
 	err := jsonl.Read(r, name, func(line int, raw []byte) error {
 		var s Sample
-		if err := decodeStrict(raw, sampleRequired, &s); err != nil {
+		if err := jsonl.DecodeStrict(raw, sampleRequired, &s); err != nil {
 			return err
 		}
 		if err := s.Validate(); err != nil {
@@ -161,39 +159,6 @@ func WriteSamples(w io.Writer, samples ...Sample) error {
 		if err := writeLine(w, s); err != nil {
 			return fmt.Errorf("metrics: sample %d: %w", i, err)
 		}
-	}
-	return nil
-}
-
-// decodeStrict decodes one JSON object into v, refusing unknown fields, a
-// missing required field, null for a required field, and values of the wrong
-// type, each as a *jsonl.FieldError.
-func decodeStrict(raw []byte, required []string, v any) error {
-	obj, err := jsonl.Object(raw)
-	if err != nil {
-		return err
-	}
-	for _, f := range required {
-		val, ok := obj[f]
-		if !ok {
-			return &jsonl.FieldError{Field: f, Err: errors.New("missing")}
-		}
-		if bytes.Equal(bytes.TrimSpace(val), []byte("null")) {
-			return &jsonl.FieldError{Field: f, Err: errors.New("null")}
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return &jsonl.FieldError{Field: te.Field, Err: fmt.Errorf("want %s, got a JSON %s", te.Type, te.Value)}
-		}
-		if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
-			field := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
-			return &jsonl.FieldError{Field: field, Err: errors.New("unknown field")}
-		}
-		return err
 	}
 	return nil
 }

@@ -130,7 +130,7 @@ func ReadStepMetrics(r io.Reader, name string) ([]StepMetrics, error) {
 	var out []StepMetrics
 	err := jsonl.Read(r, name, func(line int, raw []byte) error {
 		var m StepMetrics
-		if err := decodeStrict(raw, stepRequired, &m); err != nil {
+		if err := jsonl.DecodeStrict(raw, stepRequired, &m); err != nil {
 			return err
 		}
 		if err := m.Validate(); err != nil {

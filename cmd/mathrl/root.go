@@ -37,6 +37,7 @@ analyses the results.`,
 		newChatCmd(),
 		newTokenizerCmd(),
 		newSandboxCmd(),
+		newShowCmd(nil),
 	// subcommands: one line each
 	)
 	return root

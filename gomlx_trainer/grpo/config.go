@@ -125,9 +125,11 @@ type Config struct {
 	EvalTopP              float64 `yaml:"eval_top_p" json:"eval_top_p" slime:"--eval-top-p" help:"evaluation nucleus sampling threshold (1: off)"`
 
 	// --- run folder and checkpoints
-	Save         string `yaml:"save" json:"save" slime:"--save" help:"run folder (config.json, train.jsonl, samples/, ckpt/, figures/)"`
-	SaveInterval int    `yaml:"save_interval" json:"save_interval" slime:"--save-interval" help:"checkpoint every N rollouts (0: only at the end)"`
-	KeepCkpts    int    `yaml:"keep_ckpts" json:"keep_ckpts" help:"checkpoints kept in ckpt/, the newest (0: all)"`
+	Save               string `yaml:"save" json:"save" slime:"--save" help:"run folder (config.json, train.jsonl, samples/, rollouts/, ckpt/, figures/)"`
+	SaveInterval       int    `yaml:"save_interval" json:"save_interval" slime:"--save-interval" help:"checkpoint every N rollouts (0: only at the end)"`
+	KeepCkpts          int    `yaml:"keep_ckpts" json:"keep_ckpts" help:"checkpoints kept in ckpt/, the newest (0: all)"`
+	SaveRolloutsEvery  int    `yaml:"save_rollouts_every" json:"save_rollouts_every" help:"record the training rollouts token by token (ids, text, loss mask, old log-probs, advantage, reward, verdict) in rollouts/step-NNNNNN.jsonl every N rollouts, the first and the last included, for mathrl show rollout (0: never)"`
+	SaveRolloutsGroups int    `yaml:"save_rollouts_groups" json:"save_rollouts_groups" help:"prompt groups recorded per recorded rollout, the first ones drawn (0: all)"`
 }
 
 // Default returns the defaults: slime's where slime has the knob, and a small
@@ -184,7 +186,9 @@ func Default() Config {
 		EvalTemperature:       1,
 		EvalTopP:              1,
 
-		Save: "results/runs/run",
+		Save:               "results/runs/run",
+		SaveRolloutsEvery:  10,
+		SaveRolloutsGroups: 4,
 	}
 }
 
@@ -382,6 +386,10 @@ func (c Config) validateRun() error {
 		return bad("save_interval", "%d is negative", c.SaveInterval)
 	case c.KeepCkpts < 0:
 		return bad("keep_ckpts", "%d is negative", c.KeepCkpts)
+	case c.SaveRolloutsEvery < 0:
+		return bad("save_rollouts_every", "%d is negative", c.SaveRolloutsEvery)
+	case c.SaveRolloutsGroups < 0:
+		return bad("save_rollouts_groups", "%d is negative", c.SaveRolloutsGroups)
 	}
 	return nil
 }

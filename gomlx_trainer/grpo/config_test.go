@@ -220,7 +220,7 @@ func TestKnobs(t *testing.T) {
 			t.Errorf("knob %s: Ptr gives a %s, not the field's address", k.Key, p.Type())
 		}
 	}
-	if got := strings.Join(ConfigKeys(), " "); !strings.HasPrefix(got, "hf_checkpoint tiny_model ") || !strings.HasSuffix(got, " keep_ckpts") {
+	if got := strings.Join(ConfigKeys(), " "); !strings.HasPrefix(got, "hf_checkpoint tiny_model ") || !strings.HasSuffix(got, " keep_ckpts save_rollouts_every save_rollouts_groups") {
 		t.Errorf("ConfigKeys = %s, want declaration order", got)
 	}
 }
@@ -237,6 +237,8 @@ func TestValidateErrors(t *testing.T) {
 		{"one choice", func(c *Config) { c.LRDecayStyle = "cosine" }, `grpo: config lr_decay_style: "cosine" is not constant`},
 		{"NaN, as a flag gives it", func(c *Config) { c.RolloutTemperature = math.NaN() }, "grpo: config rollout_temperature: NaN, want a finite number"},
 		{"infinity", func(c *Config) { c.WeightDecay = math.Inf(1) }, "grpo: config weight_decay: +Inf, want a finite number"},
+		{"negative recording interval", func(c *Config) { c.SaveRolloutsEvery = -1 }, "grpo: config save_rollouts_every: -1 is negative — record the training rollouts"},
+		{"negative recorded groups", func(c *Config) { c.SaveRolloutsGroups = -2 }, "grpo: config save_rollouts_groups: -2 is negative — prompt groups"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Default()

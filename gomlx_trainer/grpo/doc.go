@@ -19,6 +19,9 @@
 // micro-batches (AccumulateGradients), clips them to a global norm and applies
 // AdamW (ApplyAdamW). Log-probs recorded at sampling time are the "old" policy
 // of the PPO ratio. The supervised warm start takes the same Learner.Step.
+// Every save_rollouts_every rollouts the trainer records the rollout token by
+// token (package rollouts' schema) from the arrays its loss took: the masks,
+// old log-probs and advantages of the sequences after every correction.
 //
 // Graph-building functions (PolicyLoss, KL, ClipByGlobalNorm, ApplyAdamW) are
 // tested on tiny inputs against numbers computed independently.

@@ -95,6 +95,11 @@ type rolloutBatch struct {
 	scoreSeconds float64          // wall time of the scoring
 	drawn        int              // prompt groups drawn (more than problems' rollout_batch_size with dynamic sampling's further draws)
 	mismatch     mismatchStats    // set by correct, before the first update
+	step         int              // optimizer steps the sampling policy had taken, set by rollout
+	verdicts     []Reward         // one per sample, set by score
+	kept         []int            // the sample behind each sequence, set by sequences
+	trained      []Sequence       // the sequences as the loss took them (after correct), set by optimize
+	trainSteps   []int            // the optimizer step of each of trained, set by optimize
 }
 
 // sample draws the next groups prompts that fit rollout_max_prompt_len and
@@ -151,10 +156,11 @@ func (t *trainer) score(r *rolloutBatch) {
 	start := time.Now()
 	cfg := t.cfg
 	r.rewards = make([]float64, len(r.samples))
+	r.verdicts = make([]Reward, len(r.samples))
 	for i, s := range r.samples {
 		rw := t.reward(s.Text, r.problems[i/cfg.NSamplesPerPrompt].Answer, s.ToolCalls)
 		rw.Value += OverlongPenalty(len(s.IDs), cfg.RolloutMaxResponseLen, cfg.OverlongBufferLen, cfg.OverlongPenaltyFactor)
-		r.rewards[i] = rw.Value
+		r.rewards[i], r.verdicts[i] = rw.Value, rw
 		r.stats.add(s, rw)
 	}
 	r.scoreSeconds = time.Since(start).Seconds()
@@ -186,6 +192,7 @@ func (t *trainer) sequences(r *rolloutBatch) []Sequence {
 			tokens = append(tokens, int(sum(r.samples[i].Mask)))
 		}
 	}
+	r.kept = kept
 	if len(kept) == 0 {
 		return nil
 	}
@@ -223,7 +230,7 @@ func (t *trainer) optimize(seqs []Sequence, r *rolloutBatch) ([]metrics.StepMetr
 	if err != nil {
 		return nil, err
 	}
-	r.mismatch = mm
+	r.mismatch, r.trained, r.trainSteps = mm, seqs, make([]int, len(seqs))
 	var lines []metrics.StepMetrics
 	for k := range n {
 		start := time.Now()
@@ -239,6 +246,9 @@ func (t *trainer) optimize(seqs []Sequence, r *rolloutBatch) ([]metrics.StepMetr
 			return nil, err
 		}
 		t.st.Step++
+		for j := k * len(seqs) / n; j < (k+1)*len(seqs)/n; j++ {
+			r.trainSteps[j] = t.st.Step
+		}
 		m := t.stepMetrics(r, part, len(seqs), n, ss, gradNorm, lr)
 		m.TrainSeconds = time.Since(start).Seconds()
 		t.steps = append(t.steps, m)

@@ -101,6 +101,11 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 		if err != nil {
 			return err
 		}
+
+		// --- token-level record of the rollout every save_rollouts_every rollouts, the first and last included
+		if err := t.recordRollout(r); err != nil {
+			return err
+		}
 		t.st.Rollout++
 		t.report(r, seqs, lines, start)
 
@@ -157,7 +162,8 @@ func modelName(cfg Config) string {
 // differingKey names the first knob, other than those a resumed run may
 // change, whose value differs between a and b ("" when none).
 func differingKey(a, b Config) string {
-	free := map[string]bool{"num_rollout": true, "eval_interval": true, "save_interval": true, "keep_ckpts": true, "backend": true}
+	free := map[string]bool{"num_rollout": true, "eval_interval": true, "save_interval": true, "keep_ckpts": true, "backend": true,
+		"save_rollouts_every": true, "save_rollouts_groups": true}
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
 	t := va.Type()
 	for i := 0; i < t.NumField(); i++ {

@@ -15,6 +15,7 @@ func (t *trainer) rollout(ctx context.Context) (*rolloutBatch, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.step = t.st.Step
 	t.score(r)
 	if !cfg.DynamicSampling {
 		return r, nil
@@ -40,6 +41,7 @@ func (r *rolloutBatch) append(o *rolloutBatch) {
 	r.prompts = append(r.prompts, o.prompts...)
 	r.samples = append(r.samples, o.samples...)
 	r.rewards = append(r.rewards, o.rewards...)
+	r.verdicts = append(r.verdicts, o.verdicts...)
 	r.stats.merge(o.stats)
 	r.gen.GenerateSeconds += o.gen.GenerateSeconds
 	r.gen.ToolSeconds += o.gen.ToolSeconds

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Error reports a bad line: the file (or stream) name, the 1-based line and, when
@@ -117,4 +118,37 @@ func kind(raw json.RawMessage) string {
 	default:
 		return "a number"
 	}
+}
+
+// DecodeStrict decodes one JSON object into v, refusing unknown fields, a
+// missing required field, null for a required field, and values of the wrong
+// type, each as a *jsonl.FieldError.
+func DecodeStrict(raw []byte, required []string, v any) error {
+	obj, err := Object(raw)
+	if err != nil {
+		return err
+	}
+	for _, f := range required {
+		val, ok := obj[f]
+		if !ok {
+			return &FieldError{Field: f, Err: errors.New("missing")}
+		}
+		if bytes.Equal(bytes.TrimSpace(val), []byte("null")) {
+			return &FieldError{Field: f, Err: errors.New("null")}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return &FieldError{Field: te.Field, Err: fmt.Errorf("want %s, got a JSON %s", te.Type, te.Value)}
+		}
+		if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
+			field := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
+			return &FieldError{Field: field, Err: errors.New("unknown field")}
+		}
+		return err
+	}
+	return nil
 }
