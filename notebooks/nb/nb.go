@@ -38,8 +38,12 @@ func Must[T any](v T, err error) T {
 // Figure shows p inline as a PNG, or stops the cell on err. It takes a plots
 // constructor's two results directly: nb.Figure(plots.PassAtK(series)).
 func Figure(p *plot.Plot, err error) {
-	png := Must(plots.PNG(Must(p, err)))
-	gonbui.DisplayPng(png)
+	PNG(plots.PNG(Must(p, err)))
+}
+
+// PNG shows a PNG image, or stops the cell on err: nb.PNG(os.ReadFile(path)).
+func PNG(png []byte, err error) {
+	gonbui.DisplayPng(Must(png, err))
 	gonbui.Sync()
 }
 
