@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -65,7 +64,7 @@ key it leaves out. configs/README.md lists the keys with slime's equivalents.`,
 			}
 			opts.Config, opts.Out = cfg, cmd.OutOrStdout()
 			printSmoke(opts.Out, cfg, smoke)
-			opts.Command = strings.Join(append([]string{filepath.Base(os.Args[0])}, os.Args[1:]...), " ")
+			opts.Command = strings.Join(append([]string{cmd.Root().Name()}, os.Args[1:]...), " ") // "mathrl ...", whatever the binary is called
 			if runF == nil {
 				runF = runTrain
 			}
