@@ -15,7 +15,7 @@ bash scripts/setup-notebooks.sh
 export PATH="$root/.cache/bin:$PATH"
 export MATHRL_TEST_CACHE=${MATHRL_TEST_CACHE:-$root/.cache/testdeps}
 export MATHRL_DATA_DIR=${MATHRL_DATA_DIR:-$root/.cache/data}
-export GOMLX_BACKEND=${GOMLX_BACKEND:-go:ops_sequential}
+export GOMLX_BACKEND=${GOMLX_BACKEND:-go:ops_sequential,creation_order}
 export GOMLX_NO_AUTO_INSTALL=1
 
 echo "== build"
@@ -30,6 +30,8 @@ go vet ./...
 
 echo "== go test"
 go test -count=1 -timeout 80m ./...
+echo "== go test, built with GOEXPERIMENT=simd: the matrix products and the model on GoMLX's AVX2 kernels"
+GOEXPERIMENT=simd go test -count=1 ./gomlx_trainer/gomlxfix ./gomlx_trainer/qwen3 ./gomlx_trainer/sampler
 echo "== GPU check scripts (scripts/device), dry run on the CPU with tiny sizes"
 dry="$root/.cache/device-dry"
 rm -rf "$dry"

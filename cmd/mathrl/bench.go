@@ -57,6 +57,8 @@ timed apart. With --peak-tflops (default 989, an H200's dense bf16 peak, on CUDA
 	f.StringVar(&opts.What, "what", "both", "train, decode or both")
 	f.Uint64Var(&opts.Bench.Seed, "seed", 0, "seed of the random model and tokens")
 	f.BoolVar(&opts.JSON, "json", false, "print the result as one JSON object")
+	f.BoolVar(&opts.Bench.Model.DecomposedAttention, "decomposed-attention", false,
+		"train with attention built from matmuls and a softmax even where the backend has fused (flash) attention")
 	return cmd
 }
 

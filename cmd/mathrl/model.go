@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/compute"
 	"github.com/spf13/cobra"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
@@ -103,7 +103,7 @@ func addBackendFlags(cmd *cobra.Command, f *modelFlags) {
 
 // openBackend chooses and opens the backend (it may re-execute the program once
 // to set LD_LIBRARY_PATH for the CUDA plugin).
-func (f *modelFlags) openBackend(log io.Writer) (backends.Backend, backend.Plan, error) {
+func (f *modelFlags) openBackend(log io.Writer) (compute.Backend, backend.Plan, error) {
 	b, plan, err := backend.New(backend.Options{Kind: f.Backend, PJRTPlugin: f.PJRTPlugin})
 	if err != nil {
 		return nil, plan, err
@@ -113,7 +113,7 @@ func (f *modelFlags) openBackend(log io.Writer) (backends.Backend, backend.Plan,
 }
 
 // open opens the backend and loads the model.
-func (f *modelFlags) open(log io.Writer) (backends.Backend, *qwen3.Model, error) {
+func (f *modelFlags) open(log io.Writer) (compute.Backend, *qwen3.Model, error) {
 	dtype, err := qwen3.ParseDType(f.DType)
 	if err != nil {
 		return nil, nil, err

@@ -26,7 +26,7 @@ type planOptions struct {
 type planFlags struct {
 	recipe, gpuMemory, hfCheckpoint, tinyModel, rules  string
 	microBatch, maxTokens, samplingBatch, logProbChunk int
-	recompute                                          bool
+	recompute, fused                                   bool
 }
 
 func newPlanCmd(runF func(*planOptions) error) *cobra.Command {
@@ -71,6 +71,8 @@ try settings without editing the recipe.`,
 	fs.IntVar(&f.samplingBatch, "sampling-batch-size", 0, "sequences sampled at once (default: the recipe's)")
 	fs.IntVar(&f.logProbChunk, "logprob-chunk", 0, "positions per chunk of the log-prob head, 0 for all at once (default: the recipe's)")
 	fs.BoolVar(&f.recompute, "recompute-layers", false, "recompute each decoder layer in the backward (default: the recipe's)")
+	fs.BoolVar(&f.fused, "fused-attention", false, "plan the training step's attention as fused (flash) attention, without [B, heads, T, T] scores "+
+		"(default: as the trainer runs it, fused under the xla rules in bfloat16 or float16; --fused-attention=false plans the decomposed graph)")
 	return cmd
 }
 
@@ -116,6 +118,14 @@ func (f planFlags) resolve(cmd *cobra.Command) (*planOptions, error) {
 	rules, err := planRules(f.rules, cfg.Backend)
 	if err != nil {
 		return nil, err
+	}
+	rc.FusedAttention = memplan.FusedAttention(rc.DType, rules)
+	if set("fused-attention") {
+		if f.fused && !rc.FusedAttention {
+			return nil, fmt.Errorf("--fused-attention: fused attention runs under the xla rules in bfloat16 or float16, "+
+				"not under the %s rules in %s", rules, cfg.DType)
+		}
+		rc.FusedAttention = f.fused
 	}
 	return &planOptions{Config: cfg, Recipe: rc, Limit: limit, Rules: rules}, nil
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/compute/dtypes"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/memplan"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
@@ -22,7 +22,7 @@ func TestNewPlanCmd(t *testing.T) {
 	}{
 		{"the recipe's numbers", []string{"--config", "retool-grpo-qwen3-4b", "--tiny-model", "qwen3-4b"}, func(t *testing.T, o *planOptions) {
 			want := memplan.Recipe{DType: dtypes.BFloat16, GlobalBatch: 256, MicroBatch: 1, PromptLen: 2048, ResponseLen: 8192,
-				RolloutSamples: 1024, SamplingBatch: 16, EvalResponseLen: 16384, Tools: true, RecomputeLayers: true}
+				RolloutSamples: 1024, SamplingBatch: 16, EvalResponseLen: 16384, Tools: true, RecomputeLayers: true, FusedAttention: true}
 			if o.Recipe != want || o.Config.TinyModel != "qwen3-4b" || o.Limit != 141<<30 || o.Rules != memplan.XLA {
 				t.Errorf("options %+v limit %d rules %v\nwant recipe %+v", o.Recipe, o.Limit, o.Rules, want)
 			}
@@ -41,6 +41,14 @@ func TestNewPlanCmd(t *testing.T) {
 				t.Errorf("config %+v rules %v", o.Config, o.Rules)
 			}
 		}, ""},
+		{"--fused-attention=false plans the decomposed graph", []string{"--config", "math-grpo-qwen3-8b", "--fused-attention=false"},
+			func(t *testing.T, o *planOptions) {
+				if o.Recipe.FusedAttention || o.Rules != memplan.XLA {
+					t.Errorf("recipe %+v rules %v", o.Recipe, o.Rules)
+				}
+			}, ""},
+		{"--fused-attention on the cpu rules", []string{"--config", "math-grpo-qwen3-8b", "--rules", "cpu", "--fused-attention"}, nil,
+			"--fused-attention: fused attention runs under the xla rules"},
 		{"bad memory size", []string{"--gpu-memory", "lots"}, nil, "memory size"},
 		{"bad rules", []string{"--rules", "tpu"}, nil, "--rules"},
 		{"negative override", []string{"--micro-batch-size", "-1"}, nil, "negative"},

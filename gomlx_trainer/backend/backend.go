@@ -11,10 +11,9 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/gomlx/go-xla/pkg/pjrt"
-	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego" // the pure Go backend
-	"github.com/gomlx/gomlx/backends/xla"        // XLA through a PJRT plugin (dlopen'ed; nothing is linked)
+	"github.com/gomlx/compute"
+	_ "github.com/gomlx/compute/gobackend"  // the pure Go backend
+	_ "github.com/gomlx/go-xla/compute/xla" // XLA through a PJRT plugin (dlopen'ed; nothing is linked)
 )
 
 // The backend kinds accepted by --backend.
@@ -25,8 +24,11 @@ const (
 )
 
 // CPUConfig is the GOMLX_BACKEND value for the CPU: the pure Go backend with
-// sequential ops (its parallel mode was seen to hang on small machines).
-const CPUConfig = "go:ops_sequential"
+// sequential ops (its parallel mode deadlocks on small machines, v0.26 and
+// v0.28.2 alike), run in the order the graph created them (v0.28's default
+// order keeps more buffers alive: with it, recomputed layers and chunked
+// log-probs save half as much memory; see the README).
+const CPUConfig = "go:ops_sequential,creation_order"
 
 // reexecMarker is set in the environment of the process re-executed with a new
 // LD_LIBRARY_PATH, so that it never re-executes again.
@@ -42,7 +44,7 @@ type Options struct {
 // environment it needs, with the reasons, for `mathrl doctor`.
 type Plan struct {
 	Kind   string            // CPU or CUDA
-	Config string            // the GOMLX_BACKEND value: CPUConfig or "xla:/abs/path/xla_cuda_plugin.so"
+	Config string            // the GOMLX_BACKEND value: CPUConfig or "xla:/abs/path/xla_cuda_plugin.so,"+CUDAOptions
 	Found  Found             // what discovery found (CUDA)
 	Env    map[string]string // variables to set before the plugin loads
 	Why    []string          // how the choice was made, one line each
@@ -120,7 +122,7 @@ func Resolve(opts Options, h Host) (Plan, error) {
 		why = append(why, "warning: no NVIDIA driver seen; the plugin will fail to find a device")
 	}
 	env := cudaEnv(found, h.Getenv)
-	return Plan{Kind: CUDA, Config: "xla:" + found.Plugin, Found: found, Env: env, Why: why}, nil
+	return Plan{Kind: CUDA, Config: "xla:" + found.Plugin + "," + CUDAOptions, Found: found, Env: env, Why: why}, nil
 }
 
 // cudaEnv is the environment the CUDA plugin needs (see Found).
@@ -257,7 +259,7 @@ func Apply(p Plan) error {
 			return fmt.Errorf("backend: %w", err)
 		}
 	}
-	if err := os.Setenv(backends.ConfigEnvVar, p.Config); err != nil {
+	if err := os.Setenv(compute.ConfigEnvVar, p.Config); err != nil {
 		return fmt.Errorf("backend: %w", err)
 	}
 	if needReexec && os.Getenv(reexecMarker) == "" {
@@ -272,8 +274,16 @@ func Apply(p Plan) error {
 	return nil
 }
 
+// SIMDAdvice says when a build with GOEXPERIMENT=simd pays on the CPU backend
+// (measured with GoMLX v0.28.2 on 2 AMD EPYC cores; see the README): its AVX2
+// kernels make the products of larger models several times faster, but after
+// they run on a thread GoMLX's Exp and Logistic there run many times slower,
+// which costs a tiny model more than the kernels gain.
+const SIMDAdvice = "build with GOEXPERIMENT=simd for models of hidden size 256 and up " +
+	"(a train step of the small config 3.2x faster); leave it out for the tiny CPU demo (its steps 3.7-4x slower with it)"
+
 // New resolves the options, applies the plan and opens the backend.
-func New(opts Options) (backends.Backend, Plan, error) {
+func New(opts Options) (compute.Backend, Plan, error) {
 	p, err := Resolve(opts, RealHost())
 	if err != nil {
 		return nil, p, err
@@ -288,41 +298,25 @@ func New(opts Options) (backends.Backend, Plan, error) {
 	return b, p, nil
 }
 
-// CUDAClientOptions are the PJRT CUDA client's create options: no
-// preallocation, so that the device's memory is taken as a run needs it (and
-// the stages of a check share it), under a ceiling of 97% of the device
-// instead of XLA's default 75%, which is too little for the seed recipes (see
-// `mathrl plan`).
-func CUDAClientOptions() pjrt.NamedValuesMap {
-	return pjrt.NamedValuesMap{"preallocate": false, "memory_fraction": float32(0.97)}
-}
+// CUDAOptions are the XLA backend's options for the CUDA plugin, written after
+// the plugin's path in the GOMLX_BACKEND value: no preallocation, so that the
+// device's memory is taken as a run needs it (and the stages of a check share
+// it), under a ceiling of 97% of the device instead of XLA's default 75%, which
+// is too little for the seed recipes (see `mathrl plan`). GoMLX's XLA backend
+// passes them to the PJRT client as its create options.
+const CUDAOptions = "preallocate=false,memory_fraction=0.97"
 
-// open opens the backend of a plan: the CUDA plugin with CUDAClientOptions,
-// anything else by its configuration.
-func open(p Plan) (backends.Backend, error) {
-	if plugin, ok := strings.CutPrefix(p.Config, "xla:"); ok && p.Kind == CUDA && filepath.IsAbs(plugin) {
-		return newXLA(plugin, CUDAClientOptions())
-	}
+// open opens the backend of a plan by its configuration.
+func open(p Plan) (compute.Backend, error) {
 	return newWithConfig(p.Config)
 }
 
-// newXLA opens the XLA backend on a plugin with client options, turning its
-// panics into errors.
-func newXLA(plugin string, options pjrt.NamedValuesMap) (b backends.Backend, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
-		}
-	}()
-	return xla.NewWithOptions(plugin, options)
-}
-
 // newWithConfig opens a GoMLX backend, turning its panics into errors.
-func newWithConfig(config string) (b backends.Backend, err error) {
+func newWithConfig(config string) (b compute.Backend, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	return backends.NewWithConfig(config)
+	return compute.NewWithConfig(config)
 }

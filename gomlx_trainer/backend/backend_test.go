@@ -68,7 +68,7 @@ func TestResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Kind != CUDA || p.Config != "xla:"+plugin {
+	if p.Kind != CUDA || p.Config != "xla:"+plugin+","+CUDAOptions {
 		t.Fatalf("auto with plugin and driver: %+v", p)
 	}
 	if !strings.HasPrefix(p.Env["LD_LIBRARY_PATH"], filepath.Join(sp, "nvidia/cu13/lib")+":") ||
@@ -101,11 +101,11 @@ func TestResolve(t *testing.T) {
 	os.WriteFile(other, nil, 0o644)
 	envWith := map[string]string{"MATHRL_PJRT_PLUGIN": plugin}
 	p, err = Resolve(Options{Kind: CUDA, PJRTPlugin: other}, fakeHost(envWith, []string{sp}, true))
-	if err != nil || p.Config != "xla:"+other {
+	if err != nil || p.Config != "xla:"+other+","+CUDAOptions {
 		t.Errorf("flag: %+v, %v", p, err)
 	}
 	p, err = Resolve(Options{Kind: CUDA}, fakeHost(map[string]string{"MATHRL_PJRT_PLUGIN": other}, []string{sp}, true))
-	if err != nil || p.Config != "xla:"+other {
+	if err != nil || p.Config != "xla:"+other+","+CUDAOptions {
 		t.Errorf("variable: %+v, %v", p, err)
 	}
 	if _, err := Resolve(Options{Kind: CUDA, PJRTPlugin: "/no/such/plugin.so"}, fakeHost(nil, nil, true)); err == nil {
@@ -145,7 +145,7 @@ func TestReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, want := range []string{"--backend auto: cpu", "no NVIDIA driver", "xla_cuda_plugin.so", "NVIDIA library folders: 3", "CPU backend go:ops_sequential: ok"} {
+	for _, want := range []string{"--backend auto: cpu", "no NVIDIA driver", "xla_cuda_plugin.so", "NVIDIA library folders: 3", "CPU backend " + CPUConfig + ": ok"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
@@ -172,7 +172,7 @@ func TestApplyReexecsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
-	want := "child: LD_LIBRARY_PATH=/fake/nvidia/cu13/lib reexec=1 GOMLX_BACKEND=go:ops_sequential"
+	want := "child: LD_LIBRARY_PATH=/fake/nvidia/cu13/lib reexec=1 GOMLX_BACKEND=" + CPUConfig
 	if !strings.Contains(string(out), want) {
 		t.Errorf("child printed %q, want %q", out, want)
 	}
@@ -186,7 +186,7 @@ func TestApplyReexecsOnce(t *testing.T) {
 // panic.
 func TestOpenCUDAWithoutPluginIsAnError(t *testing.T) {
 	plugin := filepath.Join(t.TempDir(), "xla_cuda_plugin.so")
-	_, err := open(Plan{Kind: CUDA, Config: "xla:" + plugin})
+	_, err := open(Plan{Kind: CUDA, Config: "xla:" + plugin + "," + CUDAOptions})
 	if err == nil || !strings.Contains(err.Error(), plugin) {
 		t.Errorf("open of a missing plugin: %v, want an error naming %s", err, plugin)
 	}

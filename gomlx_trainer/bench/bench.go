@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gomlx/gomlx/backends"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
-	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
+	mlmodel "github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
@@ -18,14 +18,15 @@ import (
 
 // Options says what to measure.
 type Options struct {
-	Batch      int     // sequences per step
-	SeqLen     int     // training: tokens per sequence; decoding: prompt tokens
-	NewTokens  int     // decoding: tokens generated per sequence
-	TrainSteps int     // timed training steps (after one that compiles)
-	PeakTFLOPS float64 // the device's dense peak for the dtype, for MFU; 0: no MFU
-	Train      bool    // measure the training step
-	Decode     bool    // measure decoding
-	Seed       uint64  // token ids are drawn from this seed
+	Batch      int                // sequences per step
+	SeqLen     int                // training: tokens per sequence; decoding: prompt tokens
+	NewTokens  int                // decoding: tokens generated per sequence
+	TrainSteps int                // timed training steps (after one that compiles)
+	PeakTFLOPS float64            // the device's dense peak for the dtype, for MFU; 0: no MFU
+	Train      bool               // measure the training step
+	Decode     bool               // measure decoding
+	Seed       uint64             // token ids are drawn from this seed
+	Model      qwen3.ModelOptions // how the training graph is built (fused or decomposed attention, ...)
 }
 
 // Result holds the measurements; rates exclude compilation.
@@ -86,7 +87,7 @@ func TrainFLOPs(cfg qwen3.Config, batch, seqLen int) float64 {
 }
 
 // Run measures m on b, writing progress lines to log.
-func Run(b backends.Backend, m *qwen3.Model, opts Options, log io.Writer) (Result, error) {
+func Run(b compute.Backend, m *qwen3.Model, opts Options, log io.Writer) (Result, error) {
 	if opts.Batch < 1 || opts.SeqLen < 2 {
 		return Result{}, fmt.Errorf("bench: batch %d and length %d, want >= 1 and >= 2", opts.Batch, opts.SeqLen)
 	}
@@ -115,23 +116,28 @@ func Run(b backends.Backend, m *qwen3.Model, opts Options, log io.Writer) (Resul
 	return res, nil
 }
 
-// trainBench times a step that computes the mean token log-probability, its
-// gradient for every weight, and an SGD update (a real optimizer adds only
+// trainBench times a step that computes the mean token log-probability (the
+// graph built as opts.Model says), its gradient for every weight, and an SGD
+// update (a real optimizer adds only
 // elementwise work).
-func trainBench(b backends.Backend, m *qwen3.Model, opts Options, ids [][]int32, res *Result, log io.Writer) error {
+func trainBench(b compute.Backend, m *qwen3.Model, opts Options, ids [][]int32, res *Result, log io.Writer) error {
 	const lr = 1e-6
-	exec, err := mlctx.NewExec(b, m.Ctx, func(ctx *mlctx.Context, ids *Node) *Node {
-		loss := Neg(ReduceAllMean(qwen3.TokenLogProbs(ctx, m.Config, ids, 1)))
-		var vars []*mlctx.Variable
+	exec, err := mlmodel.NewExec(b, m.Store, func(ctx *mlmodel.Scope, ids *Node) *Node {
+		// each position predicts the next token; the last one's target (0) is left out of the loss
+		t := ids.Shape().Dimensions[1]
+		next := Concatenate([]*Node{Slice(ids, AxisRange(), AxisRange(1)), ZerosLike(Slice(ids, AxisRange(), AxisRange(0, 1)))}, 1)
+		logp, _ := qwen3.TargetLogProbsOf(ctx, m.Config, ids, next, 1, opts.Model)
+		loss := Neg(ReduceAllMean(Slice(logp, AxisRange(), AxisRange(0, t-1))))
+		var vars []*mlmodel.Variable
 		var nodes []*Node
 		for _, spec := range m.Config.Tensors() {
 			v := m.Weight(spec.Name)
 			vars = append(vars, v)
-			nodes = append(nodes, v.ValueGraph(ids.Graph()))
+			nodes = append(nodes, v.NodeValue(ids.Graph()))
 		}
 		grads := Gradient(loss, nodes...)
 		for i, v := range vars {
-			v.SetValueGraph(Sub(nodes[i], MulScalar(grads[i], lr)))
+			v.SetNodeValue(Sub(nodes[i], MulScalar(grads[i], lr)))
 		}
 		return loss
 	})
@@ -139,7 +145,7 @@ func trainBench(b backends.Backend, m *qwen3.Model, opts Options, ids [][]int32,
 		return fmt.Errorf("bench: %w", err)
 	}
 	step := func() error {
-		out, err := exec.Exec(ids)
+		out, err := exec.Call(ids)
 		if err != nil {
 			return fmt.Errorf("bench: train step: %w", err)
 		}
@@ -173,7 +179,7 @@ func trainBench(b backends.Backend, m *qwen3.Model, opts Options, ids [][]int32,
 // (the cache grows with the sequences, so each step attends over about the
 // used part) and, as the baseline, with the cache allocated at full capacity
 // from the start.
-func decodeBench(b backends.Backend, m *qwen3.Model, opts Options, prompts [][]int, res *Result, log io.Writer) error {
+func decodeBench(b compute.Backend, m *qwen3.Model, opts Options, prompts [][]int, res *Result, log io.Writer) error {
 	if opts.NewTokens < 2 {
 		return fmt.Errorf("bench: new tokens %d, want >= 2", opts.NewTokens)
 	}

@@ -1,23 +1,35 @@
-// Package gomlxfix replaces a few gradient rules of GoMLX v0.26.0 with ones that
-// are faster or that work on every backend. Install swaps them into GoMLX's
-// graph.VJPRegistration table, once per process:
+// Package gomlxfix works around what GoMLX v0.28.2 does slowly or wrongly on
+// its pure Go backend, so that every graph of mathrl builds its matrix
+// products one way:
 //
-//   - Dot and DotGeneral: GoMLX builds the gradient as a broadcast outer product
-//     followed by a reduction, which materialises a tensor of size
-//     batch x m x k x n. Here each operand's gradient is itself one DotGeneral
-//     (a matmul) plus a transpose: on the pure Go backend a training step of a
-//     small transformer runs several times faster, and bfloat16 gradients are
-//     accumulated by the matmul instead of by a long reduction.
-//   - Slice: GoMLX's gradient uses Pad, which the pure Go backend does not
-//     implement; here unit-stride slices get their gradient by concatenating
-//     zeros, which every backend runs. Strided slices keep GoMLX's rule.
-//   - Rsqrt: GoMLX has no gradient for it; d/dx x^(-1/2) = -y^3/2 is added.
+//   - DotGeneralMatmul transposes both operands of a DotGeneral into the
+//     matmul layout, lhs [batch, m, k] and rhs [batch, k, n]. The Go backend
+//     turns any other layout into [batch, n, k] for the rhs and, in a build
+//     with GOEXPERIMENT=simd, runs small products of that layout (under about
+//     a million multiply-adds, every product of a tiny model and of a decoding
+//     step) with an AVX2 kernel that is several times slower than the plain Go
+//     one in float32 and gives wrong sums in bfloat16 (errors of the order of
+//     the values themselves; the matmul layout is exact to bfloat16's
+//     rounding). On XLA a transpose feeding a dot is folded into the dot.
+//   - Install replaces GoMLX's gradient rule for DotGeneral with one whose two
+//     products are DotGeneralMatmul's, so the backward pass keeps to the
+//     matmul layout too. GoMLX's own rule already builds matmuls (v0.26's built
+//     a broadcast outer product); only their layout differs.
 //
-// The tests compare every rule with GoMLX's own gradient (or a finite
-// difference where GoMLX has none) on several shapes.
+// The tests compare both with GoMLX's own results (values, and gradients
+// taken from forward passes alone) on several shapes, in float32 and
+// bfloat16; BenchmarkMLPGradient and BenchmarkDecodeProducts time them
+// against GoMLX's in the same run.
 //
-// Reading a DotGeneral's or Slice's axes needs fields GoMLX does not export; they
-// are read with reflect and checked against the node's shape. Should a GoMLX
-// upgrade rename them, the rules fall back to GoMLX's own (slower, but correct),
-// and this package's tests fail to say so.
+// What v0.28.2 no longer needs: Slice's gradient uses Pad, which the Go
+// backend now runs, and Dot/DotGeneral gradients are matmuls. What it still
+// lacks: Rsqrt has no gradient (TestRsqrtStillHasNoGradient), so the model
+// normalises with 1/Sqrt; the Go backend runs neither DynamicSlice nor
+// DynamicUpdateSlice (TestGoBackendStillLacksDynamicUpdateSlice), so the
+// key/value cache writes its slots with Where and a one-hot mask.
+//
+// Reading a DotGeneral's axes needs fields GoMLX does not export; they are
+// read with reflect and checked against the node's shape. Should a GoMLX
+// upgrade rename them, the rule falls back to GoMLX's own (correct, in
+// GoMLX's layout), and this package's tests fail to say so.
 package gomlxfix

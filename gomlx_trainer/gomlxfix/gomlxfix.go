@@ -6,33 +6,94 @@ import (
 	"sync"
 	"sync/atomic"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
-	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/graph"
 )
 
 var once sync.Once
 
 // original keeps GoMLX's rules, used when a node's fields cannot be read.
-var original = map[NodeType]VJP{}
+var original = map[graph.NodeType]graph.VJP{}
 
-// Install replaces GoMLX's gradient rules for Dot, DotGeneral, Slice and Rsqrt
+// Install replaces GoMLX's gradient rule for DotGeneral with one that builds
+// each operand's gradient as one DotGeneral in the matmul layout (see DotGeneralMatmul) and a transpose
 // (see the package documentation). It is safe to call many times and from many
 // goroutines; only the first call changes anything. Call it before building any
 // graph whose gradient is taken.
 func Install() {
 	once.Do(func() {
-		for _, t := range []NodeType{NodeTypeDot, NodeTypeDotGeneral, NodeTypeSlice, NodeTypeRsqrt} {
-			original[t] = VJPRegistration[t]
-		}
-		VJPRegistration[NodeTypeDot] = single(dotVJP)
-		VJPRegistration[NodeTypeDotGeneral] = single(dotGeneralVJP)
-		VJPRegistration[NodeTypeSlice] = single(sliceVJP)
-		VJPRegistration[NodeTypeRsqrt] = single(rsqrtVJP)
+		original[graph.NodeTypeDotGeneral] = graph.VJPRegistration[graph.NodeTypeDotGeneral]
+		graph.VJPRegistration[graph.NodeTypeDotGeneral] = single(dotGeneralVJP)
 	})
 }
 
-func single(fn func(node, v *Node) []*Node) VJP {
-	return func(node *Node, vjps []*Node, _ shapes.Shape) []*Node { return fn(node, vjps[0]) }
+// DotGeneralMatmul is graph.DotGeneral computed in the matmul layout: one
+// operand first, [batch..., cross..., contracting...], the other
+// [batch..., contracting..., cross...], contracting and batch axes paired in
+// the order given. Either operand may go first; the order chosen is the one
+// that copies fewer elements into that layout (a transpose that would not move
+// an axis is left out), counting the transpose of the result when the
+// operands are swapped. The result is graph.DotGeneral's, axes and values
+// alike. On XLA a transpose next to a dot folds into the dot; on GoMLX's Go
+// backend it is a copy, which costs less than the Go backend's kernels for the
+// other layout (see the package documentation).
+func DotGeneralMatmul(lhs *graph.Node, lc, lb []int, rhs *graph.Node, rc, rb []int) *graph.Node {
+	lx, rx := crossAxes(lhs.Rank(), lc, lb), crossAxes(rhs.Rank(), rc, rb)
+	straight := copied(lhs, slices.Concat(lb, lx, lc)) + copied(rhs, slices.Concat(rb, rc, rx))
+	swapped := copied(rhs, slices.Concat(rb, rx, rc)) + copied(lhs, slices.Concat(lb, lc, lx))
+	if len(lx) > 0 && len(rx) > 0 {
+		swapped += dimsSize(lhs, lb) * dimsSize(lhs, lx) * dimsSize(rhs, rx) // the result's size
+	}
+	if swapped < straight {
+		// [batch..., rhs cross..., lhs cross...] back to [batch..., lhs cross..., rhs cross...]
+		nb, nr := len(lb), len(rx)
+		out := matmul(rhs, rc, rb, rx, lhs, lc, lb, lx)
+		return permute(out, slices.Concat(iota(0, nb), iota(nb+nr, len(lx)), iota(nb, nr)))
+	}
+	return matmul(lhs, lc, lb, lx, rhs, rc, rb, rx)
+}
+
+// matmul returns DotGeneral(a, b) with a transposed to [batch..., cross
+// ax..., contracting...] and b to [batch..., contracting..., cross bx...].
+func matmul(a *graph.Node, ac, ab, ax []int, b *graph.Node, bc, bb, bx []int) *graph.Node {
+	a = permute(a, slices.Concat(ab, ax, ac))
+	b = permute(b, slices.Concat(bb, bc, bx))
+	nb, nc := len(ab), len(ac)
+	return graph.DotGeneral(a, iota(nb+len(ax), nc), iota(0, nb), b, iota(nb, nc), iota(0, nb))
+}
+
+// dimsSize is the product of x's dimensions on axes.
+func dimsSize(x *graph.Node, axes []int) int {
+	n := 1
+	for _, a := range axes {
+		n *= x.Shape().Dimensions[a]
+	}
+	return n
+}
+
+// copied is the number of elements permute(x, order) copies: 0 for the identity.
+func copied(x *graph.Node, order []int) int {
+	for i, a := range order {
+		if i != a {
+			return x.Shape().Size()
+		}
+	}
+	return 0
+}
+
+// permute returns x with its axes in the given order (axis i of the result is
+// axis order[i] of x), or x itself when the order is the identity.
+func permute(x *graph.Node, order []int) *graph.Node {
+	for i, a := range order {
+		if i != a {
+			return graph.TransposeAllAxes(x, order...)
+		}
+	}
+	return x
+}
+
+func single(fn func(node, v *graph.Node) []*graph.Node) graph.VJP {
+	return func(node *graph.Node, vjps []*graph.Node, _ shapes.Shape) []*graph.Node { return fn(node, vjps[0]) }
 }
 
 // fallbacks counts the gradients built with GoMLX's rule because a node's
@@ -40,25 +101,17 @@ func single(fn func(node, v *Node) []*Node) VJP {
 var fallbacks atomic.Int64
 
 // fallback runs GoMLX's own rule for the node.
-func fallback(node, v *Node) []*Node {
-	if node.Type() != NodeTypeSlice { // strided slices are expected here
-		fallbacks.Add(1)
-	}
+func fallback(node, v *graph.Node) []*graph.Node {
+	fallbacks.Add(1)
 	rule := original[node.Type()]
 	if rule == nil {
 		panic("gomlxfix: no gradient rule for " + node.Type().String())
 	}
-	return rule(node, []*Node{v}, node.Shape())
-}
-
-// dotVJP handles Dot of ranks <= 2: lhs's last axis is contracted with rhs's first.
-func dotVJP(node, v *Node) []*Node {
-	lhs, rhs := node.Inputs()[0], node.Inputs()[1]
-	return matmulGrads(lhs, rhs, []int{lhs.Rank() - 1}, nil, []int{0}, nil, v)
+	return rule(node, []*graph.Node{v}, node.Shape())
 }
 
 // dotGeneralVJP reads the node's axes and builds both gradients as matmuls.
-func dotGeneralVJP(node, v *Node) []*Node {
+func dotGeneralVJP(node, v *graph.Node) []*graph.Node {
 	lhs, rhs := node.Inputs()[0], node.Inputs()[1]
 	lc, ok1 := intsField(node, "lhsContractingAxes")
 	lb, ok2 := intsField(node, "lhsBatchAxes")
@@ -83,7 +136,7 @@ func crossAxes(rank int, contracting, batch []int) []int {
 
 // dotShapeMatches checks that the axes read describe the node: its output must
 // be [batch..., lhs cross..., rhs cross...].
-func dotShapeMatches(node, lhs, rhs *Node, lc, lb, rc, rb []int) bool {
+func dotShapeMatches(node, lhs, rhs *graph.Node, lc, lb, rc, rb []int) bool {
 	if len(lc) != len(rc) || len(lb) != len(rb) {
 		return false
 	}
@@ -104,8 +157,8 @@ func dotShapeMatches(node, lhs, rhs *Node, lc, lb, rc, rb []int) bool {
 }
 
 // matmulGrads returns the gradients of DotGeneral(lhs, lc, lb, rhs, rc, rb) for
-// the adjoint v, each as one DotGeneral and a transpose.
-func matmulGrads(lhs, rhs *Node, lc, lb, rc, rb []int, v *Node) []*Node {
+// the adjoint v, each as one matmul-layout DotGeneral and a transpose.
+func matmulGrads(lhs, rhs *graph.Node, lc, lb, rc, rb []int, v *graph.Node) []*graph.Node {
 	nb := len(lb)
 	lx := crossAxes(lhs.Rank(), lc, lb)
 	rx := crossAxes(rhs.Rank(), rc, rb)
@@ -114,12 +167,12 @@ func matmulGrads(lhs, rhs *Node, lc, lb, rc, rb []int, v *Node) []*Node {
 	vRhsCross := iota(nb+len(lx), len(rx))
 	// d lhs: contract v's rhs-cross axes with rhs's cross axes. The result is
 	// [batch..., lhs cross..., rhs's contracting axes in ascending order].
-	gl := DotGeneral(v, vRhsCross, vBatch, rhs, rx, rb)
+	gl := DotGeneralMatmul(v, vRhsCross, vBatch, rhs, rx, rb)
 	gl = placeAxes(gl, lhs.Rank(), lb, lx, sortedPartner(rc, lc))
 	// d rhs: contract v's lhs-cross axes with lhs's cross axes.
-	gr := DotGeneral(v, vLhsCross, vBatch, lhs, lx, lb)
+	gr := DotGeneralMatmul(v, vLhsCross, vBatch, lhs, lx, lb)
 	gr = placeAxes(gr, rhs.Rank(), rb, rx, sortedPartner(lc, rc))
-	return []*Node{gl, gr}
+	return []*graph.Node{gl, gr}
 }
 
 // sortedPartner takes the contracting axes `other` of one operand in ascending
@@ -136,20 +189,13 @@ func sortedPartner(other, mine []int) []int {
 
 // placeAxes transposes x, whose axes are the operand's axes listed in
 // batch, cross and rest (in that order), back to the operand's own order.
-func placeAxes(x *Node, rank int, batch, cross, rest []int) *Node {
-	order := append(append(append([]int{}, batch...), cross...), rest...)
+func placeAxes(x *graph.Node, rank int, batch, cross, rest []int) *graph.Node {
+	order := slices.Concat(batch, cross, rest)
 	perm := make([]int, rank)
 	for i, a := range order {
 		perm[a] = i
 	}
-	identity := true
-	for i, p := range perm {
-		identity = identity && i == p
-	}
-	if identity {
-		return x
-	}
-	return TransposeAllAxes(x, perm...)
+	return permute(x, perm)
 }
 
 func iota(start, n int) []int {
@@ -160,53 +206,8 @@ func iota(start, n int) []int {
 	return out
 }
 
-// sliceVJP puts v back in place with zeros around it, using Concatenate.
-func sliceVJP(node, v *Node) []*Node {
-	x := node.Inputs()[0]
-	starts, ok1 := intsField(node, "starts")
-	limits, ok2 := intsField(node, "limits")
-	strides, ok3 := intsField(node, "strides")
-	if !(ok1 && ok2 && ok3) || len(starts) != x.Rank() || len(limits) != x.Rank() || len(strides) != x.Rank() {
-		return fallback(node, v)
-	}
-	for i, s := range strides {
-		if s > 1 || limits[i]-starts[i] != v.Shape().Dimensions[i] {
-			return fallback(node, v)
-		}
-	}
-	g := x.Graph()
-	grad := v
-	for axis := 0; axis < x.Rank(); axis++ {
-		before, after := starts[axis], x.Shape().Dimensions[axis]-limits[axis]
-		if before == 0 && after == 0 {
-			continue
-		}
-		parts := []*Node{}
-		pad := func(n int) *Node {
-			dims := slices.Clone(grad.Shape().Dimensions)
-			dims[axis] = n
-			return Zeros(g, shapes.Make(grad.DType(), dims...))
-		}
-		if before > 0 {
-			parts = append(parts, pad(before))
-		}
-		parts = append(parts, grad)
-		if after > 0 {
-			parts = append(parts, pad(after))
-		}
-		grad = Concatenate(parts, axis)
-	}
-	return []*Node{grad}
-}
-
-// rsqrtVJP: y = x^(-1/2), dy/dx = -y^3/2.
-func rsqrtVJP(node, v *Node) []*Node {
-	y := node
-	return []*Node{Mul(v, MulScalar(Mul(y, Mul(y, y)), -0.5))}
-}
-
 // intsField reads an unexported []int field of the node's parameters.
-func intsField(node *Node, field string) ([]int, bool) {
+func intsField(node *graph.Node, field string) ([]int, bool) {
 	inputs := reflect.ValueOf(node).Elem().FieldByName("inputs")
 	if !inputs.IsValid() || inputs.Kind() != reflect.Interface || inputs.IsNil() {
 		return nil, false

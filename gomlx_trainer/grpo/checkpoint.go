@@ -10,8 +10,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	mlmodel "github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/internal/atomicfile"
@@ -122,7 +122,7 @@ func fillCheckpoint(tmp string, model *qwen3.Model, tokenizerJSON []byte, st Tra
 			return err
 		}
 	}
-	if err := writeOptimizer(filepath.Join(tmp, optimizerFile), model.Ctx); err != nil {
+	if err := writeOptimizer(filepath.Join(tmp, optimizerFile), model.Store); err != nil {
 		return fmt.Errorf("optimizer state: %w", err)
 	}
 	st.Version = CheckpointVersion
@@ -172,7 +172,7 @@ func loadCheckpoint(dir string, dtype dtypes.DType) (*qwen3.Model, TrainState, e
 	if err != nil {
 		return nil, st, fmt.Errorf("grpo: checkpoint: %w", err)
 	}
-	if err := readOptimizerState(dir, model.Ctx); err != nil {
+	if err := readOptimizerState(dir, model.Store); err != nil {
 		return nil, st, err
 	}
 	return model, st, nil
@@ -318,9 +318,9 @@ func pruneCheckpoints(ckptDir string, keep int) error {
 
 // optimizerVars are the variables of the optimizer state: under AdamScope
 // (moments and step) and GradAccumScope (gradient accumulators).
-func optimizerVars(ctx *context.Context) []*context.Variable {
-	var vars []*context.Variable
-	for v := range ctx.IterVariables() {
+func optimizerVars(store *mlmodel.Store) []*mlmodel.Variable {
+	var vars []*mlmodel.Variable
+	for v := range store.IterVariables() {
 		if isOptimizerScope(v.Scope()) {
 			vars = append(vars, v)
 		}
@@ -333,12 +333,12 @@ func isOptimizerScope(scope string) bool {
 }
 
 // writeOptimizer writes the optimizer state to path as float32 safetensors,
-// one tensor per variable named scope + "/" + name, one tensor in memory at a
+// one tensor per variable named by its path, one tensor in memory at a
 // time; the file appears whole or not at all.
-func writeOptimizer(path string, ctx *context.Context) error {
+func writeOptimizer(path string, store *mlmodel.Store) error {
 	var list []qwen3.WriteTensor
-	for _, v := range optimizerVars(ctx) {
-		list = append(list, qwen3.WriteTensor{Name: v.Scope() + "/" + v.Name(), Shape: v.Shape().Dimensions,
+	for _, v := range optimizerVars(store) {
+		list = append(list, qwen3.WriteTensor{Name: v.Path(), Shape: v.Shape().Dimensions,
 			Values: func() ([]float32, error) {
 				t, err := v.Value()
 				if err != nil {
@@ -350,17 +350,17 @@ func writeOptimizer(path string, ctx *context.Context) error {
 	return qwen3.WriteSafetensors(path, "F32", list)
 }
 
-// readOptimizerState restores a checkpoint folder's optimizer state into ctx.
-func readOptimizerState(dir string, ctx *context.Context) error {
+// readOptimizerState restores a checkpoint folder's optimizer state into store.
+func readOptimizerState(dir string, store *mlmodel.Store) error {
 	path := filepath.Join(dir, optimizerFile)
-	if err := readOptimizer(path, ctx); err != nil {
+	if err := readOptimizer(path, store); err != nil {
 		return fmt.Errorf("grpo: checkpoint %s: %w", path, err)
 	}
 	return nil
 }
 
-// readOptimizer restores the variables written by writeOptimizer into ctx.
-func readOptimizer(path string, ctx *context.Context) error {
+// readOptimizer restores the variables written by writeOptimizer into store.
+func readOptimizer(path string, store *mlmodel.Store) error {
 	ck, err := qwen3.OpenSafetensors(path)
 	if err != nil {
 		return err
@@ -368,12 +368,10 @@ func readOptimizer(path string, ctx *context.Context) error {
 	defer ck.Close()
 	for _, name := range ck.Names() {
 		i := strings.LastIndex(name, "/")
-		scope, vname := name[:max(i, 0)], name[i+1:]
-		if i < 0 || !isOptimizerScope(scope) {
+		if i < 0 || !isOptimizerScope(name[:i]) {
 			return fmt.Errorf("tensor %q is not an optimizer variable", name)
 		}
-		sub := ctx.InAbsPath(scope).Checked(false)
-		v := sub.GetVariable(vname)
+		v := store.GetVariable(name)
 		dtype := dtypes.Float32
 		if v != nil {
 			dtype = v.Shape().DType
@@ -387,7 +385,7 @@ func readOptimizer(path string, ctx *context.Context) error {
 				return fmt.Errorf("variable %s: %w", name, err)
 			}
 		} else {
-			sub.VariableWithValue(vname, t).SetTrainable(false)
+			store.VariableWithValue(name, t).SetTrainable(false)
 		}
 	}
 	return nil

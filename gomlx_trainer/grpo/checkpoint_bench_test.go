@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
@@ -49,12 +49,11 @@ func BenchmarkOptimizerState(b *testing.B) {
 		}
 		return tensors.FromFlatDataAndDimensions(vals, dims...)
 	}
-	for _, v := range TrainableVariables(model.Ctx) { // the moments and accumulators AdamW would make
+	for _, v := range TrainableVariables(model.Store) { // the moments and accumulators AdamW would make
 		dims := v.Shape().Dimensions
-		adam := model.Ctx.InAbsPath(AdamScope + v.Scope()).Checked(false)
-		adam.VariableWithValue(v.Name()+"_m", random(dims)).SetTrainable(false)
-		adam.VariableWithValue(v.Name()+"_v", random(dims)).SetTrainable(false)
-		model.Ctx.InAbsPath(GradAccumScope+v.Scope()).Checked(false).VariableWithValue(v.Name(), random(dims)).SetTrainable(false)
+		model.Store.VariableWithValue(AdamScope+v.Path()+"_m", random(dims)).SetTrainable(false)
+		model.Store.VariableWithValue(AdamScope+v.Path()+"_v", random(dims)).SetTrainable(false)
+		model.Store.VariableWithValue(GradAccumScope+v.Path(), random(dims)).SetTrainable(false)
 	}
 	dir := b.TempDir()
 	timed := func(f func() error) float64 {
@@ -66,9 +65,9 @@ func BenchmarkOptimizerState(b *testing.B) {
 	}
 	var st, gs, sl, gl float64
 	for range b.N {
-		st += timed(func() error { return writeOptimizer(filepath.Join(dir, "o.safetensors"), model.Ctx) })
+		st += timed(func() error { return writeOptimizer(filepath.Join(dir, "o.safetensors"), model.Store) })
 		gs += timed(func() error { return writeGob(filepath.Join(dir, "o.gob"), model) })
-		sl += timed(func() error { return readOptimizer(filepath.Join(dir, "o.safetensors"), model.Ctx) })
+		sl += timed(func() error { return readOptimizer(filepath.Join(dir, "o.safetensors"), model.Store) })
 		gl += timed(func() error { return readGob(filepath.Join(dir, "o.gob")) })
 	}
 	b.ReportMetric(st/float64(b.N), "safetensors-save-s")
@@ -89,7 +88,7 @@ func writeGob(path string, model *qwen3.Model) error {
 	defer f.Close()
 	w := bufio.NewWriter(f)
 	enc := gob.NewEncoder(w)
-	vars := optimizerVars(model.Ctx)
+	vars := optimizerVars(model.Store)
 	if err := enc.Encode(len(vars)); err != nil {
 		return err
 	}

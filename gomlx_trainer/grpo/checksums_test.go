@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/compute/dtypes"
 )
 
 // savedCheckpoints trains a tiny learner one step (so that it has optimizer

@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/compute"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/analysis/scorer"
@@ -199,7 +199,7 @@ func (req EvalRequest) Validate() error {
 
 // RunEval loads a model, evaluates it and writes the samples; it returns the
 // summary at k (avg@k, pass@k, truncation).
-func RunEval(ctx context.Context, backend backends.Backend, req EvalRequest) (metrics.Summary, error) {
+func RunEval(ctx context.Context, backend compute.Backend, req EvalRequest) (metrics.Summary, error) {
 	if err := req.Validate(); err != nil {
 		return metrics.Summary{}, err
 	}

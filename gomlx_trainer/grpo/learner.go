@@ -5,11 +5,11 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:staticcheck // graph-building code reads better unqualified
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck // graph-building code reads better unqualified
+	"github.com/gomlx/gomlx/core/tensors"
+	mlmodel "github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
@@ -50,58 +50,58 @@ func (s *StepStats) Add(o StepStats) {
 // one that computes per-token log-probs (for the frozen reference).
 type Learner struct {
 	Model   *qwen3.Model
-	backend backends.Backend
-	vars    []*context.Variable
-	grpo    *context.Exec // (ids, targets, old, ref, adv, w, isw) -> stats
-	sft     *context.Exec // (ids, targets, w) -> stats
-	apply   *context.Exec // (lr) -> grad norm
-	logp    *context.Exec // (ids, targets) -> log-probs
+	backend compute.Backend
+	vars    []*mlmodel.Variable
+	grpo    *mlmodel.Exec // (ids, targets, old, ref, adv, w, isw) -> stats
+	sft     *mlmodel.Exec // (ids, targets, w) -> stats
+	apply   *mlmodel.Exec // (lr) -> grad norm
+	logp    *mlmodel.Exec // (ids, targets) -> log-probs
 	ref     *Learner      // the frozen reference policy of the KL penalty (nil: none)
 	opts    qwen3.ModelOptions
 }
 
 // NewLearner builds the graphs for model (compiled lazily, once per shape).
 // temperature is the sampling temperature the log-probs are computed under.
-func NewLearner(backend backends.Backend, model *qwen3.Model, loss LossConfig, adam AdamWConfig, temperature float64) *Learner {
+func NewLearner(backend compute.Backend, model *qwen3.Model, loss LossConfig, adam AdamWConfig, temperature float64) *Learner {
 	return NewLearnerWith(backend, model, loss, adam, temperature, qwen3.ModelOptions{})
 }
 
 // NewLearnerWith is NewLearner with graphs built as opts say (log-probs in
 // chunks of positions, decoder layers recomputed in the backward pass): the
 // same values for less memory. The zero options build NewLearner's graphs.
-func NewLearnerWith(backend backends.Backend, model *qwen3.Model, loss LossConfig, adam AdamWConfig, temperature float64, opts qwen3.ModelOptions) *Learner {
+func NewLearnerWith(backend compute.Backend, model *qwen3.Model, loss LossConfig, adam AdamWConfig, temperature float64, opts qwen3.ModelOptions) *Learner {
 	gomlxfix.Install()
-	l := &Learner{Model: model, backend: backend, vars: TrainableVariables(model.Ctx), opts: opts}
+	l := &Learner{Model: model, backend: backend, vars: TrainableVariables(model.Store), opts: opts}
 	cfg := model.Config
 	useRef := loss.KLCoef != 0
 	statsOf := func(out LossOutputs, entropy, w *Node) []*Node {
 		active := ConvertDType(GreaterThan(w, ZerosLike(w)), dtypes.Float32)
 		return []*Node{out.Loss, out.PGLoss, out.Tokens, out.ClipTokens, out.KLSum, ReduceAllSum(Mul(entropy, active)), out.RatioSum}
 	}
-	l.grpo = context.MustNewExec(backend, model.Ctx, func(ctx *context.Context, in []*Node) []*Node {
+	l.grpo = mlmodel.MustNewExec(backend, model.Store, func(scope *mlmodel.Scope, in []*Node) []*Node {
 		ids, targets, old, ref, adv, w, isw := in[0], in[1], in[2], in[3], in[4], in[5], in[6]
-		logp, entropy := qwen3.TargetLogProbsOf(ctx, cfg, ids, targets, temperature, opts)
+		logp, entropy := qwen3.TargetLogProbsOf(scope, cfg, ids, targets, temperature, opts)
 		if !useRef {
 			ref = nil
 		}
 		out := PolicyLoss(LossInputs{LogProbs: logp, OldLogProbs: old, RefLogProbs: ref, Entropy: entropy, Advantages: adv,
 			Weights: w, ISWeights: isw}, loss)
-		AccumulateGradients(ctx, l.vars, out.Loss)
+		AccumulateGradients(scope.Store(), l.vars, out.Loss)
 		return statsOf(out, entropy, w)
 	})
-	l.sft = context.MustNewExec(backend, model.Ctx, func(ctx *context.Context, ids, targets, w *Node) []*Node {
-		logp, entropy := qwen3.TargetLogProbsOf(ctx, cfg, ids, targets, 1, opts)
+	l.sft = mlmodel.MustNewExec(backend, model.Store, func(scope *mlmodel.Scope, ids, targets, w *Node) []*Node {
+		logp, entropy := qwen3.TargetLogProbsOf(scope, cfg, ids, targets, 1, opts)
 		nll := Neg(ReduceAllSum(Mul(w, logp)))
-		AccumulateGradients(ctx, l.vars, nll)
+		AccumulateGradients(scope.Store(), l.vars, nll)
 		zero := ScalarZero(ids.Graph(), dtypes.Float32)
 		active := ConvertDType(GreaterThan(w, ZerosLike(w)), dtypes.Float32)
 		return []*Node{nll, nll, ReduceAllSum(active), zero, zero, ReduceAllSum(Mul(entropy, active)), ReduceAllSum(active)}
 	})
-	l.apply = context.MustNewExec(backend, model.Ctx, func(ctx *context.Context, lr *Node) *Node {
-		return ApplyAdamW(ctx, l.vars, AccumulatedGradients(ctx, l.vars, lr.Graph()), lr, adam)
+	l.apply = mlmodel.MustNewExec(backend, model.Store, func(scope *mlmodel.Scope, lr *Node) *Node {
+		return ApplyAdamW(scope.Store(), l.vars, AccumulatedGradients(scope.Store(), l.vars, lr.Graph()), lr, adam)
 	})
-	l.logp = context.MustNewExec(backend, model.Ctx, func(ctx *context.Context, ids, targets *Node) *Node {
-		logp, _ := qwen3.TargetLogProbsOf(ctx, cfg, ids, targets, temperature, opts)
+	l.logp = mlmodel.MustNewExec(backend, model.Store, func(scope *mlmodel.Scope, ids, targets *Node) *Node {
+		logp, _ := qwen3.TargetLogProbsOf(scope, cfg, ids, targets, temperature, opts)
 		return logp
 	})
 	return l
@@ -211,7 +211,7 @@ func (l *Learner) accumulatePolicy(b Batch) (StepStats, error) {
 	if ref == nil {
 		ref = b.OldLogProbs // unused by the graph
 	}
-	out, err := l.grpo.Exec([]any{b.IDs, b.Targets, b.OldLogProbs, ref, b.Advantages, b.Weights, b.ISWeights}...)
+	out, err := l.grpo.Call([]any{b.IDs, b.Targets, b.OldLogProbs, ref, b.Advantages, b.Weights, b.ISWeights}...)
 	if err != nil {
 		return StepStats{}, fmt.Errorf("grpo: train step: %w", err)
 	}
@@ -221,7 +221,7 @@ func (l *Learner) accumulatePolicy(b Batch) (StepStats, error) {
 // accumulateSFT adds the gradients of the weighted negative log-likelihood of
 // the targets (supervised warm start) to the accumulators.
 func (l *Learner) accumulateSFT(b Batch) (StepStats, error) {
-	out, err := l.sft.Exec(b.IDs, b.Targets, b.Weights)
+	out, err := l.sft.Call(b.IDs, b.Targets, b.Weights)
 	if err != nil {
 		return StepStats{}, fmt.Errorf("grpo: warm-start step: %w", err)
 	}
@@ -231,7 +231,7 @@ func (l *Learner) accumulateSFT(b Batch) (StepStats, error) {
 // Apply clips the accumulated gradients, takes one AdamW step with learning rate
 // lr, zeroes the accumulators and returns the gradient norm before clipping.
 func (l *Learner) Apply(lr float64) (float64, error) {
-	out, err := l.apply.Exec(float32(lr))
+	out, err := l.apply.Call(float32(lr))
 	if err != nil {
 		return 0, fmt.Errorf("grpo: optimizer step: %w", err)
 	}
@@ -241,7 +241,7 @@ func (l *Learner) Apply(lr float64) (float64, error) {
 // LogProbs returns the per-position log-probs of the targets under the current
 // weights.
 func (l *Learner) LogProbs(ids, targets [][]int32) ([][]float32, error) {
-	out, err := l.logp.Exec(ids, targets)
+	out, err := l.logp.Call(ids, targets)
 	if err != nil {
 		return nil, fmt.Errorf("grpo: log-probs: %w", err)
 	}

@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:staticcheck
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck
+	mlmodel "github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
@@ -89,8 +89,8 @@ func TestLearnerLogProbsMatchModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := context.MustExecOnce(backend, m.Ctx, func(ctx *context.Context, ids *Node) *Node {
-		return qwen3.TokenLogProbs(ctx, m.Config, ids, 1)
+	want := mlmodel.MustCallOnce(backend, m.Store, func(scope *mlmodel.Scope, ids *Node) *Node {
+		return qwen3.TokenLogProbs(scope, m.Config, ids, 1)
 	}, b.IDs).Value().([][]float32)
 	for i := range got {
 		for p := 0; p+1 < len(got[i]); p++ {

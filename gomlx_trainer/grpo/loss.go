@@ -3,7 +3,7 @@ package grpo
 import (
 	"fmt"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:staticcheck // graph-building code reads better unqualified, as in GoMLX's own examples
+	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck // graph-building code reads better unqualified, as in GoMLX's own examples
 )
 
 // LossConfig holds the knobs of PolicyLoss.

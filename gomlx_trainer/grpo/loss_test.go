@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:staticcheck
+	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck
 )
 
 // lossCase is a tiny batch: 3 sequences × 4 positions. The numbers are chosen so
@@ -92,7 +92,7 @@ func TestPolicyLoss(t *testing.T) {
 				grad := Gradient(out.Loss, logp)[0]
 				return []*Node{out.Loss, out.ClipTokens, out.Tokens, out.KLSum, grad}
 			})
-			res := exec.MustExec(lcLogp, lcOld, lcRef, lcAdv, w)
+			res := exec.MustCall(lcLogp, lcOld, lcRef, lcAdv, w)
 			wantLoss, wantClip, wantTokens, wantKL, wantGrad := refPolicyLoss(lcLogp, lcOld, lcRef, w, lcMask, lcAdv, tc.cfg)
 			if got := float64(res[0].Value().(float32)); !near(got, wantLoss, 1e-5) {
 				t.Errorf("loss = %.7f, want %.7f", got, wantLoss)

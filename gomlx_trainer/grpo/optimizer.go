@@ -3,14 +3,14 @@ package grpo
 import (
 	"strings"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:staticcheck // graph-building code reads better unqualified
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck // graph-building code reads better unqualified
+	mlmodel "github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/model/initializer"
 )
 
-// Scopes of the trainer's own variables in the GoMLX context. They are not
+// Scopes of the trainer's own variables in the GoMLX model.Store. They are not
 // trainable and are saved in checkpoints beside the weights.
 const (
 	AdamScope      = "/adamw"      // first and second moments, and the step counter
@@ -26,11 +26,11 @@ type AdamWConfig struct {
 	ClipNorm     float64 // global gradient-norm clip; 0: none
 }
 
-// TrainableVariables returns the context's trainable variables in creation
+// TrainableVariables returns the store's trainable variables in creation
 // order, leaving out the optimizer's and the accumulator's own variables.
-func TrainableVariables(ctx *context.Context) []*context.Variable {
-	var vars []*context.Variable
-	for v := range ctx.IterVariables() {
+func TrainableVariables(store *mlmodel.Store) []*mlmodel.Variable {
+	var vars []*mlmodel.Variable
+	for v := range store.IterVariables() {
 		if v.Trainable && !strings.HasPrefix(v.Scope(), AdamScope) && !strings.HasPrefix(v.Scope(), GradAccumScope) {
 			vars = append(vars, v)
 		}
@@ -76,9 +76,9 @@ func ClipByGlobalNorm(grads []*Node, maxNorm float64) (clipped []*Node, norm *No
 //	m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²
 //	p ← p − lr·wd·p − lr·(m/(1−β1^t)) / (sqrt(v/(1−β2^t)) + ε)
 //
-// Moments and the step t live in the context under AdamScope, in float32 for any
+// Moments and the step t live in the store under AdamScope, in float32 for any
 // parameter dtype. It returns the gradient norm before clipping.
-func ApplyAdamW(ctx *context.Context, vars []*context.Variable, grads []*Node, lr *Node, cfg AdamWConfig) (gradNorm *Node) {
+func ApplyAdamW(store *mlmodel.Store, vars []*mlmodel.Variable, grads []*Node, lr *Node, cfg AdamWConfig) (gradNorm *Node) {
 	if len(vars) != len(grads) || len(vars) == 0 {
 		panic("grpo: ApplyAdamW: need one gradient per variable, and at least one")
 	}
@@ -86,10 +86,9 @@ func ApplyAdamW(ctx *context.Context, vars []*context.Variable, grads []*Node, l
 	f32 := dtypes.Float32
 	grads, gradNorm = ClipByGlobalNorm(grads, cfg.ClipNorm)
 
-	adam := ctx.InAbsPath(AdamScope).Checked(false).WithInitializer(initializers.Zero)
-	stepVar := adam.VariableWithShape("step", shapes.Make(f32)).SetTrainable(false)
-	step := AddScalar(stepVar.ValueGraph(g), 1)
-	stepVar.SetValueGraph(step)
+	stepVar := state(store, AdamScope+"/step", shapes.Make(f32))
+	step := AddScalar(stepVar.NodeValue(g), 1)
+	stepVar.SetNodeValue(step)
 
 	lr = ConvertDType(lr, f32)
 	beta1, beta2 := Scalar(g, f32, cfg.Beta1), Scalar(g, f32, cfg.Beta2)
@@ -97,68 +96,60 @@ func ApplyAdamW(ctx *context.Context, vars []*context.Variable, grads []*Node, l
 	debias2 := OneMinus(Pow(beta2, step))
 	for i, v := range vars {
 		grad := ConvertDType(grads[i], f32)
-		scope := momentScope(v)
-		mVar := adam.InAbsPath(scope).VariableWithShape(v.Name()+"_m", shapes.Make(f32, v.Shape().Dimensions...)).SetTrainable(false)
-		vVar := adam.InAbsPath(scope).VariableWithShape(v.Name()+"_v", shapes.Make(f32, v.Shape().Dimensions...)).SetTrainable(false)
-		m := Add(MulScalar(mVar.ValueGraph(g), cfg.Beta1), MulScalar(grad, 1-cfg.Beta1))
-		s := Add(MulScalar(vVar.ValueGraph(g), cfg.Beta2), MulScalar(Square(grad), 1-cfg.Beta2))
-		mVar.SetValueGraph(m)
-		vVar.SetValueGraph(s)
+		mVar := state(store, AdamScope+v.Path()+"_m", shapes.Make(f32, v.Shape().Dimensions...))
+		vVar := state(store, AdamScope+v.Path()+"_v", shapes.Make(f32, v.Shape().Dimensions...))
+		m := Add(MulScalar(mVar.NodeValue(g), cfg.Beta1), MulScalar(grad, 1-cfg.Beta1))
+		s := Add(MulScalar(vVar.NodeValue(g), cfg.Beta2), MulScalar(Square(grad), 1-cfg.Beta2))
+		mVar.SetNodeValue(m)
+		vVar.SetNodeValue(s)
 
-		p := ConvertDType(v.ValueGraph(g), f32)
+		p := ConvertDType(v.NodeValue(g), f32)
 		update := Div(Div(m, debias1), AddScalar(Sqrt(Div(s, debias2)), cfg.Eps))
 		if cfg.WeightDecay != 0 {
 			update = Add(update, MulScalar(p, cfg.WeightDecay))
 		}
 		p = Sub(p, Mul(lr, update))
-		v.SetValueGraph(ConvertDType(p, v.DType()))
+		v.SetNodeValue(ConvertDType(p, v.DType()))
 	}
 	return gradNorm
 }
 
-// momentScope is where the moments of v live: AdamScope followed by v's scope.
-func momentScope(v *context.Variable) string {
-	return underScope(AdamScope, v)
-}
-
-// underScope returns root followed by v's scope.
-func underScope(root string, v *context.Variable) string {
-	if v.Scope() == context.RootScope {
-		return root
-	}
-	return root + v.Scope()
+// state returns the trainer's variable at path, created at zero and not
+// trainable.
+func state(store *mlmodel.Store, path string, shape shapes.Shape) *mlmodel.Variable {
+	return store.VariableWithShape(path, shape, initializer.Zero).SetTrainable(false)
 }
 
 // AccumulateGradients adds the gradients of loss with respect to vars into
 // float32 accumulators under GradAccumScope (created at zero).
-func AccumulateGradients(ctx *context.Context, vars []*context.Variable, loss *Node) {
+func AccumulateGradients(store *mlmodel.Store, vars []*mlmodel.Variable, loss *Node) {
 	g := loss.Graph()
 	nodes := make([]*Node, len(vars))
 	for i, v := range vars {
-		nodes[i] = v.ValueGraph(g)
+		nodes[i] = v.NodeValue(g)
 	}
 	grads := Gradient(loss, nodes...)
 	for i, v := range vars {
-		acc := accumulator(ctx, v)
-		acc.SetValueGraph(Add(acc.ValueGraph(g), ConvertDType(grads[i], dtypes.Float32)))
+		acc := accumulator(store, v)
+		acc.SetNodeValue(Add(acc.NodeValue(g), ConvertDType(grads[i], dtypes.Float32)))
 	}
 }
 
 // AccumulatedGradients reads the accumulators of vars and resets them to zero
 // in the same graph.
-func AccumulatedGradients(ctx *context.Context, vars []*context.Variable, g *Graph) []*Node {
+func AccumulatedGradients(store *mlmodel.Store, vars []*mlmodel.Variable, g *Graph) []*Node {
 	grads := make([]*Node, len(vars))
 	for i, v := range vars {
-		acc := accumulator(ctx, v)
-		grads[i] = acc.ValueGraph(g)
-		acc.SetValueGraph(ZerosLike(grads[i]))
+		acc := accumulator(store, v)
+		grads[i] = acc.NodeValue(g)
+		acc.SetNodeValue(ZerosLike(grads[i]))
 	}
 	return grads
 }
 
-func accumulator(ctx *context.Context, v *context.Variable) *context.Variable {
-	return ctx.InAbsPath(underScope(GradAccumScope, v)).Checked(false).WithInitializer(initializers.Zero).
-		VariableWithShape(v.Name(), shapes.Make(dtypes.Float32, v.Shape().Dimensions...)).SetTrainable(false)
+// accumulator is the float32 gradient accumulator of v, under GradAccumScope.
+func accumulator(store *mlmodel.Store, v *mlmodel.Variable) *mlmodel.Variable {
+	return state(store, GradAccumScope+v.Path(), shapes.Make(dtypes.Float32, v.Shape().Dimensions...))
 }
 
 // LearningRate returns the learning rate of optimizer step (0-based): a linear

@@ -4,8 +4,8 @@ import (
 	"math"
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:staticcheck
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck
+	mlmodel "github.com/gomlx/gomlx/ml/model"
 )
 
 // refAdamW is PyTorch's AdamW step written out one number at a time, after
@@ -48,23 +48,23 @@ func TestAdamWWithAccumulation(t *testing.T) {
 	backend := testBackend(t)
 	for _, clip := range []float64{0, 0.5} {
 		cfg := AdamWConfig{Beta1: 0.9, Beta2: 0.98, Eps: 1e-8, WeightDecay: 0.1, ClipNorm: clip}
-		ctx := context.New()
-		ctx.In("layer").VariableWithValue("w", []float32{0.5, -1, 2})
-		ctx.In("other").VariableWithValue("b", [][]float32{{0.1, 0.2}, {-0.3, 0.4}})
-		vars := TrainableVariables(ctx)
+		store := mlmodel.NewStore()
+		store.VariableWithValue("/layer/w", []float32{0.5, -1, 2})
+		store.VariableWithValue("/other/b", [][]float32{{0.1, 0.2}, {-0.3, 0.4}})
+		vars := TrainableVariables(store)
 		if len(vars) != 2 {
 			t.Fatalf("TrainableVariables = %d, want 2", len(vars))
 		}
-		accumulate := context.MustNewExec(backend, ctx, func(ctx *context.Context, c1, c2 *Node) *Node {
+		accumulate := mlmodel.MustNewExec(backend, store, func(_ *mlmodel.Scope, c1, c2 *Node) *Node {
 			g := c1.Graph()
 			loss := Add(
-				Add(ReduceAllSum(Mul(c1, vars[0].ValueGraph(g))), ReduceAllSum(Mul(c2, vars[1].ValueGraph(g)))),
-				MulScalar(Add(ReduceAllSum(Square(vars[0].ValueGraph(g))), ReduceAllSum(Square(vars[1].ValueGraph(g)))), 0.5))
-			AccumulateGradients(ctx, vars, loss)
+				Add(ReduceAllSum(Mul(c1, vars[0].NodeValue(g))), ReduceAllSum(Mul(c2, vars[1].NodeValue(g)))),
+				MulScalar(Add(ReduceAllSum(Square(vars[0].NodeValue(g))), ReduceAllSum(Square(vars[1].NodeValue(g)))), 0.5))
+			AccumulateGradients(store, vars, loss)
 			return loss
 		})
-		apply := context.MustNewExec(backend, ctx, func(ctx *context.Context, lr *Node) *Node {
-			return ApplyAdamW(ctx, vars, AccumulatedGradients(ctx, vars, lr.Graph()), lr, cfg)
+		apply := mlmodel.MustNewExec(backend, store, func(_ *mlmodel.Scope, lr *Node) *Node {
+			return ApplyAdamW(store, vars, AccumulatedGradients(store, vars, lr.Graph()), lr, cfg)
 		})
 
 		p := []float64{0.5, -1, 2, 0.1, 0.2, -0.3, 0.4}
@@ -82,10 +82,10 @@ func TestAdamWWithAccumulation(t *testing.T) {
 				for i := range p {
 					g[i] += float64(c[i]) + p[i]
 				}
-				accumulate.MustExec(mb[0], [][]float32{mb[1][:2], mb[1][2:]})
+				accumulate.MustCall(mb[0], [][]float32{mb[1][:2], mb[1][2:]})
 			}
 			wantNorm := ref.step(p, g, lr)
-			gotNorm := float64(apply.MustExec(float32(lr))[0].Value().(float32))
+			gotNorm := float64(apply.MustCall(float32(lr))[0].Value().(float32))
 			if !near(gotNorm, wantNorm, 1e-5) {
 				t.Errorf("clip %v step %d: grad norm %v, want %v", clip, step, gotNorm, wantNorm)
 			}

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/compute"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/analysis/plots"
@@ -42,7 +42,7 @@ func (r RunFolder) SamplesDir() string { return filepath.Join(string(r), "sample
 func (r RunFolder) FiguresDir() string { return filepath.Join(string(r), "figures") }
 
 // provenanceOf fills in what the trainer knows of p.
-func provenanceOf(p metrics.Provenance, cfg Config, backend backends.Backend, isolation string) metrics.Provenance {
+func provenanceOf(p metrics.Provenance, cfg Config, backend compute.Backend, isolation string) metrics.Provenance {
 	p.Started = time.Now().UTC().Format(time.RFC3339)
 	p.GitCommit, p.GitDirty = gitState()
 	p.GoVersion = runtime.Version()
@@ -53,7 +53,7 @@ func provenanceOf(p metrics.Provenance, cfg Config, backend backends.Backend, is
 		}
 	}
 	if backend != nil {
-		p.Backend, p.Device = backend.Name(), backend.Description()
+		p.Backend, p.Device = backend.String(), backend.Description()
 	}
 	p.Scorer, p.Seed, p.Sandbox = cfg.RMType, cfg.Seed, isolation
 	p.Host = fmt.Sprint(runtime.NumCPU())

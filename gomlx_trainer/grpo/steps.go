@@ -27,7 +27,7 @@ func (t *trainer) warmStart(ctx context.Context) error {
 		}
 		return err
 	}
-	if err := resetOptimizer(t.model.Ctx); err != nil {
+	if err := resetOptimizer(t.model.Store); err != nil {
 		return err
 	}
 	return t.save()

@@ -9,7 +9,7 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/compute"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
@@ -17,7 +17,7 @@ import (
 
 // TrainOptions are the parts of a run that are not recipe knobs.
 type TrainOptions struct {
-	Backend backends.Backend // where the graphs run
+	Backend compute.Backend // where the graphs run
 	// Resume continues from the newest intact checkpoint in <save>/ckpt,
 	// passing over damaged ones (see VerifyCheckpoint); with no checkpoint
 	// yet it starts the run, with only damaged ones it fails.

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:staticcheck
+	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/internal/testenv"
@@ -92,7 +92,7 @@ func lossAndGrad(t *testing.T, ref variantReference, old, w, isw [][]float32, cf
 		out := PolicyLoss(LossInputs{LogProbs: logp, OldLogProbs: old, RefLogProbs: refLogp, Advantages: adv, Weights: weights, ISWeights: isw}, cfg)
 		return []*Node{out.Loss, out.ClipTokens, out.KLSum, Gradient(out.Loss, logp)[0]}
 	})
-	res := exec.MustExec(ref.Inputs.Logp, old, ref.Inputs.Ref, ref.Inputs.Adv, w, isw)
+	res := exec.MustCall(ref.Inputs.Logp, old, ref.Inputs.Ref, ref.Inputs.Adv, w, isw)
 	return float64(res[0].Value().(float32)), float64(res[1].Value().(float32)), float64(res[2].Value().(float32)), res[3].Value().([][]float32)
 }
 

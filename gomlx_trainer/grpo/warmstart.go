@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/core/tensors"
+	mlmodel "github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/data/arith"
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
@@ -173,8 +173,8 @@ func traceSequence(proto *tokenizer.Protocol, tr arith.Trace, toolOutput string)
 
 // resetOptimizer sets the AdamW moments and step counter to zero (between the
 // warm start and GRPO, whose learning rates and loss scales differ).
-func resetOptimizer(ctx *mlctx.Context) error {
-	for v := range ctx.IterVariables() {
+func resetOptimizer(store *mlmodel.Store) error {
+	for v := range store.IterVariables() {
 		if strings.HasPrefix(v.Scope(), AdamScope) {
 			if err := v.SetValue(tensors.FromShape(v.Shape())); err != nil {
 				return fmt.Errorf("grpo: reset optimizer: %w", err)

@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/backends/simplego"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/gobackend"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
@@ -81,14 +81,14 @@ func steadyPeak(fn func() error) (int64, error) {
 
 // cpuBackend returns the test backend, skipping the test unless it is GoMLX's
 // pure Go backend, whose buffers live on the Go heap.
-func cpuBackend(t *testing.T) backends.Backend {
+func cpuBackend(t *testing.T) compute.Backend {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("measures memory over several training steps and sampling sessions")
 	}
 	b := backendtest.New(t)
-	if _, ok := b.(*simplego.Backend); !ok {
-		t.Skipf("backend %q: the Go heap holds the buffers of the pure Go backend only", b.Name())
+	if b.String() != gobackend.BackendName {
+		t.Skipf("backend %q: the Go heap holds the buffers of the pure Go backend only", b.String())
 	}
 	return b
 }
@@ -157,7 +157,7 @@ func TestTrainStepPeakOnCPU(t *testing.T) {
 
 // measureTrainStep returns the peak growth of the live heap, from before the
 // model exists, over the second of two optimizer steps.
-func measureTrainStep(t *testing.T, be backends.Backend, cfg qwen3.Config, rows, prompt, response int) int64 {
+func measureTrainStep(t *testing.T, be compute.Backend, cfg qwen3.Config, rows, prompt, response int) int64 {
 	before := liveHeap()
 	model, err := qwen3.NewRandom(cfg, dtypes.Float32, 1)
 	if err != nil {
@@ -211,7 +211,7 @@ func TestSamplingPeakOnCPU(t *testing.T) {
 // model exists, over the second of two identical sessions. The prompt must be
 // longer than half the cache's capacity (so that the sampler's first slots are
 // its last).
-func measureSampling(t *testing.T, be backends.Backend, cfg qwen3.Config, s memplan.Session) int64 {
+func measureSampling(t *testing.T, be compute.Backend, cfg qwen3.Config, s memplan.Session) int64 {
 	before := liveHeap()
 	model, err := qwen3.NewRandom(cfg, dtypes.Float32, 1)
 	if err != nil {

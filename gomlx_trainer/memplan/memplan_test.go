@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/compute/dtypes"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/memplan"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
@@ -80,16 +80,21 @@ func TestLogProbChunk(t *testing.T) {
 }
 
 // TestCPURulesByHand: the CPU keeps more per layer, (6H + 4q + 4kv + 5I)·d =
-// 88·4 per token, and 9 bytes per score, and its optimizer step keeps a second
-// set of accumulators (4P) beside two float32 copies of the largest weight
-// (the embedding, 40 elements).
+// 88·4 per token, and 9 bytes per score, plus a transposed copy of every
+// weight it multiplies, (V·H + L·(2Hq + 2Hkv + 3HI))·d = (40 + 2·144)·4 (only
+// the head's, 40·4, when layers are recomputed); its optimizer step keeps a
+// second set of accumulators (4P) beside two float32 copies of the largest
+// weight (the embedding, 40 elements).
 func TestCPURulesByHand(t *testing.T) {
 	cfg := handConfig()
 	got := memplan.TrainStep(cfg, memplan.Step{DType: dtypes.Float32, Rows: 3, SeqLen: 5}, memplan.CPU)
 	if l, s := got.Term(memplan.TermLayers), got.Term(memplan.TermScores); l != 2*15*88*4 || s != 2*150*9 {
 		t.Errorf("layers %d, scores %d bytes; want %d, %d", l, s, 2*15*88*4, 2*150*9)
 	}
-	idle := memplan.TrainStep(cfg, memplan.Step{DType: dtypes.Float32, Rows: 1, SeqLen: 1}, memplan.CPU)
+	if w := got.Term(memplan.TermTransposed); w != (40+2*144)*4 {
+		t.Errorf("transposed weights %d bytes, want %d", w, (40+2*144)*4)
+	}
+	idle := memplan.TrainStep(cfg, memplan.Step{DType: dtypes.Float32, Rows: 1, SeqLen: 1, RecomputeLayers: true}, memplan.CPU)
 	if idle.Phase != "optimizer update" || idle.Term(memplan.TermUpdate) != 4*356+8*40 {
 		t.Errorf("a step of one token: %+v, want the optimizer update of %d bytes at its peak", idle, 4*356+8*40)
 	}
@@ -183,7 +188,8 @@ func TestWriteTo(t *testing.T) {
 		lines []string
 	}{
 		{141 * memplan.GiB, true, []string{"verdict: FITS", "training step: micro-batch of 1 x 4096 tokens", "dominant term: AdamW moments"}},
-		{40 * memplan.GiB, false, []string{"verdict: DOES NOT FIT", "over the limit", "largest micro-batch at 4096 tokens: 0 (0 tokens)\n"}},
+		{40 * memplan.GiB, false, []string{"verdict: DOES NOT FIT", "over the limit",
+			"largest micro-batch at 4096 tokens: 0 (0 tokens); without recompute_layers 0, with it 0\n"}},
 	} {
 		rep := memplan.Plan(cfg, rc, tc.limit, memplan.XLA)
 		var buf bytes.Buffer
@@ -245,4 +251,26 @@ func ExampleResident() {
 	// weights                15.26 GiB
 	// gradient accumulators  30.51 GiB
 	// AdamW moments          61.03 GiB
+}
+
+// TestFusedAttentionByHand: with fused attention no score is kept or made.
+// Each layer keeps per token the float32 log-sum-exp of its 2 heads and the
+// keys and values broadcast from 1 to 2 heads, 4·2 + 2·(4 − 2)·2 = 16 bytes in
+// bfloat16, where the decomposed graph keeps 6 bytes a score.
+func TestFusedAttentionByHand(t *testing.T) {
+	cfg := handConfig()
+	step := memplan.Step{DType: dtypes.BFloat16, Rows: 3, SeqLen: 5, FusedAttention: true}
+	if !memplan.FusedAttention(dtypes.BFloat16, memplan.XLA) || memplan.FusedAttention(dtypes.Float32, memplan.XLA) ||
+		memplan.FusedAttention(dtypes.BFloat16, memplan.CPU) {
+		t.Error("fused attention: want it under the xla rules in bfloat16 only")
+	}
+	got := memplan.TrainStep(cfg, step, memplan.XLA)
+	if s, f := got.Term(memplan.TermScores), got.Term(memplan.TermFused); s != 0 || f != 2*15*16 {
+		t.Errorf("scores %d, fused attention state %d bytes; want 0, %d", s, f, 2*15*16)
+	}
+	step.FusedAttention = false
+	plain := memplan.TrainStep(cfg, step, memplan.XLA)
+	if plain.Term(memplan.TermScores) != 2*150*6 {
+		t.Errorf("decomposed scores %d bytes, want %d", plain.Term(memplan.TermScores), 2*150*6)
+	}
 }

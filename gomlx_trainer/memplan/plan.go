@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/compute/dtypes"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
@@ -30,6 +30,7 @@ type Recipe struct {
 	LogProbChunk    int          // logprob_chunk
 	RecomputeLayers bool         // recompute_layers
 	Reference       bool         // use_kl_loss with a non-zero kl_loss_coef
+	FusedAttention  bool         // the training step's attention is fused (see FusedAttention)
 }
 
 // SeqLen is the padded length of the longest training sequence: prompt plus
@@ -50,7 +51,7 @@ func (rc Recipe) Rows() int {
 // step is the training step of a micro-batch of rows longest sequences.
 func (rc Recipe) step(rows int) Step {
 	return Step{DType: rc.DType, Rows: rows, SeqLen: rc.SeqLen(), LogProbChunk: rc.LogProbChunk,
-		RecomputeLayers: rc.RecomputeLayers, Reference: rc.Reference}
+		RecomputeLayers: rc.RecomputeLayers, Reference: rc.Reference, FusedAttention: rc.FusedAttention}
 }
 
 // rollout and eval are the sampling sessions of batch sequences.
@@ -76,6 +77,7 @@ func (rc Recipe) samplingBatches() (rollout, eval int) {
 // Report is a recipe's memory plan.
 type Report struct {
 	Rules            Rules
+	FusedAttention   bool      // the training step's attention is fused
 	Limit            int64     // bytes the device may use
 	SeqLen, Rows     int       // the micro-batch planned: Rows sequences of SeqLen tokens
 	Train            Breakdown // peak of a training step
@@ -84,7 +86,8 @@ type Report struct {
 	RolloutBatch     int       // sequences per rollout session
 	EvalBatch        int       // sequences per evaluation session
 	MaxRows          int       // largest micro-batch of SeqLen-token sequences that fits (0: none)
-	MaxRowsRecompute int       // the same with recompute_layers, when the recipe does not recompute (else 0)
+	MaxRowsPlain     int       // the same without recompute_layers
+	MaxRowsRecompute int       // the same with recompute_layers
 	MaxSamplingBatch int       // largest sampling_batch_size whose sessions fit (0: none)
 }
 
@@ -92,18 +95,16 @@ type Report struct {
 // and the largest micro-batch and sampling batch that fit in limit bytes.
 func Plan(cfg qwen3.Config, rc Recipe, limit int64, r Rules) Report {
 	rb, eb := rc.samplingBatches()
-	rep := Report{Rules: r, Limit: limit, SeqLen: rc.SeqLen(), Rows: rc.Rows(), RolloutBatch: rb, EvalBatch: eb}
+	rep := Report{Rules: r, FusedAttention: rc.FusedAttention, Limit: limit, SeqLen: rc.SeqLen(), Rows: rc.Rows(), RolloutBatch: rb, EvalBatch: eb}
 	rep.Train = TrainStep(cfg, rc.step(rep.Rows), r)
 	rep.Rollout = Sampling(cfg, rc.rollout(rb), r)
 	if rc.EvalResponseLen > 0 {
 		rep.Eval = Sampling(cfg, rc.eval(eb), r)
 	}
 	rep.MaxRows = maxRows(cfg, rc, limit, r)
-	if !rc.RecomputeLayers {
-		recompute := rc
-		recompute.RecomputeLayers = true
-		rep.MaxRowsRecompute = maxRows(cfg, recompute, limit, r)
-	}
+	plain, recompute := rc, rc
+	plain.RecomputeLayers, recompute.RecomputeLayers = false, true
+	rep.MaxRowsPlain, rep.MaxRowsRecompute = maxRows(cfg, plain, limit, r), maxRows(cfg, recompute, limit, r)
 	rep.MaxSamplingBatch = largest(max(rc.RolloutSamples, 16), func(n int) bool {
 		ok := Sampling(cfg, rc.rollout(n), r).Total() <= limit
 		return ok && (rc.EvalResponseLen == 0 || Sampling(cfg, rc.eval(n), r).Total() <= limit)
@@ -143,17 +144,18 @@ func (rep Report) Fits() bool {
 // batches that fit and the verdict.
 func (rep Report) WriteTo(w io.Writer) (int64, error) {
 	cw := &countingWriter{w: w}
-	fmt.Fprintf(cw, "memory plan (%s rules), device limit %s\n", rep.Rules, FormatGiB(rep.Limit))
+	attention := "decomposed ([B, heads, T, T] scores)"
+	if rep.FusedAttention {
+		attention = "fused (flash: no [B, heads, T, T] scores)"
+	}
+	fmt.Fprintf(cw, "memory plan (%s rules), device limit %s; training attention %s\n", rep.Rules, FormatGiB(rep.Limit), attention)
 	rep.table(cw, fmt.Sprintf("training step: micro-batch of %d x %d tokens", rep.Rows, rep.SeqLen), rep.Train)
 	rep.table(cw, fmt.Sprintf("rollout sampling: %d sequences", rep.RolloutBatch), rep.Rollout)
 	if len(rep.Eval.Terms) > 0 {
 		rep.table(cw, fmt.Sprintf("evaluation sampling: %d sequences", rep.EvalBatch), rep.Eval)
 	}
-	fmt.Fprintf(cw, "\nlargest micro-batch at %d tokens: %d (%d tokens)", rep.SeqLen, rep.MaxRows, rep.MaxRows*rep.SeqLen)
-	if rep.MaxRowsRecompute > 0 {
-		fmt.Fprintf(cw, "; with recompute_layers: %d", rep.MaxRowsRecompute)
-	}
-	fmt.Fprintln(cw)
+	fmt.Fprintf(cw, "\nlargest micro-batch at %d tokens: %d (%d tokens); without recompute_layers %d, with it %d\n",
+		rep.SeqLen, rep.MaxRows, rep.MaxRows*rep.SeqLen, rep.MaxRowsPlain, rep.MaxRowsRecompute)
 	fmt.Fprintf(cw, "largest sampling batch: %d\n", rep.MaxSamplingBatch)
 	verdict := "FITS"
 	if !rep.Fits() {

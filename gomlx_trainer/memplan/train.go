@@ -1,7 +1,7 @@
 package memplan
 
 import (
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/compute/dtypes"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
@@ -15,6 +15,17 @@ type Step struct {
 	LogProbChunk    int          // positions per chunk of the log-prob head; 0: the whole sequence at once
 	RecomputeLayers bool         // recompute each decoder layer in the backward, keeping only its input
 	Reference       bool         // a frozen reference policy for the KL penalty
+	FusedAttention  bool         // fused (flash) attention: see FusedAttention
+}
+
+// FusedAttention reports whether a training step of that dtype under rules r
+// runs its attention as one fused op, with a fused backward, and so never
+// holds [Rows, Heads, T, T] scores: the model asks the backend for it
+// (qwen3's causal attention), and XLA's CUDA backend lowers it to cuDNN's flash
+// attention for bfloat16 and float16. On the CPU rules, and in float32, the
+// attention is the decomposed graph.
+func FusedAttention(dtype dtypes.DType, r Rules) bool {
+	return r == XLA && dtype.Size() == 2
 }
 
 // Names of the training terms.
@@ -26,6 +37,8 @@ const (
 	TermLayers       = "layer activations"
 	TermLayerInputs  = "layer inputs"
 	TermScores       = "attention scores"
+	TermFused        = "fused attention state"
+	TermTransposed   = "transposed weights"
 	TermHead         = "log-prob head"
 	TermLayerBack    = "layer backward"
 	TermRecomputed   = "recomputed layer"
@@ -87,15 +100,43 @@ func Resident(cfg qwen3.Config, dtype dtypes.DType, reference bool) []Term {
 // RecomputeLayers only each layer's input survives: L·N·Hidden·d. That
 // assumes the recomputed layer is kept apart from the forward one (XLA's
 // common-subexpression pass would otherwise merge them back, keeping it all).
+// On the CPU the forward pass also leaves transposedWeights.
 func keptActivations(cfg qwen3.Config, s Step, r Rules) []Term {
 	d, l, n := int64(s.DType.Size()), int64(cfg.Layers), tokens(s)
+	var terms []Term
 	if s.RecomputeLayers {
-		return []Term{{TermLayerInputs, l * n * int64(cfg.Hidden) * d}}
+		terms = []Term{{TermLayerInputs, l * n * int64(cfg.Hidden) * d}}
+	} else if s.FusedAttention {
+		terms = []Term{
+			{TermLayers, l * n * layerTokens(cfg, d, r)},
+			{TermFused, l * n * fusedKept(cfg, d)},
+		}
+	} else {
+		terms = []Term{
+			{TermLayers, l * n * layerTokens(cfg, d, r)},
+			{TermScores, l * scores(cfg, s) * scoreKept(d, r)},
+		}
 	}
-	return []Term{
-		{TermLayers, l * n * layerTokens(cfg, d, r)},
-		{TermScores, l * scores(cfg, s) * scoreKept(d, r)},
+	if r == CPU {
+		terms = append(terms, Term{TermTransposed, transposedWeights(cfg, d, s.RecomputeLayers)})
 	}
+	return terms
+}
+
+// transposedWeights is, on the CPU, the copy of each linear weight [out, in]
+// transposed to [in, out] that the forward pass makes for its matmul
+// (gomlxfix.DotGeneralMatmul) and keeps for the gradient of the activations:
+// every layer's seven projections and the head's weight, in the compute
+// dtype; with RecomputeLayers only the head's, the layers' being remade one at
+// a time by the recomputed layer. XLA folds those transposes into its dots.
+func transposedWeights(cfg qwen3.Config, d int64, recompute bool) int64 {
+	h, i := int64(cfg.Hidden), int64(cfg.Intermediate)
+	q, kv := int64(cfg.Heads*cfg.HeadDim), int64(cfg.KVHeads*cfg.HeadDim)
+	n := int64(cfg.VocabSize) * h
+	if !recompute {
+		n += int64(cfg.Layers) * (2*h*q + 2*h*kv + 3*h*i)
+	}
+	return n * d
 }
 
 func tokens(s Step) int64 { return int64(s.Rows) * int64(s.SeqLen) }
@@ -153,32 +194,61 @@ func scoreKept(d int64, r Rules) int64 {
 	return 5 + d
 }
 
+// fusedKept is the bytes per token one layer keeps for the backward of fused
+// attention, with q = Heads·HeadDim and kv = KVHeads·HeadDim, beyond what
+// layerTokens counts (q, k, v and the attention output): the float32
+// log-sum-exp of each query row and head (4·Heads), and, for grouped-query
+// attention, keys and values broadcast to every query head (2·(q − kv)·d),
+// since cuDNN's kernel takes equal head counts.
+func fusedKept(cfg qwen3.Config, d int64) int64 {
+	q, kv := int64(cfg.Heads*cfg.HeadDim), int64(cfg.KVHeads*cfg.HeadDim)
+	return 4*int64(cfg.Heads) + 2*(q-kv)*d
+}
+
+// fusedBackward is the bytes per token of fused attention's backward: the
+// gradients of the query and of the broadcast keys and values (3q·d, reduced
+// to kv heads after the op) and the kernel's float32 accumulator for the
+// query's gradient (4q). cuDNN's workspace beyond that is a few MiB and is
+// left out.
+func fusedBackward(cfg qwen3.Config, d int64) int64 {
+	q := int64(cfg.Heads * cfg.HeadDim)
+	return 3*q*d + 4*q
+}
+
 // layerBackward is one layer's backward working set beyond what it kept: the
-// gradients of its attention scores and of its widest token tensors.
+// gradients of its attention scores and of its widest token tensors. With
+// fused attention the scores' part is N·fusedBackward.
 //
 //   - XLA, scores·(4 + 2d) + N·(H + 2I)·d: the probabilities' gradient (the
 //     matmul's output, d), a float32 intermediate of the softmax gradient and
 //     the scores' gradient in the compute dtype (d); the residual's gradient and
 //     those of gate and up.
-//   - CPU, scores·12 + N·(H + 4I)·d: three float32 score-sized buffers are
-//     alive at once (the probabilities' gradient, the gradient through the
-//     softmax's division and its broadcast denominator, or the blocked copy a
-//     large matmul makes of its operand); the gradients of the residual, of
-//     silu(gate)·up, gate and up, and a blocked copy of one [N, I] operand.
+//   - CPU, scores·8 + N·(H + 4I)·d: two float32 score-sized buffers are alive
+//     at once (the probabilities' gradient and the gradient through the
+//     softmax; the Go backend runs the ops in the order the graph made them);
+//     the gradients of the residual, of silu(gate)·up, gate and up, and a
+//     blocked copy of one [N, I] operand.
 func layerBackward(cfg qwen3.Config, s Step, r Rules) int64 {
 	d := int64(s.DType.Size())
 	h, i := int64(cfg.Hidden), int64(cfg.Intermediate)
 	if r == XLA {
+		if s.FusedAttention {
+			return tokens(s) * ((h+2*i)*d + fusedBackward(cfg, d))
+		}
 		return scores(cfg, s)*(4+2*d) + tokens(s)*(h+2*i)*d
 	}
-	return scores(cfg, s)*12 + tokens(s)*(h+4*i)*d
+	return scores(cfg, s)*8 + tokens(s)*(h+4*i)*d
 }
 
 // recomputedLayer is, with RecomputeLayers, what the backward of one layer
 // recomputes and holds while it runs: the activations and scores one layer
-// would otherwise have kept, N·layerTokens + scores·scoreKept.
+// would otherwise have kept, N·layerTokens + scores·scoreKept (N·fusedKept in
+// place of the scores with fused attention).
 func recomputedLayer(cfg qwen3.Config, s Step, r Rules) int64 {
 	d := int64(s.DType.Size())
+	if s.FusedAttention {
+		return tokens(s) * (layerTokens(cfg, d, r) + fusedKept(cfg, d))
+	}
 	return tokens(s)*layerTokens(cfg, d, r) + scores(cfg, s)*scoreKept(d, r)
 }
 

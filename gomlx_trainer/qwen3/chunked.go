@@ -3,8 +3,8 @@ package qwen3
 import (
 	"fmt"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
 )
@@ -18,7 +18,7 @@ import (
 // of being kept. Gradients flow to hidden and to the head's weight. The chunks
 // run one after another, so at most one chunk's logits (and their backward
 // temporaries) are alive at a time. It panics if chunk < 1.
-func TargetLogProbsChunked(ctx *context.Context, cfg Config, hidden, targets *Node, temperature float64, chunk int) (logp, entropy *Node) {
+func TargetLogProbsChunked(scope *model.Scope, cfg Config, hidden, targets *Node, temperature float64, chunk int) (logp, entropy *Node) {
 	if chunk < 1 {
 		panic(fmt.Errorf("qwen3: log-prob chunk %d, want at least 1", chunk))
 	}
@@ -26,7 +26,7 @@ func TargetLogProbsChunked(ctx *context.Context, cfg Config, hidden, targets *No
 	b, t := hidden.Shape().Dim(0), hidden.Shape().Dim(1)
 	hidden.AssertDims(b, t, cfg.Hidden)
 	targets.AssertDims(b, t)
-	w := headWeight(ctx, cfg, hidden.Graph())
+	w := headWeight(scope, cfg, hidden.Graph())
 	gather := cfg.VocabSize > oneHotVocab
 	seq := &rematSeq{}
 	var lps, ents []*Node
@@ -46,13 +46,13 @@ func TargetLogProbsChunked(ctx *context.Context, cfg Config, hidden, targets *No
 	return logp, entropy
 }
 
-// TargetLogProbsOf returns TargetLogProbs(Logits(ctx, cfg, ids), targets,
+// TargetLogProbsOf returns TargetLogProbs(Logits(scope, cfg, ids), targets,
 // temperature), built as opts say: with the zero ModelOptions it is exactly
 // that graph.
-func TargetLogProbsOf(ctx *context.Context, cfg Config, ids, targets *Node, temperature float64, opts ModelOptions) (logp, entropy *Node) {
-	h := HiddenWith(ctx, cfg, ids, opts)
+func TargetLogProbsOf(scope *model.Scope, cfg Config, ids, targets *Node, temperature float64, opts ModelOptions) (logp, entropy *Node) {
+	h := HiddenWith(scope, cfg, ids, opts)
 	if opts.LogProbChunk > 0 {
-		return TargetLogProbsChunked(ctx, cfg, h, targets, temperature, opts.LogProbChunk)
+		return TargetLogProbsChunked(scope, cfg, h, targets, temperature, opts.LogProbChunk)
 	}
-	return TargetLogProbs(head(ctx, cfg, h), targets, temperature)
+	return TargetLogProbs(head(scope, cfg, h), targets, temperature)
 }

@@ -119,17 +119,16 @@ func TestNamedConfigs(t *testing.T) {
 }
 
 func TestVariableNames(t *testing.T) {
-	for _, tc := range []struct{ tensor, scope, name string }{
-		{"model.layers.3.self_attn.q_proj.weight", "/model/layers/3/self_attn/q_proj", "weight"},
-		{"model.embed_tokens.weight", "/model/embed_tokens", "weight"},
-		{"lm_head.weight", "/lm_head", "weight"},
+	for _, tc := range []struct{ tensor, path string }{
+		{"model.layers.3.self_attn.q_proj.weight", "/model/layers/3/self_attn/q_proj/weight"},
+		{"model.embed_tokens.weight", "/model/embed_tokens/weight"},
+		{"lm_head.weight", "/lm_head/weight"},
 	} {
-		scope, name := VariableName(tc.tensor)
-		if scope != tc.scope || name != tc.name {
-			t.Errorf("VariableName(%q) = %q, %q, want %q, %q", tc.tensor, scope, name, tc.scope, tc.name)
+		if path := VariablePath(tc.tensor); path != tc.path {
+			t.Errorf("VariablePath(%q) = %q, want %q", tc.tensor, path, tc.path)
 		}
-		if back := TensorName(scope, name); back != tc.tensor {
-			t.Errorf("TensorName(%q, %q) = %q, want %q", scope, name, back, tc.tensor)
+		if back := TensorName(tc.path); back != tc.tensor {
+			t.Errorf("TensorName(%q) = %q, want %q", tc.path, back, tc.tensor)
 		}
 	}
 }

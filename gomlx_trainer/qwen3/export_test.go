@@ -10,7 +10,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/compute/dtypes"
 )
 
 // rawSafetensors is a safetensors file read by the rules of the format, apart

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/internal/jsonl"
 )
@@ -17,12 +17,12 @@ import (
 // after its last token. Other fields are kept as they were, in order. Lines are
 // run in batches of batchSize, right-padded to a power-of-two length (at least
 // 16) so that few graphs are compiled. name is r's name in error messages.
-func ForwardJSONL(b backends.Backend, m *Model, r io.Reader, name string, w io.Writer, batchSize int) error {
+func ForwardJSONL(b compute.Backend, m *Model, r io.Reader, name string, w io.Writer, batchSize int) error {
 	if batchSize < 1 {
 		return fmt.Errorf("qwen3: batch size %d, want >= 1", batchSize)
 	}
-	exec, err := context.NewExec(b, m.Ctx, func(ctx *context.Context, ids, lens *graph.Node) *graph.Node {
-		return LastLogits(ctx, m.Config, ids, lens)
+	exec, err := model.NewExec(b, m.Store, func(scope *model.Scope, ids, lens *graph.Node) *graph.Node {
+		return LastLogits(scope, m.Config, ids, lens)
 	})
 	if err != nil {
 		return fmt.Errorf("qwen3: %w", err)
@@ -51,7 +51,7 @@ func ForwardJSONL(b backends.Backend, m *Model, r io.Reader, name string, w io.W
 			}
 			lens[i] = int32(len(r))
 		}
-		out, err := exec.Exec(ids, lens)
+		out, err := exec.Call(ids, lens)
 		if err != nil {
 			return fmt.Errorf("qwen3: forward: %w", err)
 		}

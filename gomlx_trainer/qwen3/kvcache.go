@@ -1,10 +1,12 @@
 package qwen3
 
 import (
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
+	"github.com/gomlx/gomlx/ml/model"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
 )
 
 // CacheShapes returns the shapes of the key/value cache for batch rows of up to
@@ -36,7 +38,7 @@ func (c Config) CacheShapes(batch, capacity int, dtype dtypes.DType) []shapes.Sh
 // logits [batch, vocab] at each row's last real token (meaningless for rows with
 // lens 0) and the new cache. Prefill, decoding and appending tool output are all
 // calls of Extend with different chunk lengths.
-func Extend(ctx *context.Context, cfg Config, tokens, start, lens *Node, cache []*Node) (logits *Node, newCache []*Node) {
+func Extend(scope *model.Scope, cfg Config, tokens, start, lens *Node, cache []*Node) (logits *Node, newCache []*Node) {
 	g := tokens.Graph()
 	b, c := tokens.Shape().Dimensions[0], tokens.Shape().Dimensions[1]
 	if len(cache) != 2*cfg.Layers {
@@ -71,14 +73,14 @@ func Extend(ctx *context.Context, cfg Config, tokens, start, lens *Node, cache [
 		newCache[2*layer+1] = write(v, cache[2*layer+1])
 		return newCache[2*layer], newCache[2*layer+1], visible, true
 	}
-	h := decoder(ctx, cfg, tokens, positions, kv, false) // [b, c, hidden]
+	h := decoder(scope, cfg, tokens, positions, kv, false) // [b, c, hidden]
 	var last *Node
 	if c == 1 {
 		last = Reshape(h, b, cfg.Hidden)
 	} else {
 		isLast := Equal(Iota(g, shapes.Make(dtypes.Int32, b, c), 1),
 			BroadcastToDims(InsertAxes(AddScalar(lens, -1), -1), b, c))
-		last = DotGeneral(ConvertDType(isLast, h.DType()), []int{1}, []int{0}, h, []int{1}, []int{0}) // [b, hidden]
+		last = gomlxfix.DotGeneralMatmul(ConvertDType(isLast, h.DType()), []int{1}, []int{0}, h, []int{1}, []int{0}) // [b, hidden]
 	}
-	return head(ctx, cfg, last), newCache
+	return head(scope, cfg, last), newCache
 }

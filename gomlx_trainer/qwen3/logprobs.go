@@ -1,10 +1,10 @@
 package qwen3
 
 import (
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
+	"github.com/gomlx/gomlx/ml/model"
 )
 
 // TargetLogProbs returns, for logits [batch, seq, vocab] and targets [batch,
@@ -54,7 +54,7 @@ func targetLogProbs(logits, targets *Node, temperature float64, gather bool) (lo
 // log_softmax(logits / temperature); position 0 has no prediction and is 0.
 // It is TargetLogProbs of the model's logits with the ids shifted by one.
 // Right padding needs no mask; mask the result instead.
-func TokenLogProbs(ctx *context.Context, cfg Config, ids *Node, temperature float64) *Node {
+func TokenLogProbs(scope *model.Scope, cfg Config, ids *Node, temperature float64) *Node {
 	g := ids.Graph()
 	b, t := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
 	if t == 1 {
@@ -63,6 +63,6 @@ func TokenLogProbs(ctx *context.Context, cfg Config, ids *Node, temperature floa
 	ids32 := ConvertDType(ids, dtypes.Int32)
 	// next[b, i] = ids[b, i+1]; the last column is a placeholder that is dropped.
 	next := Concatenate([]*Node{Slice(ids32, AxisRange(), AxisRange(1)), Zeros(g, shapes.Make(dtypes.Int32, b, 1))}, 1)
-	logp, _ := TargetLogProbs(Logits(ctx, cfg, ids), next, temperature)
+	logp, _ := TargetLogProbs(Logits(scope, cfg, ids), next, temperature)
 	return Concatenate([]*Node{Zeros(g, shapes.Make(dtypes.Float32, b, 1)), Slice(logp, AxisRange(), AxisRange(0, t-1))}, 1)
 }

@@ -4,9 +4,9 @@ import (
 	"math"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 )
@@ -23,10 +23,10 @@ func TestTokenLogProbs(t *testing.T) {
 	ids := [][]int32{ref.InputIDs[0][:12], ref.InputIDs[0][12:24]}
 	const temperature = 0.8
 	logits := logitsOf(t, b, m, ids)
-	exec := context.MustNewExec(b, m.Ctx, func(ctx *context.Context, ids *Node) *Node {
-		return TokenLogProbs(ctx, m.Config, ids, temperature)
+	exec := model.MustNewExec(b, m.Store, func(scope *model.Scope, ids *Node) *Node {
+		return TokenLogProbs(scope, m.Config, ids, temperature)
 	})
-	got, err := Float32s(exec.MustExec(ids)[0])
+	got, err := Float32s(exec.MustCall(ids)[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,12 +64,12 @@ func TestTokenLogProbsGradient(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := [][]int32{ref.InputIDs[0][:16]}
-	loss := func(ctx *context.Context, ids *Node) *Node {
-		return ReduceAllSum(TokenLogProbs(ctx, m.Config, ids, 1))
+	loss := func(scope *model.Scope, ids *Node) *Node {
+		return ReduceAllSum(TokenLogProbs(scope, m.Config, ids, 1))
 	}
-	lossExec := context.MustNewExec(b, m.Ctx, loss)
+	lossExec := model.MustNewExec(b, m.Store, loss)
 	lossAt := func() float64 {
-		v, _ := Float32s(lossExec.MustExec(ids)[0])
+		v, _ := Float32s(lossExec.MustCall(ids)[0])
 		return float64(v[0])
 	}
 	for _, tc := range []struct {
@@ -82,10 +82,10 @@ func TestTokenLogProbsGradient(t *testing.T) {
 		{"model.norm.weight", 3},
 	} {
 		v := m.Weight(tc.name)
-		gradExec := context.MustNewExec(b, m.Ctx, func(ctx *context.Context, ids *Node) *Node {
-			return Gradient(loss(ctx, ids), v.ValueGraph(ids.Graph()))[0]
+		gradExec := model.MustNewExec(b, m.Store, func(scope *model.Scope, ids *Node) *Node {
+			return Gradient(loss(scope, ids), v.NodeValue(ids.Graph()))[0]
 		})
-		grad, _ := Float32s(gradExec.MustExec(ids)[0])
+		grad, _ := Float32s(gradExec.MustCall(ids)[0])
 		orig := v.MustValue()
 		vals, _ := Float32s(orig)
 		const eps = 1e-2

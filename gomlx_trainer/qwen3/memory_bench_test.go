@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/compute/dtypes"
 )
 
 // heapPeak samples the Go heap's live object bytes until stop is called and

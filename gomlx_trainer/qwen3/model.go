@@ -5,10 +5,11 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
 )
@@ -18,18 +19,17 @@ import (
 const maskedScore = -1e30
 
 // weight returns the graph value of a Hugging Face tensor's variable.
-func weight(ctx *context.Context, g *Graph, name string) *Node {
-	scope, vname := VariableName(name)
-	v := ctx.GetVariableByScopeAndName(scope, vname)
+func weight(scope *model.Scope, g *Graph, name string) *Node {
+	v := scope.Store().GetVariable(VariablePath(name))
 	if v == nil {
 		panic(fmt.Errorf("qwen3: weight %q not loaded", name))
 	}
-	return v.ValueGraph(g)
+	return v.NodeValue(g)
 }
 
 // linear applies a Hugging Face linear weight [out, in] to x's last axis.
 func linear(x, w *Node) *Node {
-	return DotGeneral(x, []int{x.Rank() - 1}, nil, w, []int{1}, nil)
+	return gomlxfix.DotGeneralMatmul(x, []int{x.Rank() - 1}, nil, w, []int{1}, nil)
 }
 
 // rmsNorm normalises x's last axis in float32, as transformers does, then scales
@@ -85,45 +85,68 @@ func attention(cfg Config, q, k, v, visible *Node, headsFirst bool) *Node {
 	s := k.Shape().Dimensions[seqAxis]
 	groups := cfg.Heads / cfg.KVHeads
 	qg := Reshape(q, b, t, cfg.KVHeads, groups, cfg.HeadDim)
-	scores := DotGeneral(qg, []int{4}, []int{0, 2}, k, []int{3}, []int{0, headAxis}) // [b, kv, t, g, s]
+	scores := gomlxfix.DotGeneralMatmul(qg, []int{4}, []int{0, 2}, k, []int{3}, []int{0, headAxis}) // [b, kv, t, g, s]
 	scores.AssertDims(b, cfg.KVHeads, t, groups, s)
 	scores = MulScalar(ConvertDType(scores, dtypes.Float32), 1/math.Sqrt(float64(cfg.HeadDim)))
 	mask := BroadcastToDims(Reshape(visible, b, 1, t, 1, s), b, cfg.KVHeads, t, groups, s)
 	scores = Where(mask, scores, Scalar(q.Graph(), dtypes.Float32, maskedScore))
 	probs := ConvertDType(Softmax(scores, -1), q.DType())
-	out := DotGeneral(probs, []int{4}, []int{0, 1}, v, []int{seqAxis}, []int{0, headAxis}) // [b, kv, t, g, hd]
-	out = TransposeAllAxes(out, 0, 2, 1, 3, 4)                                             // [b, t, kv, g, hd]
+	out := gomlxfix.DotGeneralMatmul(probs, []int{4}, []int{0, 1}, v, []int{seqAxis}, []int{0, headAxis}) // [b, kv, t, g, hd]
+	out = TransposeAllAxes(out, 0, 2, 1, 3, 4)                                                            // [b, t, kv, g, hd]
 	return Reshape(out, b, t, cfg.Heads*cfg.HeadDim)
+}
+
+// causalAttention is attention of q [b, t, heads, hd] over k and v
+// [b, t, kvHeads, hd] with the causal mask, as the backend's fused attention
+// where it has one for these operands (XLA on CUDA lowers it, and its
+// gradient, to cuDNN's flash attention in bfloat16 and float16, which never
+// holds [b, heads, t, t] scores), else as attention. Returns [b, t, heads*hd].
+func causalAttention(cfg Config, q, k, v *Node) *Node {
+	g := q.Graph()
+	b, t := q.Shape().Dimensions[0], q.Shape().Dimensions[1]
+	decomposed := func() *Node { return attention(cfg, q, k, v, causal(g, b, t), false) }
+	ops := g.Backend().Capabilities().Operations
+	if !ops[compute.OpTypeFusedScaledDotProductAttention] {
+		return decomposed()
+	}
+	fused := func() *Node {
+		out, _ := BackendFusedScaledDotProductAttention(q, k, v, compute.AttentionAxesLayoutBSHD,
+			&compute.ScaledDotProductAttentionConfig{Causal: true}) // scale 1/sqrt(hd), as attention's
+		return Reshape(out, b, t, cfg.Heads*cfg.HeadDim)
+	}
+	out, _ := InternalFusedOpCaller(fused, decomposed, !ops[compute.OpTypeFusedScaledDotProductAttentionVJP])
+	return out
 }
 
 // kvFunc receives a layer's new keys and values [b, t, kvHeads, hd] and returns the
 // keys and values to attend to, [b, s, kvHeads, hd] or, with headsFirst,
-// [b, kvHeads, s, hd], with the visibility mask [b, t, s].
+// [b, kvHeads, s, hd], with the visibility mask [b, t, s]. A nil mask means
+// causal self-attention over the layer's own keys and values (causalAttention).
 type kvFunc func(layer int, k, v *Node) (keys, values, visible *Node, headsFirst bool)
 
 // decoder runs the embedding and every layer on ids [b, t] at int32 positions
 // [b, t], and returns the final normalised hidden states [b, t, hidden]. With
 // remat, each layer's activations are recomputed in the backward pass (kv must
 // then not write anything, as Hidden's does not).
-func decoder(ctx *context.Context, cfg Config, ids, positions *Node, kv kvFunc, remat bool) *Node {
+func decoder(scope *model.Scope, cfg Config, ids, positions *Node, kv kvFunc, remat bool) *Node {
 	gomlxfix.Install()
 	g := ids.Graph()
 	b, t := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
-	emb := weight(ctx, g, "model.embed_tokens.weight")
+	emb := weight(scope, g, "model.embed_tokens.weight")
 	dtype := emb.DType()
 	x := Gather(emb, InsertAxes(ConvertDType(ids, dtypes.Int32), -1)) // [b, t, hidden]
 	x.AssertDims(b, t, cfg.Hidden)
 	cos, sin := ropeTables(cfg, positions, dtype)
 	for i := 0; i < cfg.Layers; i++ {
 		if remat {
-			x = rematLayer(ctx, cfg, i, x, cos, sin, kv)
+			x = rematLayer(scope, cfg, i, x, cos, sin, kv)
 		} else {
-			w := func(name string) *Node { return weight(ctx, g, layerWeight(i, name)) }
+			w := func(name string) *Node { return weight(scope, g, layerWeight(i, name)) }
 			x = decoderLayer(cfg, i, x, w, cos, sin, kv)
 		}
 		x.AssertDims(b, t, cfg.Hidden)
 	}
-	return rmsNorm(x, weight(ctx, g, "model.norm.weight"), cfg.RMSNormEps)
+	return rmsNorm(x, weight(scope, g, "model.norm.weight"), cfg.RMSNormEps)
 }
 
 // layerTensors are the weights of a decoder layer, named after "model.layers.N.".
@@ -147,7 +170,13 @@ func decoderLayer(cfg Config, i int, x *Node, w func(string) *Node, cos, sin *No
 	q = applyRope(rmsNorm(q, w("self_attn.q_norm"), eps), cos, sin)
 	k = applyRope(rmsNorm(k, w("self_attn.k_norm"), eps), cos, sin)
 	keys, values, visible, headsFirst := kv(i, k, v)
-	x = Add(x, linear(attention(cfg, q, keys, values, visible, headsFirst), w("self_attn.o_proj")))
+	var att *Node
+	if visible == nil {
+		att = causalAttention(cfg, q, keys, values)
+	} else {
+		att = attention(cfg, q, keys, values, visible, headsFirst)
+	}
+	x = Add(x, linear(att, w("self_attn.o_proj")))
 	h = rmsNorm(x, w("post_attention_layernorm"), eps)
 	gate := linear(h, w("mlp.gate_proj"))
 	up := linear(h, w("mlp.up_proj"))
@@ -155,11 +184,15 @@ func decoderLayer(cfg Config, i int, x *Node, w func(string) *Node, cos, sin *No
 }
 
 // rematLayer is decoderLayer with its activations recomputed in the backward
-// pass (rematerialise): only x is kept from the forward pass.
-func rematLayer(ctx *context.Context, cfg Config, i int, x, cos, sin *Node, kv kvFunc) *Node {
+// pass (rematerialise): only x is kept from the forward pass. GoMLX's own
+// gradient checkpointing (Node.Checkpoint at each layer's input) recomputes
+// only what depends on x, and so keeps every layer's causal mask and
+// transposed weights for the backward (BenchmarkRematPeakMemory,
+// TestRematKeepsNoActivations); rematerialise recomputes the whole layer.
+func rematLayer(scope *model.Scope, cfg Config, i int, x, cos, sin *Node, kv kvFunc) *Node {
 	inputs := []*Node{x}
 	for _, name := range layerTensors {
-		inputs = append(inputs, weight(ctx, x.Graph(), layerWeight(i, name)))
+		inputs = append(inputs, weight(scope, x.Graph(), layerWeight(i, name)))
 	}
 	f := func(in []*Node) []*Node {
 		w := func(name string) *Node { return in[1+slices.Index(layerTensors, name)] }
@@ -170,18 +203,18 @@ func rematLayer(ctx *context.Context, cfg Config, i int, x, cos, sin *Node, kv k
 
 // head maps hidden states [..., hidden] to float32 logits [..., vocab] with
 // lm_head, or with the embedding when the embeddings are tied.
-func head(ctx *context.Context, cfg Config, h *Node) *Node {
-	return project(h, headWeight(ctx, cfg, h.Graph()))
+func head(scope *model.Scope, cfg Config, h *Node) *Node {
+	return project(h, headWeight(scope, cfg, h.Graph()))
 }
 
 // headWeight returns lm_head's weight [vocab, hidden], or the embedding's when
 // the embeddings are tied.
-func headWeight(ctx *context.Context, cfg Config, g *Graph) *Node {
+func headWeight(scope *model.Scope, cfg Config, g *Graph) *Node {
 	name := "lm_head.weight"
 	if cfg.TieEmbeddings {
 		name = "model.embed_tokens.weight"
 	}
-	return weight(ctx, g, name)
+	return weight(scope, g, name)
 }
 
 // project applies the head's weight w [vocab, hidden] to h [..., hidden] and
@@ -200,37 +233,41 @@ func causal(g *Graph, b, t int) *Node {
 // Logits returns the float32 logits [batch, seq, vocab] for token ids [batch,
 // seq] (any integer dtype), with causal attention and positions 0..seq-1. Rows
 // padded on the right need no mask: padding never changes earlier positions.
-func Logits(ctx *context.Context, cfg Config, ids *Node) *Node {
-	return head(ctx, cfg, Hidden(ctx, cfg, ids))
+func Logits(scope *model.Scope, cfg Config, ids *Node) *Node {
+	return head(scope, cfg, Hidden(scope, cfg, ids))
 }
 
 // Hidden returns the final normalised hidden states [batch, seq, hidden] for ids
 // [batch, seq] (causal attention, positions 0..seq-1).
-func Hidden(ctx *context.Context, cfg Config, ids *Node) *Node {
-	return HiddenWith(ctx, cfg, ids, ModelOptions{})
+func Hidden(scope *model.Scope, cfg Config, ids *Node) *Node {
+	return HiddenWith(scope, cfg, ids, ModelOptions{})
 }
 
-// HiddenWith is Hidden built as opts say (only opts.Remat matters here): the
-// same values, with a backward pass that may hold less memory.
-func HiddenWith(ctx *context.Context, cfg Config, ids *Node, opts ModelOptions) *Node {
+// HiddenWith is Hidden built as opts say (opts.Remat and
+// opts.DecomposedAttention matter here): the same values, with a backward pass
+// that may hold less memory.
+func HiddenWith(scope *model.Scope, cfg Config, ids *Node, opts ModelOptions) *Node {
 	g := ids.Graph()
 	b, t := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
 	positions := Iota(g, shapes.Make(dtypes.Int32, b, t), 1)
-	visible := causal(g, b, t)
+	var visible *Node // nil: causalAttention, fused where the backend can
+	if opts.DecomposedAttention {
+		visible = causal(g, b, t)
+	}
 	kv := func(_ int, k, v *Node) (*Node, *Node, *Node, bool) { return k, v, visible, false }
-	return decoder(ctx, cfg, ids, positions, kv, opts.Remat)
+	return decoder(scope, cfg, ids, positions, kv, opts.Remat)
 }
 
 // LastLogits returns the float32 logits [batch, vocab] after each row's last
 // real token, for right-padded ids [batch, seq] with lens [batch] real tokens
 // (1 to seq). Only those rows of hidden states go through the head, which
 // matters for a large vocabulary.
-func LastLogits(ctx *context.Context, cfg Config, ids, lens *Node) *Node {
+func LastLogits(scope *model.Scope, cfg Config, ids, lens *Node) *Node {
 	g := ids.Graph()
 	b, t := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
-	h := Hidden(ctx, cfg, ids)
+	h := Hidden(scope, cfg, ids)
 	isLast := Equal(Iota(g, shapes.Make(dtypes.Int32, b, t), 1),
 		BroadcastToDims(InsertAxes(AddScalar(ConvertDType(lens, dtypes.Int32), -1), -1), b, t))
-	last := DotGeneral(ConvertDType(isLast, h.DType()), []int{1}, []int{0}, h, []int{1}, []int{0}) // [b, hidden]
-	return head(ctx, cfg, last)
+	last := gomlxfix.DotGeneralMatmul(ConvertDType(isLast, h.DType()), []int{1}, []int{0}, h, []int{1}, []int{0}) // [b, hidden]
+	return head(scope, cfg, last)
 }

@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 	"github.com/mathrl/mathrl/internal/testenv"
@@ -56,10 +56,10 @@ func relErr(got, want []float64) float64 {
 	return worst
 }
 
-func logitsOf(t *testing.T, b backends.Backend, m *Model, ids [][]int32) [][][]float64 {
+func logitsOf(t *testing.T, b compute.Backend, m *Model, ids [][]int32) [][][]float64 {
 	t.Helper()
-	exec := context.MustNewExec(b, m.Ctx, func(ctx *context.Context, ids *Node) *Node { return Logits(ctx, m.Config, ids) })
-	out, err := exec.Exec(ids)
+	exec := model.MustNewExec(b, m.Store, func(scope *model.Scope, ids *Node) *Node { return Logits(scope, m.Config, ids) })
+	out, err := exec.Call(ids)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestLogitsMatchTransformers(t *testing.T) {
 	}
 }
 
-func checkReferenceLogits(t *testing.T, b backends.Backend, m *Model, ref reference) {
+func checkReferenceLogits(t *testing.T, b compute.Backend, m *Model, ref reference) {
 	t.Helper()
 	logits := logitsOf(t, b, m, ref.InputIDs)
 	// Measured on the CPU backend: 5.3e-7 (logits_last) and 6.3e-7 (logits_first8).
@@ -161,11 +161,11 @@ func TestGreedyMatchesTransformers(t *testing.T) {
 
 // GreedyNoCache extends prompt by n argmax tokens, recomputing every position each
 // time (a fixed padded length, so one graph is compiled).
-func GreedyNoCache(t testing.TB, b backends.Backend, m *Model, prompt []int, n int) []int {
+func GreedyNoCache(t testing.TB, b compute.Backend, m *Model, prompt []int, n int) []int {
 	t.Helper()
 	total := len(prompt) + n
-	exec := context.MustNewExec(b, m.Ctx, func(ctx *context.Context, ids *Node) *Node {
-		return ArgMax(Logits(ctx, m.Config, ids), -1, dtypes.Int32)
+	exec := model.MustNewExec(b, m.Store, func(scope *model.Scope, ids *Node) *Node {
+		return ArgMax(Logits(scope, m.Config, ids), -1, dtypes.Int32)
 	})
 	ids := append([]int(nil), prompt...)
 	for len(ids) < total {
@@ -173,7 +173,7 @@ func GreedyNoCache(t testing.TB, b backends.Backend, m *Model, prompt []int, n i
 		for i, id := range ids {
 			padded[i] = int32(id)
 		}
-		out, err := exec.Exec([][]int32{padded})
+		out, err := exec.Call([][]int32{padded})
 		if err != nil {
 			t.Fatal(err)
 		}

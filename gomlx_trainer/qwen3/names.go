@@ -4,27 +4,19 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
-// VariableName maps a Hugging Face tensor name to the GoMLX context scope and
-// variable name that hold it: "model.layers.3.mlp.up_proj.weight" is the variable
-// "weight" in scope "/model/layers/3/mlp/up_proj".
-func VariableName(tensor string) (scope, name string) {
-	i := strings.LastIndex(tensor, ".")
-	if i < 0 {
-		return context.RootScope, tensor
-	}
-	return context.ScopeSeparator + strings.ReplaceAll(tensor[:i], ".", context.ScopeSeparator), tensor[i+1:]
+// VariablePath maps a Hugging Face tensor name to the path of the GoMLX
+// model.Store variable that holds it: "model.layers.3.mlp.up_proj.weight" is
+// the variable "/model/layers/3/mlp/up_proj/weight".
+func VariablePath(tensor string) string {
+	return model.ScopeSeparator + strings.ReplaceAll(tensor, ".", model.ScopeSeparator)
 }
 
-// TensorName is the inverse of VariableName.
-func TensorName(scope, name string) string {
-	scope = strings.Trim(scope, context.ScopeSeparator)
-	if scope == "" {
-		return name
-	}
-	return strings.ReplaceAll(scope, context.ScopeSeparator, ".") + "." + name
+// TensorName is the inverse of VariablePath.
+func TensorName(path string) string {
+	return strings.ReplaceAll(strings.TrimPrefix(path, model.ScopeSeparator), model.ScopeSeparator, ".")
 }
 
 // TensorSpec is one weight of the model: its Hugging Face name and shape.

@@ -12,4 +12,9 @@ type ModelOptions struct {
 	// positions at a time (TargetLogProbsChunked), so that no [batch, seq,
 	// vocab] tensor exists; 0 computes the full logits.
 	LogProbChunk int
+	// DecomposedAttention builds the training graph's attention from matmuls and
+	// a masked softmax even where the backend has fused attention
+	// (causalAttention), to compare the two: the same values within the fused
+	// kernel's rounding, with [batch, heads, seq, seq] scores.
+	DecomposedAttention bool
 }

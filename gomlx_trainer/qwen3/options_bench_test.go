@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
@@ -26,9 +27,9 @@ type runCost struct {
 // measure runs exec once to compile it, once with the garbage collector at 5%
 // (so that the heap follows the live buffers closely) while sampling the heap,
 // and once more with the default collector for the time.
-func measure(b *testing.B, exec *context.Exec, args ...any) runCost {
+func measure(b *testing.B, exec *model.Exec, args ...any) runCost {
 	b.Helper()
-	exec.MustExec(args...)
+	exec.MustCall(args...)
 	runtime.GC()
 	runtime.GC() // the second empties the backend's buffer pools
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
@@ -36,12 +37,12 @@ func measure(b *testing.B, exec *context.Exec, args ...any) runCost {
 	before := sample[0].Value.Uint64()
 	old := debug.SetGCPercent(5)
 	stop := heapPeak()
-	exec.MustExec(args...)
+	exec.MustCall(args...)
 	peak := stop()
 	debug.SetGCPercent(old)
 	runtime.GC()
 	start := time.Now()
-	exec.MustExec(args...)
+	exec.MustCall(args...)
 	return runCost{peakBytes: float64(peak) - float64(before), seconds: time.Since(start).Seconds()}
 }
 
@@ -85,16 +86,16 @@ func BenchmarkLogProbsPeakMemory(b *testing.B) {
 	targets := randomIDs(rows, seq, cfg.VocabSize, 4)
 	backend := backendtest.New(b)
 	gomlxfix.Install() // matmul gradients for the head, as the learner has
-	graph := func(chunk int) *context.Exec {
-		return context.MustNewExec(backend, m.Ctx, func(ctx *context.Context, h, tg *Node) []*Node {
+	graph := func(chunk int) *model.Exec {
+		return model.MustNewExec(backend, m.Store, func(scope *model.Scope, h, tg *Node) []*Node {
 			var logp, entropy *Node
 			if chunk > 0 {
-				logp, entropy = TargetLogProbsChunked(ctx, cfg, h, tg, 1, chunk)
+				logp, entropy = TargetLogProbsChunked(scope, cfg, h, tg, 1, chunk)
 			} else {
-				logp, entropy = TargetLogProbs(head(ctx, cfg, h), tg, 1)
+				logp, entropy = TargetLogProbs(head(scope, cfg, h), tg, 1)
 			}
 			loss := Add(ReduceAllSum(logp), MulScalar(ReduceAllSum(entropy), 0.01))
-			return append([]*Node{loss}, Gradient(loss, h, headWeight(ctx, cfg, h.Graph()))...)
+			return append([]*Node{loss}, Gradient(loss, h, headWeight(scope, cfg, h.Graph()))...)
 		})
 	}
 	b.ResetTimer()
@@ -111,10 +112,12 @@ func BenchmarkLogProbsPeakMemory(b *testing.B) {
 
 // BenchmarkRematPeakMemory runs a training graph (the log-probs of 2 x 256
 // tokens and their gradient with respect to every weight) of a 6-layer model
-// (hidden 256) with and without rematerialised layers, and reports the peak
-// heap growth and the time of each, and their ratios, measured in the same
-// run. act-KB/token/layer estimates the activations one layer keeps for the
-// backward pass: (peak without - peak with) / (layers - 1) / tokens.
+// (hidden 256) with and without rematerialised layers, and with GoMLX's own
+// gradient checkpointing (Node.Checkpoint at each layer's input) in their
+// place, and reports the peak heap growth and the time of each, and their
+// ratios, measured in the same run. act-KB/token/layer estimates the
+// activations one layer keeps for the backward pass: (peak without - peak
+// with) / (layers - 1) / tokens.
 //
 //	go test ./gomlx_trainer/qwen3 -run XXX -bench RematPeakMemory -benchtime 1x
 func BenchmarkRematPeakMemory(b *testing.B) {
@@ -129,26 +132,53 @@ func BenchmarkRematPeakMemory(b *testing.B) {
 	}
 	ids, targets := randomIDs(rows, seq, cfg.VocabSize, 5), randomIDs(rows, seq, cfg.VocabSize, 6)
 	backend := backendtest.New(b)
-	graph := func(opts ModelOptions) *context.Exec {
-		return context.MustNewExec(backend, m.Ctx, func(ctx *context.Context, ids, tg *Node) []*Node {
-			logp, _ := TargetLogProbsOf(ctx, cfg, ids, tg, 1, opts)
+	graph := func(opts ModelOptions, checkpoint bool) *model.Exec {
+		return model.MustNewExec(backend, m.Store, func(scope *model.Scope, ids, tg *Node) []*Node {
+			var logp *Node
+			if checkpoint {
+				logp, _ = TargetLogProbs(head(scope, cfg, checkpointedHidden(scope, cfg, ids)), tg, 1)
+			} else {
+				logp, _ = TargetLogProbsOf(scope, cfg, ids, tg, 1, opts)
+			}
 			loss := ReduceAllSum(logp)
 			var ws []*Node
 			for _, spec := range cfg.Tensors() {
-				ws = append(ws, weight(ctx, ids.Graph(), spec.Name))
+				ws = append(ws, weight(scope, ids.Graph(), spec.Name))
 			}
 			return append([]*Node{loss}, Gradient(loss, ws...)...)
 		})
 	}
 	b.ResetTimer()
 	for range b.N {
-		plain := measure(b, graph(ModelOptions{}), ids, targets)
-		remat := measure(b, graph(ModelOptions{Remat: true}), ids, targets)
+		plain := measure(b, graph(ModelOptions{}, false), ids, targets)
+		remat := measure(b, graph(ModelOptions{Remat: true}, false), ids, targets)
+		checkpointed := measure(b, graph(ModelOptions{}, true), ids, targets)
 		b.ReportMetric(plain.peakBytes/1e6, "plain-peak-MB")
 		b.ReportMetric(remat.peakBytes/1e6, "remat-peak-MB")
 		b.ReportMetric(remat.peakBytes/plain.peakBytes, "remat/plain-peak")
 		b.ReportMetric(remat.seconds/plain.seconds, "remat/plain-time")
+		b.ReportMetric(checkpointed.peakBytes/1e6, "checkpoint-peak-MB")
+		b.ReportMetric(checkpointed.peakBytes/plain.peakBytes, "checkpoint/plain-peak")
+		b.ReportMetric(checkpointed.seconds/plain.seconds, "checkpoint/plain-time")
 		perLayer := (plain.peakBytes - remat.peakBytes) / float64(cfg.Layers-1) / float64(rows*seq)
 		b.ReportMetric(perLayer/1e3, "act-KB/token/layer")
 	}
+}
+
+// checkpointedHidden is Hidden with GoMLX's gradient checkpointing instead of
+// rematerialise: each layer's input is a Node.Checkpoint, so that GoMLX
+// recomputes the layer in the backward pass.
+func checkpointedHidden(scope *model.Scope, cfg Config, ids *Node) *Node {
+	g := ids.Graph()
+	b, t := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
+	emb := weight(scope, g, "model.embed_tokens.weight")
+	x := Gather(emb, InsertAxes(ConvertDType(ids, dtypes.Int32), -1))
+	cos, sin := ropeTables(cfg, Iota(g, shapes.Make(dtypes.Int32, b, t), 1), emb.DType())
+	visible := causal(g, b, t)
+	kv := func(_ int, k, v *Node) (*Node, *Node, *Node, bool) { return k, v, visible, false }
+	for i := 0; i < cfg.Layers; i++ {
+		w := func(name string) *Node { return weight(scope, g, layerWeight(i, name)) }
+		x = decoderLayer(cfg, i, x.Checkpoint(), w, cos, sin, kv)
+	}
+	return rmsNorm(x.StopCheckpoint(), weight(scope, g, "model.norm.weight"), cfg.RMSNormEps)
 }

@@ -5,10 +5,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 )
@@ -38,7 +38,7 @@ func optionModels(t *testing.T) map[string]*Model {
 // the log-probs, the entropies and the gradients of Σ a·logp + Σ c·entropy
 // (a and c differ at every position) with respect to every weight, in
 // cfg.Tensors() order, all flattened.
-func logProbsAndGrads(t *testing.T, b backends.Backend, m *Model, opts ModelOptions) [][]float32 {
+func logProbsAndGrads(t *testing.T, b compute.Backend, m *Model, opts ModelOptions) [][]float32 {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
 	ids, targets := make([][]int32, 2), make([][]int32, 2)
@@ -51,16 +51,16 @@ func logProbsAndGrads(t *testing.T, b backends.Backend, m *Model, opts ModelOpti
 			c[r] = append(c[r], float32(rng.NormFloat64()))
 		}
 	}
-	exec := context.MustNewExec(b, m.Ctx, func(ctx *context.Context, in []*Node) []*Node {
-		logp, entropy := TargetLogProbsOf(ctx, m.Config, in[0], in[1], 0.7, opts)
+	exec := model.MustNewExec(b, m.Store, func(scope *model.Scope, in []*Node) []*Node {
+		logp, entropy := TargetLogProbsOf(scope, m.Config, in[0], in[1], 0.7, opts)
 		loss := Add(ReduceAllSum(Mul(in[2], logp)), ReduceAllSum(Mul(in[3], entropy)))
 		var ws []*Node
 		for _, spec := range m.Config.Tensors() {
-			ws = append(ws, weight(ctx, in[0].Graph(), spec.Name))
+			ws = append(ws, weight(scope, in[0].Graph(), spec.Name))
 		}
 		return append([]*Node{logp, entropy}, Gradient(loss, ws...)...)
 	})
-	out, err := exec.Exec(ids, targets, a, c)
+	out, err := exec.Call(ids, targets, a, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,10 +114,10 @@ func TestChunkedGraphHasNoFullLogits(t *testing.T) {
 		want bool
 	}{{ModelOptions{}, true}, {ModelOptions{LogProbChunk: 4}, false}, {ModelOptions{LogProbChunk: 8, Remat: true}, false}} {
 		largest := 0
-		exec := context.MustNewExec(b, m.Ctx, func(ctx *context.Context, ids, targets *Node) *Node {
-			logp, entropy := TargetLogProbsOf(ctx, m.Config, ids, targets, 1, tc.opts)
+		exec := model.MustNewExec(b, m.Store, func(scope *model.Scope, ids, targets *Node) *Node {
+			logp, entropy := TargetLogProbsOf(scope, m.Config, ids, targets, 1, tc.opts)
 			loss := ReduceAllSum(Add(logp, entropy))
-			grad := Gradient(loss, headWeight(ctx, m.Config, ids.Graph()))[0]
+			grad := Gradient(loss, headWeight(scope, m.Config, ids.Graph()))[0]
 			for _, n := range ids.Graph().Nodes() {
 				largest = max(largest, n.Shape().Size())
 			}
@@ -127,7 +127,7 @@ func TestChunkedGraphHasNoFullLogits(t *testing.T) {
 		for r := range ids {
 			ids[r] = make([]int32, seq)
 		}
-		if _, err := exec.Exec(ids, ids); err != nil {
+		if _, err := exec.Call(ids, ids); err != nil {
 			t.Fatal(err)
 		}
 		if got := largest >= full; got != tc.want {
@@ -157,15 +157,15 @@ func TestRematKeepsNoActivations(t *testing.T) {
 		want bool
 	}{{ModelOptions{}, true}, {ModelOptions{Remat: true}, true}, {ModelOptions{Remat: true, LogProbChunk: 4}, false}} {
 		var kept []string
-		exec := context.MustNewExec(b, m.Ctx, func(ctx *context.Context, ids, targets *Node) *Node {
-			logp, _ := TargetLogProbsOf(ctx, cfg, ids, targets, 1, tc.opts)
+		exec := model.MustNewExec(b, m.Store, func(scope *model.Scope, ids, targets *Node) *Node {
+			logp, _ := TargetLogProbsOf(scope, cfg, ids, targets, 1, tc.opts)
 			loss := ReduceAllSum(logp)
-			grad := Gradient(loss, weight(ctx, ids.Graph(), "model.layers.0.mlp.up_proj.weight"))[0]
+			grad := Gradient(loss, weight(scope, ids.Graph(), "model.layers.0.mlp.up_proj.weight"))[0]
 			kept = keptForBackward(ids.Graph(), loss, batch*seq*cfg.Hidden)
 			return grad
 		})
 		ids := randomIDs(batch, seq, cfg.VocabSize, 1)
-		if _, err := exec.Exec(ids, ids); err != nil {
+		if _, err := exec.Call(ids, ids); err != nil {
 			t.Fatal(err)
 		}
 		if got := len(kept) > 0; got != tc.want {

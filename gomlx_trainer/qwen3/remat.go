@@ -1,8 +1,8 @@
 package qwen3
 
 import (
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
+	"github.com/gomlx/compute/dtypes"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
 
 	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
 )

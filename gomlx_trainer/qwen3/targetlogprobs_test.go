@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
+	. "github.com/gomlx/gomlx/core/graph"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 )

@@ -8,22 +8,22 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/dtypes/bfloat16"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/dtypes/bfloat16"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/internal/atomicfile"
 )
 
 // Model is a Qwen3 config with its weights, held as variables of a GoMLX
-// context (one variable per Hugging Face tensor, see VariableName).
+// model.Store (one variable per Hugging Face tensor, see VariablePath).
 type Model struct {
 	Config Config
-	DType  dtypes.DType     // dtype of the weights and of the compute: Float32 or BFloat16
-	Ctx    *context.Context // the weights
+	DType  dtypes.DType // dtype of the weights and of the compute: Float32 or BFloat16
+	Store  *model.Store // the weights
 }
 
 // checkDType accepts the two compute dtypes.
@@ -45,11 +45,11 @@ func Load(dir string, dtype dtypes.DType) (*Model, error) {
 // LoadOn is Load, moving each weight onto backend b's device as soon as it is
 // read and freeing the host copy, so the host never holds more than one tensor
 // (an 8B checkpoint in bfloat16 is 16 GB).
-func LoadOn(b backends.Backend, dir string, dtype dtypes.DType) (*Model, error) {
+func LoadOn(b compute.Backend, dir string, dtype dtypes.DType) (*Model, error) {
 	return load(dir, dtype, b)
 }
 
-func load(dir string, dtype dtypes.DType, b backends.Backend) (*Model, error) {
+func load(dir string, dtype dtypes.DType, b compute.Backend) (*Model, error) {
 	if err := checkDType(dtype); err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func load(dir string, dtype dtypes.DType, b backends.Backend) (*Model, error) {
 	if err := checkTensors(cfg, ck); err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	m := &Model{Config: cfg, DType: dtype, Ctx: context.New()}
+	m := &Model{Config: cfg, DType: dtype, Store: model.NewStore()}
 	for _, spec := range cfg.Tensors() {
 		t, err := ck.Read(spec.Name, dtype)
 		if err != nil {
@@ -113,13 +113,12 @@ func checkTensors(cfg Config, ck *Checkpoint) error {
 
 // setWeight stores t as the variable of a Hugging Face tensor name.
 func (m *Model) setWeight(name string, t *tensors.Tensor) {
-	scope, vname := VariableName(name)
-	sub := m.Ctx.InAbsPath(scope).Checked(false)
-	if v := sub.GetVariable(vname); v != nil {
+	path := VariablePath(name)
+	if v := m.Store.GetVariable(path); v != nil {
 		v.MustSetValue(t)
 		return
 	}
-	sub.VariableWithValue(vname, t)
+	m.Store.VariableWithValue(path, t)
 }
 
 // NewRandom makes a model with random weights drawn as transformers initialises
@@ -132,7 +131,7 @@ func NewRandom(cfg Config, dtype dtypes.DType, seed uint64) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Model{Config: cfg, DType: dtype, Ctx: context.New()}
+	m := &Model{Config: cfg, DType: dtype, Store: model.NewStore()}
 	for i, spec := range cfg.Tensors() {
 		vals := randomValues(spec, seed, i)
 		t := tensors.FromShape(shapes.Make(dtype, spec.Shape...))
@@ -222,9 +221,8 @@ func WriteRandom(cfg Config, dir, dtype string, seed uint64) error {
 }
 
 // Weight returns the variable holding a Hugging Face tensor, or nil.
-func (m *Model) Weight(name string) *context.Variable {
-	scope, vname := VariableName(name)
-	return m.Ctx.GetVariableByScopeAndName(scope, vname)
+func (m *Model) Weight(name string) *model.Variable {
+	return m.Store.GetVariable(VariablePath(name))
 }
 
 // Save writes dir/config.json and dir/model.safetensors with the weights stored

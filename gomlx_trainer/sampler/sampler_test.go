@@ -9,11 +9,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	mlmodel "github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
@@ -46,11 +46,11 @@ func tinyModel(t *testing.T) (*qwen3.Model, []int, []int) {
 
 // fullLogits computes logits of every position without a cache (qwen3.Logits).
 type fullLogits struct {
-	exec *mlctx.Exec
+	exec *mlmodel.Exec
 }
 
-func newFullLogits(b backends.Backend, m *qwen3.Model) *fullLogits {
-	e := mlctx.MustNewExec(b, m.Ctx, func(ctx *mlctx.Context, ids *Node) *Node {
+func newFullLogits(b compute.Backend, m *qwen3.Model) *fullLogits {
+	e := mlmodel.MustNewExec(b, m.Store, func(ctx *mlmodel.Scope, ids *Node) *Node {
 		return qwen3.Logits(ctx, m.Config, ids)
 	})
 	e.SetMaxCache(-1) // one graph per length: fine for a test
@@ -64,7 +64,7 @@ func (f *fullLogits) last(t *testing.T, ids []int) []float32 {
 	for i, id := range ids {
 		row[i] = int32(id)
 	}
-	out, err := f.exec.Exec([][]int32{row})
+	out, err := f.exec.Call([][]int32{row})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	mlmodel "github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
@@ -49,16 +49,16 @@ type Result struct {
 // Sampler generates from one model on one backend, keeping the compiled graphs
 // between sessions. It is not safe for concurrent use.
 type Sampler struct {
-	backend backends.Backend
+	backend compute.Backend
 	model   *qwen3.Model
-	execs   map[mode]*mlctx.Exec
+	execs   map[mode]*mlmodel.Exec
 	zeros   map[[2]int]*graph.Exec // by batch, length
 	grows   map[[3]int]*graph.Exec // by batch, old length, new length
 }
 
 // New returns a sampler for model on backend.
-func New(backend backends.Backend, model *qwen3.Model) *Sampler {
-	return &Sampler{backend: backend, model: model, execs: map[mode]*mlctx.Exec{}, zeros: map[[2]int]*graph.Exec{},
+func New(backend compute.Backend, model *qwen3.Model) *Sampler {
+	return &Sampler{backend: backend, model: model, execs: map[mode]*mlmodel.Exec{}, zeros: map[[2]int]*graph.Exec{},
 		grows: map[[3]int]*graph.Exec{}}
 }
 
@@ -193,7 +193,7 @@ func (s *Sampler) emptyCache(batch, capacity int) ([]*tensors.Tensor, error) {
 		}
 		s.zeros[key] = exec
 	}
-	out, err := exec.Exec()
+	out, err := exec.Call()
 	if err != nil {
 		return nil, fmt.Errorf("sampler: empty cache: %w", err)
 	}
@@ -225,7 +225,7 @@ func (s *Sampler) grow(cache []*tensors.Tensor, length int) ([]*tensors.Tensor, 
 		if err != nil {
 			return nil, fmt.Errorf("sampler: %w", err)
 		}
-		grown, err := exec.Exec(donated)
+		grown, err := exec.Call(donated)
 		if err != nil {
 			return nil, fmt.Errorf("sampler: growing the cache to %d: %w", length, err)
 		}
@@ -235,12 +235,12 @@ func (s *Sampler) grow(cache []*tensors.Tensor, length int) ([]*tensors.Tensor, 
 }
 
 // exec returns the compiled step for a sampling mode.
-func (s *Sampler) exec(m mode) (*mlctx.Exec, error) {
+func (s *Sampler) exec(m mode) (*mlmodel.Exec, error) {
 	if e, ok := s.execs[m]; ok {
 		return e, nil
 	}
 	cfg := s.model.Config
-	e, err := mlctx.NewExec(s.backend, s.model.Ctx, func(ctx *mlctx.Context, in []*graph.Node) []*graph.Node {
+	e, err := mlmodel.NewExec(s.backend, s.model.Store, func(ctx *mlmodel.Scope, in []*graph.Node) []*graph.Node {
 		tokens, start, lens := in[0], in[1], in[2]
 		temperature, topK, topP, rng := in[3], in[4], in[5], in[6]
 		logits, cache := qwen3.Extend(ctx, cfg, tokens, start, lens, in[7:])
@@ -352,7 +352,7 @@ func (ss *Session) Step() (bool, error) {
 		}
 		args = append(args, donated)
 	}
-	out, err := exec.Exec(args...)
+	out, err := exec.Call(args...)
 	if err != nil {
 		return false, fmt.Errorf("sampler: step: %w", err)
 	}

@@ -17,8 +17,9 @@
 # MODEL (qwen3-0.6b), DTYPE (bfloat16), TINY_MODEL (a tiny-qwen3-hf folder: also check
 # `mathrl forward` on the device against its reference.json, transformers' logits),
 # SKIP_TORCH=1 (no PyTorch side: a dry run of the mathrl side, e.g. on a CPU), GOMLX_LIMIT (130 s)
-# and TORCH_LIMIT (65 s): time limits of the two benches, so that an overrun of one
-# still leaves the other's JSON; PYTHON (python3).
+# TORCH_LIMIT (65 s) and DECOMPOSED_LIMIT (50 s, the training step again with the
+# decomposed attention, --decomposed-attention): time limits of the benches, so that an
+# overrun of one still leaves the others' JSON; PYTHON (python3).
 # A failed step is reported and the next one still runs; the exit status is 1 if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -28,7 +29,7 @@ mkdir -p "$out"
 batch=${BATCH:-64} len=${LEN:-320} new=${NEW_TOKENS:-256} steps=${STEPS:-5}
 backend=${BACKEND:-cuda} model=${MODEL:-qwen3-0.6b} dtype=${DTYPE:-bfloat16}
 py=${PYTHON:-python3}
-gomlx_limit=${GOMLX_LIMIT:-130} torch_limit=${TORCH_LIMIT:-65}
+gomlx_limit=${GOMLX_LIMIT:-130} torch_limit=${TORCH_LIMIT:-65} decomposed_limit=${DECOMPOSED_LIMIT:-50}
 failed=0
 fail() { echo "FAILED: $*"; failed=1; }
 
@@ -60,4 +61,13 @@ if [ -z "${SKIP_TORCH:-}" ]; then
   echo "== ratios"
   "$py" scripts/device/bench_torch.py --compare "$out/gomlx.json" "$out/torch.json" | tee "$out/ratios.txt" || fail "ratios"
 fi
+
+# The first bench's training step uses fused (flash) attention where the backend has it
+# (XLA on CUDA, bfloat16); this one builds the decomposed graph, with [B, heads, T, T]
+# scores, to compare the two paths on the same shapes.
+echo "== mathrl bench, training step with the decomposed attention"
+timeout -k 5 "$decomposed_limit" "$bin" bench --backend "$backend" --config "$model" --dtype "$dtype" --what train \
+  --decomposed-attention --batch "$batch" --len "$len" --steps "$steps" --json > "$out/gomlx_decomposed.json" ||
+  fail "mathrl bench --decomposed-attention"
+cat "$out/gomlx_decomposed.json"
 exit $failed

@@ -11,11 +11,12 @@
 #              reference.json (1e-4) when there is one, and in bf16 (reported apart, 5e-2).
 #              If the backend cannot open or that compile fails, the check stops here and
 #              writes the error and the environment into summary.txt.
-#   bench      BENCH_LIMIT 210 s: bench_h200.sh, GoMLX vs PyTorch + transformers speed
+#   bench      BENCH_LIMIT 260 s: bench_h200.sh, GoMLX vs PyTorch + transformers speed, and
+#              GoMLX's training step with fused and with decomposed attention
 #   train      TRAIN_LIMIT 180 s: train_h200.sh, a few GRPO steps with real tool calls
 #   export     EXPORT_STAGE_LIMIT 60 s: export_h200.sh, transformers loads the newest checkpoint
 #
-# 535 s in all (each command inside a stage has a shorter limit than its stage: an inner
+# 585 s in all (each command inside a stage has a shorter limit than its stage: an inner
 # `timeout` runs in its own process group, which the stage's limit would not reach).
 # What comes back, under $OUT (default ./device-out), at most 8 files, copied after
 # each stage so a later overrun keeps them: summary.txt, logs.tar.gz
@@ -54,7 +55,7 @@ keep() { # copies what the stages made so far into $out
   done
   png=$(ls "$work"/train/run/figures/*.png 2>/dev/null | head -1)
   [ -n "$png" ] && cp "$png" "$out/"
-  for f in bench/doctor.txt bench/ratios.txt bench/parity_out.jsonl train/split.txt; do
+  for f in bench/doctor.txt bench/ratios.txt bench/gomlx_decomposed.json bench/parity_out.jsonl train/split.txt; do
     [ -f "$work/$f" ] && cp "$work/$f" "$work/logs/${f//\//_}"
   done
   pack
@@ -186,7 +187,7 @@ case $? in
 esac
 
 # --- the rest: a failure is noted and the next stage still runs
-stage bench "${BENCH_LIMIT:-210}" env OUT="$work/bench" TINY_MODEL= bash scripts/device/bench_h200.sh
+stage bench "${BENCH_LIMIT:-260}" env OUT="$work/bench" TINY_MODEL= bash scripts/device/bench_h200.sh
 stage train "${TRAIN_LIMIT:-180}" env OUT="$work/train" bash scripts/device/train_h200.sh
 stage export "${EXPORT_STAGE_LIMIT:-60}" env OUT="$work/export" CKPT_ROOT="$work/train/run/ckpt" bash scripts/device/export_h200.sh
 note "files in $out: $(cd "$out" && ls | tr '\n' ' ')"

@@ -5,17 +5,20 @@ import (
 	"os"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego" // the pure Go backend
+	"github.com/gomlx/compute"
+	_ "github.com/gomlx/compute/gobackend" // the pure Go backend
+
+	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 )
 
-// DefaultConfig is the backend tests use when GOMLX_BACKEND is not set.
-const DefaultConfig = "go:ops_sequential"
+// DefaultConfig is the backend tests use when GOMLX_BACKEND is not set: the
+// one `--backend cpu` opens.
+const DefaultConfig = backend.CPUConfig
 
 // New opens the backend named by GOMLX_BACKEND, or DefaultConfig when it is
 // unset, and fails t when it cannot (GoMLX panics on an unknown backend name;
 // New turns that into a test failure).
-func New(t testing.TB) backends.Backend {
+func New(t testing.TB) compute.Backend {
 	t.Helper()
 	config := os.Getenv("GOMLX_BACKEND")
 	if config == "" {
@@ -28,12 +31,12 @@ func New(t testing.TB) backends.Backend {
 	return b
 }
 
-// open calls backends.NewWithConfig, returning its panic as an error.
-func open(config string) (b backends.Backend, err error) {
+// open calls compute.NewWithConfig, returning its panic as an error.
+func open(config string) (b compute.Backend, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			b, err = nil, fmt.Errorf("%v", r)
 		}
 	}()
-	return backends.NewWithConfig(config)
+	return compute.NewWithConfig(config)
 }
