@@ -7,10 +7,10 @@
 //
 // # Weights
 //
-// Each Hugging Face tensor name maps to one GoMLX context variable: the dotted name
-// becomes the scope and its last element the variable name, so
-// "model.layers.3.self_attn.q_proj.weight" is the variable "weight" in the scope
-// "/model/layers/3/self_attn/q_proj" (see VariableName and TensorName). Weights keep
+// Each Hugging Face tensor name maps to one variable of a GoMLX model.Store: the
+// dotted name becomes the variable's path, so
+// "model.layers.3.self_attn.q_proj.weight" is the variable
+// "/model/layers/3/self_attn/q_proj/weight" (see VariablePath and TensorName). Weights keep
 // the Hugging Face layout ([out, in] for linear layers), so loading and saving
 // never transposes. Load and LoadOn check every name and shape against the
 // config; Save and WriteRandom write checkpoints that transformers loads.
@@ -31,8 +31,8 @@
 // as ModelOptions say: LogProbChunk runs the head and the log-softmax a chunk of
 // positions at a time (TargetLogProbsChunked), so that no [batch, seq, vocab]
 // tensor exists; Remat recomputes each decoder layer in the backward pass
-// instead of keeping its activations. GoMLX has no such operation; it is built
-// from custom gradients (see rematerialise). The values are the same either way,
+// instead of keeping its activations, built from custom gradients (see
+// rematerialise; GoMLX v0.28's Node.Checkpoint keeps more, see rematLayer). The values are the same either way,
 // and the zero options build the plain graph.
 //
 // The package leaves tokenization to package tokenizer, sampling loops to package

@@ -7,9 +7,11 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
 )
 
-// GoMLX v0.26 has no checkpoint (rematerialisation) operation and lets a custom
-// gradient be set only on an identity node (graph.IdentityWithCustomGradient).
-// rematerialise builds one out of those:
+// GoMLX lets a custom gradient be set only on an identity node
+// (graph.IdentityWithCustomGradient), and its gradient checkpointing
+// (Node.Checkpoint, since v0.28) recomputes only what depends on the
+// checkpointed node. rematerialise recomputes a whole function of its inputs,
+// built out of identity hooks:
 //
 //   - each input x_i passes through an identity hook whose gradient function
 //     ignores the adjoint it receives and returns the gradient computed below;
