@@ -16,10 +16,10 @@ var once sync.Once
 var original = map[graph.NodeType]graph.VJP{}
 
 // Install replaces GoMLX's gradient rule for DotGeneral with one that builds
-// each operand's gradient as one DotGeneral in the matmul layout (see DotGeneralMatmul) and a transpose
-// (see the package documentation). It is safe to call many times and from many
-// goroutines; only the first call changes anything. Call it before building any
-// graph whose gradient is taken.
+// each operand's gradient as one DotGeneralMatmul and a transpose (see the
+// package documentation). It is safe to call many times and from many
+// goroutines; only the first call changes anything. Call it before building
+// any graph whose gradient is taken.
 func Install() {
 	once.Do(func() {
 		original[graph.NodeTypeDotGeneral] = graph.VJPRegistration[graph.NodeTypeDotGeneral]
