@@ -123,11 +123,7 @@ func Run(b compute.Backend, m *qwen3.Model, opts Options, log io.Writer) (Result
 func trainBench(b compute.Backend, m *qwen3.Model, opts Options, ids [][]int32, res *Result, log io.Writer) error {
 	const lr = 1e-6
 	exec, err := mlmodel.NewExec(b, m.Store, func(ctx *mlmodel.Scope, ids *Node) *Node {
-		// each position predicts the next token; the last one's target (0) is left out of the loss
-		t := ids.Shape().Dimensions[1]
-		next := Concatenate([]*Node{Slice(ids, AxisRange(), AxisRange(1)), ZerosLike(Slice(ids, AxisRange(), AxisRange(0, 1)))}, 1)
-		logp, _ := qwen3.TargetLogProbsOf(ctx, m.Config, ids, next, 1, opts.Model)
-		loss := Neg(ReduceAllMean(Slice(logp, AxisRange(), AxisRange(0, t-1))))
+		loss := Neg(ReduceAllMean(qwen3.TokenLogProbsWith(ctx, m.Config, ids, 1, opts.Model)))
 		var vars []*mlmodel.Variable
 		var nodes []*Node
 		for _, spec := range m.Config.Tensors() {

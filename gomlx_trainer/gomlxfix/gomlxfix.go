@@ -73,23 +73,28 @@ func dimsSize(x *graph.Node, axes []int) int {
 
 // copied is the number of elements permute(x, order) copies: 0 for the identity.
 func copied(x *graph.Node, order []int) int {
-	for i, a := range order {
-		if i != a {
-			return x.Shape().Size()
-		}
+	if isIdentity(order) {
+		return 0
 	}
-	return 0
+	return x.Shape().Size()
 }
 
 // permute returns x with its axes in the given order (axis i of the result is
 // axis order[i] of x), or x itself when the order is the identity.
 func permute(x *graph.Node, order []int) *graph.Node {
+	if isIdentity(order) {
+		return x
+	}
+	return graph.TransposeAllAxes(x, order...)
+}
+
+func isIdentity(order []int) bool {
 	for i, a := range order {
 		if i != a {
-			return graph.TransposeAllAxes(x, order...)
+			return false
 		}
 	}
-	return x
+	return true
 }
 
 func single(fn func(node, v *graph.Node) []*graph.Node) graph.VJP {

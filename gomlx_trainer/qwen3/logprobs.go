@@ -55,6 +55,12 @@ func targetLogProbs(logits, targets *Node, temperature float64, gather bool) (lo
 // It is TargetLogProbs of the model's logits with the ids shifted by one.
 // Right padding needs no mask; mask the result instead.
 func TokenLogProbs(scope *model.Scope, cfg Config, ids *Node, temperature float64) *Node {
+	return TokenLogProbsWith(scope, cfg, ids, temperature, ModelOptions{})
+}
+
+// TokenLogProbsWith is TokenLogProbs with the graph built as opts say
+// (TargetLogProbsOf).
+func TokenLogProbsWith(scope *model.Scope, cfg Config, ids *Node, temperature float64, opts ModelOptions) *Node {
 	g := ids.Graph()
 	b, t := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
 	if t == 1 {
@@ -63,6 +69,6 @@ func TokenLogProbs(scope *model.Scope, cfg Config, ids *Node, temperature float6
 	ids32 := ConvertDType(ids, dtypes.Int32)
 	// next[b, i] = ids[b, i+1]; the last column is a placeholder that is dropped.
 	next := Concatenate([]*Node{Slice(ids32, AxisRange(), AxisRange(1)), Zeros(g, shapes.Make(dtypes.Int32, b, 1))}, 1)
-	logp, _ := TargetLogProbs(Logits(scope, cfg, ids), next, temperature)
+	logp, _ := TargetLogProbsOf(scope, cfg, ids, next, temperature, opts)
 	return Concatenate([]*Node{Zeros(g, shapes.Make(dtypes.Float32, b, 1)), Slice(logp, AxisRange(), AxisRange(0, t-1))}, 1)
 }
