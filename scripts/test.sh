@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs the references the tests
-# compare against (scripts/setup.sh), pulls the datasets (checksummed), then runs
-# gofmt, go vet and every Go test on the CPU backend, the GPU check scripts on the
-# CPU with tiny sizes (a dry run), and the notebooks.
+# compare against and XLA's CPU plugin (scripts/setup.sh), pulls the datasets
+# (checksummed), then runs gofmt, go vet and every Go test on GoMLX's pure Go
+# backend, every graph test again on XLA's CPU compiler (MATHRL_TEST_BACKEND=
+# xla-cpu), the GPU check scripts on the CPU with tiny sizes (a dry run on each
+# backend), and the notebooks.
 #
 # Without internet, point MATHRL_DATA_MIRROR at a folder holding the dataset files
 # and MATHRL_TEST_MODELS at a folder holding tiny-qwen3-hf/.
@@ -32,16 +34,22 @@ echo "== go test"
 go test -count=1 -timeout 80m ./...
 echo "== go test, built with GOEXPERIMENT=simd: the matrix products and the model on GoMLX's AVX2 kernels"
 GOEXPERIMENT=simd go test -count=1 ./gomlx_trainer/gomlxfix ./gomlx_trainer/qwen3 ./gomlx_trainer/sampler
-echo "== GPU check scripts (scripts/device), dry run on the CPU with tiny sizes"
-dry="$root/.cache/device-dry"
-rm -rf "$dry"
+echo "== go test on XLA's CPU compiler: every graph test again (MATHRL_TEST_BACKEND=xla-cpu)"
+MATHRL_TEST_BACKEND=xla-cpu go test -count=1 -timeout 80m ./gomlx_trainer/gomlxfix ./gomlx_trainer/qwen3 \
+  ./gomlx_trainer/sampler ./gomlx_trainer/grpo ./gomlx_trainer/memplan ./gomlx_trainer/bench ./cmd/mathrl
 tiny=${MATHRL_TEST_MODELS:+$MATHRL_TEST_MODELS/tiny-qwen3-hf}
-if ! OUT="$dry" MATHRL_BIN="$root/.cache/bin/mathrl" TINY_MODEL="$tiny" BACKEND=cpu MODEL=tiny DTYPE=float32 \
-  TOKENIZER=bytes SKIP_TORCH=1 BATCH=4 LEN=32 NEW_TOKENS=8 STEPS=1 ROLLOUTS=1 PROMPTS=2 GROUP=2 RESPONSE=24 \
-  MICRO=2 SFT_BATCH=2 bash scripts/device/check_h200.sh > "$dry.log" 2>&1; then
-  cat "$dry.log"
-  exit 1
-fi
-cat "$dry/summary.txt"
+for backend in cpu xla-cpu; do
+  echo "== GPU check scripts (scripts/device), dry run with tiny sizes, BACKEND=$backend"
+  dry="$root/.cache/device-dry-$backend"
+  rm -rf "$dry"
+  # The references' venv first on PATH: the parity stage computes transformers' logits.
+  if ! PATH="$MATHRL_TEST_CACHE/venv/bin:$PATH" OUT="$dry" MATHRL_BIN="$root/.cache/bin/mathrl" TINY_MODEL="$tiny" \
+    BACKEND=$backend MODEL=tiny DTYPE=float32 TOKENIZER=bytes SKIP_TORCH=1 BATCH=4 LEN=32 NEW_TOKENS=8 STEPS=1 \
+    ROLLOUTS=1 PROMPTS=2 GROUP=2 RESPONSE=24 MICRO=2 SFT_BATCH=2 bash scripts/device/check_h200.sh > "$dry.log" 2>&1; then
+    cat "$dry.log"
+    exit 1
+  fi
+  cat "$dry/summary.txt"
+done
 echo "== notebooks"
 "$root/.cache/bin/mathrl" notebooks run

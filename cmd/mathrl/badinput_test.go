@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 )
 
 // TestBadInputLeavesNoOutput runs each command that reads an input file and
@@ -30,11 +32,11 @@ func TestBadInputLeavesNoOutput(t *testing.T) {
 		{"chat render", `{"messages":[{"role":"user","content":"hi"}]}` + "\n" + `{"messages":"hi"}`,
 			[]string{"chat", "render", "--in"}, []string{"messages"}},
 		{"forward", `{"input_ids":[1,2]}` + "\n" + `{"input_ids":[1,1e400]}`,
-			[]string{"forward", "--model", model, "--backend", "cpu", "--in"}, []string{"input_ids"}},
+			[]string{"forward", "--model", model, "--backend", backendtest.Kind(), "--in"}, []string{"input_ids"}},
 		{"generate", `{"input_ids":[1,2]}` + "\n" + `{"input_ids":[1,999]}`,
-			[]string{"generate", "--model", model, "--backend", "cpu", "--max-new-tokens", "2", "--stop=", "--in"}, []string{"input_ids"}},
+			[]string{"generate", "--model", model, "--backend", backendtest.Kind(), "--max-new-tokens", "2", "--stop=", "--in"}, []string{"input_ids"}},
 		{"eval", `{"id":"a","problem":"1+1=","answer":"2"}` + "\n" + `{"id":"b","problem":"","answer":"2"}`,
-			[]string{"eval", "--model", model, "--tokenizer", "bytes", "--backend", "cpu", "--samples", "1", "--max-tokens", "2", "--data"},
+			[]string{"eval", "--model", model, "--tokenizer", "bytes", "--backend", backendtest.Kind(), "--samples", "1", "--max-tokens", "2", "--data"},
 			[]string{"problem"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

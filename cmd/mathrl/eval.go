@@ -22,7 +22,7 @@ type evalOptions struct {
 }
 
 func newEvalCmd(runF func(context.Context, *evalOptions) error) *cobra.Command {
-	opts := evalOptions{Request: grpo.DefaultEvalRequest(), Backend: "auto"}
+	opts := evalOptions{Request: grpo.DefaultEvalRequest(), Backend: backend.Auto}
 	cmd := &cobra.Command{
 		Use:   "eval",
 		Short: "Sample K answers per problem from a model, score them, write eval samples",
@@ -64,15 +64,15 @@ rendered as that run rendered them (system prompt, tool spec).`,
 	f.IntVar(&r.BatchSize, "batch", r.BatchSize, "sequences generated at once")
 	f.IntVar(&r.ArithDigits, "arith-max-digits", 0, "--data arith: largest operand length (default: the checkpoint run's, else 4)")
 	f.StringVar(&r.ArithOps, "arith-ops", "", `--data arith: operations, "*+", "*" or "+" (default: the checkpoint run's, else "*+")`)
-	f.StringVar(&opts.Backend, "backend", opts.Backend, "cpu, cuda or auto")
-	f.StringVar(&opts.PJRTPlugin, "pjrt-plugin", "", "path to a PJRT CUDA plugin (--backend cuda)")
+	f.StringVar(&opts.Backend, "backend", opts.Backend, backendFlagHelp)
+	f.StringVar(&opts.PJRTPlugin, "pjrt-plugin", "", pjrtPluginFlagHelp)
 	cmd.MarkFlagRequired("model")
 	cmd.MarkFlagRequired("data")
 	return cmd
 }
 
 func runEval(ctx context.Context, opts *evalOptions) error {
-	b, _, err := backend.New(backend.Options{Kind: opts.Backend, PJRTPlugin: opts.PJRTPlugin})
+	b, _, err := openBackend(opts.Backend, opts.PJRTPlugin, opts.Out)
 	if err != nil {
 		return err
 	}

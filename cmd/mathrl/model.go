@@ -86,7 +86,7 @@ func runModelInit(_ context.Context, opts *modelInitOptions) error {
 type modelFlags struct {
 	Model      string // checkpoint folder
 	DType      string // compute dtype
-	Backend    string // cpu, cuda, auto
+	Backend    string // backend.Kinds
 	PJRTPlugin string
 }
 
@@ -97,18 +97,33 @@ func addModelFlags(cmd *cobra.Command, f *modelFlags) {
 }
 
 func addBackendFlags(cmd *cobra.Command, f *modelFlags) {
-	cmd.Flags().StringVar(&f.Backend, "backend", "auto", "cpu, cuda or auto (cuda when a PJRT plugin and an NVIDIA driver are found)")
-	cmd.Flags().StringVar(&f.PJRTPlugin, "pjrt-plugin", "", "PJRT CUDA plugin (default $MATHRL_PJRT_PLUGIN, else found in python3's site-packages)")
+	cmd.Flags().StringVar(&f.Backend, "backend", backend.Auto, backendFlagHelp)
+	cmd.Flags().StringVar(&f.PJRTPlugin, "pjrt-plugin", "", pjrtPluginFlagHelp)
 }
+
+// The help of --backend and --pjrt-plugin, the same on every command.
+const (
+	backendFlagHelp = backend.Kinds + " (auto: cuda when a PJRT plugin and an NVIDIA driver are found, " +
+		"else xla-cpu when XLA's CPU plugin is installed, else cpu)"
+	pjrtPluginFlagHelp = "PJRT plugin: the CUDA one for cuda and auto (default $MATHRL_PJRT_PLUGIN, else found in python3's site-packages), " +
+		"the CPU one for xla-cpu (default $MATHRL_PJRT_CPU_PLUGIN, else found in .cache/pjrt-cpu or site-packages)"
+)
 
 // openBackend chooses and opens the backend (it may re-execute the program once
 // to set LD_LIBRARY_PATH for the CUDA plugin).
 func (f *modelFlags) openBackend(log io.Writer) (compute.Backend, backend.Plan, error) {
-	b, plan, err := backend.New(backend.Options{Kind: f.Backend, PJRTPlugin: f.PJRTPlugin})
+	return openBackend(f.Backend, f.PJRTPlugin, log)
+}
+
+// openBackend opens the backend of --backend and --pjrt-plugin and prints the
+// one line that says which it is (and, where auto fell back to the pure Go
+// backend, why).
+func openBackend(kind, plugin string, log io.Writer) (compute.Backend, backend.Plan, error) {
+	b, plan, err := backend.New(backend.Options{Kind: kind, PJRTPlugin: plugin})
 	if err != nil {
 		return nil, plan, err
 	}
-	fmt.Fprintf(log, "backend: %s (%s)\n", plan.Kind, plan.Config)
+	fmt.Fprintln(log, plan.Line())
 	return b, plan, nil
 }
 

@@ -7,11 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
+	"github.com/mathrl/mathrl/internal/hfref"
 	"github.com/mathrl/mathrl/internal/testenv"
 )
 
@@ -29,7 +32,7 @@ func TestNewModelCmdsParse(t *testing.T) {
 	var gotGen *generateOptions
 	gen := newGenerateCmd(func(_ context.Context, o *generateOptions) error { gotGen = o; return nil })
 	if _, _, err := execute(gen, "", "--model", "m", "--max-new-tokens", "9", "--temperature", "0.7", "--top-p", "0.9",
-		"--top-k", "5", "--seed", "2", "--stop", "3,4", "--backend", "cpu"); err != nil {
+		"--top-k", "5", "--seed", "2", "--stop", "3,4", "--backend", backendtest.Kind()); err != nil {
 		t.Fatal(err)
 	}
 	wantS := sampler.Options{MaxNewTokens: 9, Temperature: 0.7, TopP: 0.9, TopK: 5, Seed: 2, StopIDs: []int{3, 4}}
@@ -58,7 +61,7 @@ func TestModelInitForwardGenerate(t *testing.T) {
 	in := filepath.Join(dir, "in.jsonl")
 	os.WriteFile(in, []byte("{\"input_ids\": [1, 2, 3], \"id\": \"a\", \"tag\": \"<|im_end|>\"}\n{\"input_ids\": [4]}\n"), 0o644)
 	out := filepath.Join(dir, "out.jsonl")
-	mustRunCLI(t, "forward", "--model", model, "--in", in, "--out", out, "--backend", "cpu")
+	mustRunCLI(t, "forward", "--model", model, "--in", in, "--out", out, "--backend", backendtest.Kind())
 	// The input's fields come first, in their order and with their bytes, unescaped.
 	const kept = `{"input_ids":[1, 2, 3],"id":"a","tag":"<|im_end|>",`
 	if b, _ := os.ReadFile(out); !strings.HasPrefix(string(b), kept+`"logits_last":[`) {
@@ -68,7 +71,7 @@ func TestModelInitForwardGenerate(t *testing.T) {
 	if len(lines) != 2 || lines[0]["id"] != "a" || len(lines[0]["logits_last"].([]any)) != 300 {
 		t.Fatalf("forward output %v", lines)
 	}
-	mustRunCLI(t, "generate", "--model", model, "--in", in, "--out", out, "--backend", "cpu", "--max-new-tokens", "5",
+	mustRunCLI(t, "generate", "--model", model, "--in", in, "--out", out, "--backend", backendtest.Kind(), "--max-new-tokens", "5",
 		"--temperature", "1", "--seed", "3", "--stop=")
 	if b, _ := os.ReadFile(out); !strings.HasPrefix(string(b), kept+`"output_ids":[`) {
 		t.Errorf("generate output starts %.80q, want %q", b, kept+`"output_ids":[`)
@@ -84,7 +87,7 @@ func TestModelInitForwardGenerate(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(in, []byte("{\"prompt\": \"1+1=\"}\n"), 0o644)
-	mustRunCLI(t, "generate", "--model", model, "--in", in, "--out", out, "--backend", "cpu", "--max-new-tokens", "4", "--stop=")
+	mustRunCLI(t, "generate", "--model", model, "--in", in, "--out", out, "--backend", backendtest.Kind(), "--max-new-tokens", "4", "--stop=")
 	lines = readLines(t, out)
 	ids := lines[0]["output_ids"].([]any)
 	var want []int
@@ -96,44 +99,90 @@ func TestModelInitForwardGenerate(t *testing.T) {
 	}
 	// A bad line names the file, the line and the field.
 	os.WriteFile(in, []byte("{\"input_ids\": [1]}\n{\"input_ids\": [1, 999]}\n"), 0o644)
-	_, _, err := runCLI(t, "", "forward", "--model", model, "--in", in, "--backend", "cpu")
+	_, _, err := runCLI(t, "", "forward", "--model", model, "--in", in, "--backend", backendtest.Kind())
 	if err == nil || !strings.Contains(err.Error(), in+":2") || !strings.Contains(err.Error(), "input_ids") {
 		t.Errorf("bad id: %v", err)
 	}
 }
 
 // TestForwardCommandMatchesTransformers runs `mathrl forward` on the tiny
-// Hugging Face checkpoint and compares with transformers' logits.
+// Hugging Face checkpoint and on one `mathrl model init` writes in another
+// shape (GQA, head_dim != hidden/heads, untied embeddings), on the test
+// backend, and compares with transformers' logits computed live: within 1e-5
+// of the largest logit.
 func TestForwardCommandMatchesTransformers(t *testing.T) {
-	dir := testenv.Model(t, "tiny-qwen3-hf")
-	data, err := os.ReadFile(filepath.Join(dir, "reference.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ref struct {
-		InputIDs   [][]int     `json:"input_ids"`
-		LogitsLast [][]float64 `json:"logits_last"`
-	}
-	json.Unmarshal(data, &ref)
-	line, _ := json.Marshal(map[string]any{"input_ids": ref.InputIDs[0]})
-	in := filepath.Join(t.TempDir(), "in.jsonl")
-	os.WriteFile(in, append(line, '\n'), 0o644)
-	out := mustRunCLI(t, "forward", "--model", dir, "--in", in, "--backend", "cpu")
-	var got struct {
-		LogitsLast []float64 `json:"logits_last"`
-	}
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatal(err)
-	}
-	scale := 0.0
-	for _, v := range ref.LogitsLast[0] {
-		scale = math.Max(scale, math.Abs(v))
-	}
-	for i, want := range ref.LogitsLast[0] {
-		if math.Abs(got.LogitsLast[i]-want) > 1e-4*scale {
-			t.Fatalf("logit %d: %g, transformers %g", i, got.LogitsLast[i], want)
+	seqs := [][]int32{{1, 5, 9, 2, 7, 3, 30, 12, 8, 14, 6}, {4, 4, 11}}
+	for name, dir := range parityCheckpoints(t) {
+		in := filepath.Join(t.TempDir(), "in.jsonl")
+		writeIDLines(t, in, seqs)
+		lines := readLines(t, writeForward(t, dir, in))
+		want := hfref.Logits(t, dir, seqs)
+		for i, l := range lines {
+			row := want[i][len(seqs[i])-1]
+			scale := 0.0
+			for _, v := range row {
+				scale = math.Max(scale, math.Abs(v))
+			}
+			for k, v := range l["logits_last"].([]any) {
+				if d := math.Abs(v.(float64) - row[k]); d > 1e-5*scale {
+					t.Fatalf("%s, sequence %d, logit %d: %g, transformers %g", name, i, k, v, row[k])
+				}
+			}
 		}
 	}
+}
+
+// TestGenerateCommandMatchesTransformers runs `mathrl generate` greedily (the
+// sampler with its KV cache) and compares with transformers' greedy
+// `generate`, computed live.
+func TestGenerateCommandMatchesTransformers(t *testing.T) {
+	prompts := [][]int32{{1, 5, 9, 2, 7}, {4, 4, 11, 3, 8, 16, 2}}
+	const n = 20
+	for name, dir := range parityCheckpoints(t) {
+		in, out := filepath.Join(t.TempDir(), "in.jsonl"), filepath.Join(t.TempDir(), "out.jsonl")
+		writeIDLines(t, in, prompts)
+		mustRunCLI(t, "generate", "--model", dir, "--in", in, "--out", out, "--backend", backendtest.Kind(),
+			"--temperature", "0", "--max-new-tokens", strconv.Itoa(n), "--stop=")
+		want := hfref.Greedy(t, dir, prompts, n)
+		for i, l := range readLines(t, out) {
+			var got []int32
+			for _, id := range l["output_ids"].([]any) {
+				got = append(got, int32(id.(float64)))
+			}
+			if !reflect.DeepEqual(got, want[i]) {
+				t.Errorf("%s, prompt %d: mathrl generate %v, transformers %v", name, i, got, want[i])
+			}
+		}
+	}
+}
+
+// parityCheckpoints are the tiny reference checkpoint and a random one in
+// another shape, written by `mathrl model init`.
+func parityCheckpoints(t *testing.T) map[string]string {
+	t.Helper()
+	wide := filepath.Join(t.TempDir(), "wide")
+	mustRunCLI(t, "model", "init", "--config", "tiny-wide-heads", "--out", wide, "--seed", "3")
+	return map[string]string{"tiny-qwen3-hf": testenv.Model(t, "tiny-qwen3-hf"), "tiny-wide-heads": wide}
+}
+
+func writeIDLines(t *testing.T, path string, seqs [][]int32) {
+	t.Helper()
+	var b strings.Builder
+	for _, s := range seqs {
+		line, _ := json.Marshal(map[string]any{"input_ids": s})
+		b.Write(append(line, '\n'))
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeForward runs `mathrl forward` on the test backend and returns its output file.
+func writeForward(t *testing.T, dir, in string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	mustRunCLI(t, "forward", "--model", dir, "--in", in, "--out", out, "--backend", backendtest.Kind())
+	return out
 }
 
 func readLines(t *testing.T, path string) []map[string]any {

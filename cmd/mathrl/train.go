@@ -13,7 +13,6 @@ import (
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/configs"
-	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 )
 
@@ -73,7 +72,7 @@ key it leaves out. configs/README.md lists the keys with slime's equivalents.`,
 	}
 	cmd.Flags().StringVar(&opts.Recipe, "config", configs.Demo, "recipe: a YAML file, or one of "+strings.Join(configs.Names(), ", "))
 	cmd.Flags().BoolVar(&opts.Resume, "resume", false, "continue from the newest checkpoint in the run folder")
-	cmd.Flags().StringVar(&opts.PJRTPlugin, "pjrt-plugin", "", "path to a PJRT CUDA plugin (--backend cuda)")
+	cmd.Flags().StringVar(&opts.PJRTPlugin, "pjrt-plugin", "", pjrtPluginFlagHelp)
 	bindKnobFlags(cmd.Flags(), &flagValues)
 	cmd.Flags().SortFlags = false // keep the knobs grouped as grpo.Config declares them
 	return cmd
@@ -140,7 +139,7 @@ func printSmoke(w io.Writer, cfg grpo.Config, changes []grpo.Change) {
 }
 
 func runTrain(ctx context.Context, opts *trainOptions) error {
-	b, _, err := backend.New(backend.Options{Kind: opts.Config.Backend, PJRTPlugin: opts.PJRTPlugin})
+	b, _, err := openBackend(opts.Config.Backend, opts.PJRTPlugin, opts.Out)
 	if err != nil {
 		return err
 	}

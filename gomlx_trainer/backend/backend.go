@@ -18,10 +18,14 @@ import (
 
 // The backend kinds accepted by --backend.
 const (
-	CPU  = "cpu"  // GoMLX's pure Go backend, sequential ops
-	CUDA = "cuda" // XLA through a PJRT CUDA plugin
-	Auto = "auto" // CUDA when a plugin and an NVIDIA driver are found, else CPU
+	CPU    = "cpu"     // GoMLX's pure Go backend, sequential ops
+	XLACPU = "xla-cpu" // XLA's CPU compiler through a PJRT CPU plugin
+	CUDA   = "cuda"    // XLA through a PJRT CUDA plugin
+	Auto   = "auto"    // CUDA when a plugin and an NVIDIA driver are found, else xla-cpu when its plugin is found, else cpu
 )
+
+// Kinds lists the backend kinds, for flag help and errors.
+const Kinds = "cpu, xla-cpu, cuda or auto"
 
 // CPUConfig is the GOMLX_BACKEND value for the CPU: the pure Go backend with
 // sequential ops (its parallel mode deadlocks on small machines, v0.26 and
@@ -36,30 +40,46 @@ const reexecMarker = "MATHRL_BACKEND_REEXEC"
 
 // Options chooses a backend.
 type Options struct {
-	Kind       string // CPU, CUDA or Auto ("" is Auto)
-	PJRTPlugin string // --pjrt-plugin: path to xla_cuda_plugin.so (overrides MATHRL_PJRT_PLUGIN and discovery)
+	Kind string // CPU, XLACPU, CUDA or Auto ("" is Auto)
+	// PJRTPlugin is --pjrt-plugin: the plugin of the kind chosen (the CUDA
+	// plugin for cuda and auto, the CPU plugin for xla-cpu); it overrides
+	// MATHRL_PJRT_PLUGIN or MATHRL_PJRT_CPU_PLUGIN and discovery.
+	PJRTPlugin string
 }
 
 // Plan is a resolved choice: the GoMLX backend configuration and the
 // environment it needs, with the reasons, for `mathrl doctor`.
 type Plan struct {
-	Kind   string            // CPU or CUDA
-	Config string            // the GOMLX_BACKEND value: CPUConfig or "xla:/abs/path/xla_cuda_plugin.so,"+CUDAOptions
-	Found  Found             // what discovery found (CUDA)
-	Env    map[string]string // variables to set before the plugin loads
-	Why    []string          // how the choice was made, one line each
+	Kind      string            // CPU, XLACPU or CUDA
+	Config    string            // the GOMLX_BACKEND value: CPUConfig, "xla:/abs/cpu_plugin.so" or "xla:/abs/xla_cuda_plugin.so,"+CUDAOptions
+	Found     Found             // what discovery found (CUDA)
+	CPUPlugin string            // the PJRT CPU plugin found (xla-cpu), "" when none
+	Env       map[string]string // variables to set before the plugin loads
+	Why       []string          // how the choice was made, one line each
+	// Fallback says, in one line, why auto fell back to the pure Go backend
+	// where it would have used XLA's CPU compiler; "" otherwise.
+	Fallback string
+}
+
+// Line is the one line a command prints about the backend it opened.
+func (p Plan) Line() string {
+	if p.Fallback != "" {
+		return fmt.Sprintf("backend: %s (%s): %s", p.Kind, p.Config, p.Fallback)
+	}
+	return fmt.Sprintf("backend: %s (%s)", p.Kind, p.Config)
 }
 
 // Host is what Resolve reads from the machine; tests replace it.
 type Host struct {
 	Getenv       func(string) string
 	SitePackages func() []string // python3's site-packages folders, in search order
+	CacheDirs    func() []string // the project caches (.cache folders) to look in for the CPU plugin
 	HasNVIDIA    func() bool     // an NVIDIA driver is loaded
 }
 
 // RealHost reads the running machine.
 func RealHost() Host {
-	return Host{Getenv: os.Getenv, SitePackages: SitePackages, HasNVIDIA: hasNVIDIA}
+	return Host{Getenv: os.Getenv, SitePackages: SitePackages, CacheDirs: CacheDirs, HasNVIDIA: hasNVIDIA}
 }
 
 // Resolve turns options into a plan without changing anything.
@@ -68,31 +88,98 @@ func Resolve(opts Options, h Host) (Plan, error) {
 	if kind == "" {
 		kind = Auto
 	}
-	if kind != CPU && kind != CUDA && kind != Auto {
-		return Plan{}, fmt.Errorf("backend: unknown backend %q (cpu, cuda or auto)", kind)
+	switch kind {
+	case CPU:
+		return cpuPlan("--backend cpu: GoMLX pure Go backend"), nil
+	case XLACPU:
+		return resolveXLACPU(opts.PJRTPlugin, h)
+	case CUDA, Auto:
+		return resolveCUDA(kind, opts.PJRTPlugin, h)
 	}
-	if kind == CPU {
-		return Plan{Kind: CPU, Config: CPUConfig, Why: []string{"--backend cpu: GoMLX pure Go backend"},
-			Env: map[string]string{"GOMLX_NO_AUTO_INSTALL": "1"}}, nil
+	return Plan{}, fmt.Errorf("backend: unknown backend %q (%s)", kind, Kinds)
+}
+
+func cpuPlan(why ...string) Plan {
+	return Plan{Kind: CPU, Config: CPUConfig, Why: why, Env: map[string]string{"GOMLX_NO_AUTO_INSTALL": "1"}}
+}
+
+// resolveXLACPU plans XLA's CPU compiler: the plugin from the flag, else
+// MATHRL_PJRT_CPU_PLUGIN, else the first one FindCPUPlugin finds.
+func resolveXLACPU(flag string, h Host) (Plan, error) {
+	plugin, why, err := cpuPlugin(flag, h)
+	if err != nil {
+		return Plan{Why: why}, err
 	}
+	if plugin == "" {
+		return Plan{Why: why}, fmt.Errorf("backend: --backend xla-cpu: no PJRT CPU plugin: %s; "+
+			"pass --pjrt-plugin, set MATHRL_PJRT_CPU_PLUGIN, or run `bash scripts/setup.sh` (it installs %s under .cache/); nothing is downloaded",
+			strings.Join(why, "; "), CPUPluginPackage)
+	}
+	return xlaCPUPlan(plugin, why), nil
+}
+
+func xlaCPUPlan(plugin string, why []string) Plan {
+	return Plan{Kind: XLACPU, Config: "xla:" + plugin, CPUPlugin: plugin, Why: why,
+		Env: map[string]string{"GOMLX_NO_AUTO_INSTALL": "1"}}
+}
+
+// cpuPlugin finds the PJRT CPU plugin; it returns "" (and no error) when there
+// is none, with what was tried in why.
+func cpuPlugin(flag string, h Host) (plugin string, why []string, err error) {
+	source := "--pjrt-plugin"
+	if flag == "" {
+		flag, source = h.Getenv("MATHRL_PJRT_CPU_PLUGIN"), "MATHRL_PJRT_CPU_PLUGIN"
+	}
+	if flag != "" {
+		p, err := pluginFile(source, flag)
+		if err != nil {
+			return "", nil, err
+		}
+		return p, []string{fmt.Sprintf("CPU plugin from %s: %s", source, p)}, nil
+	}
+	var cache []string
+	if h.CacheDirs != nil {
+		cache = h.CacheDirs()
+	}
+	var sites []string
+	if h.SitePackages != nil {
+		sites = h.SitePackages()
+	}
+	if p := FindCPUPlugin(cache, sites); p != "" {
+		return p, []string{"CPU plugin found: " + p}, nil
+	}
+	return "", []string{fmt.Sprintf("no %s in the project caches %v nor in python3 site-packages %v",
+		CPUPluginRelPath, cache, sites)}, nil
+}
+
+// pluginFile makes a plugin path absolute and checks that it is a file.
+func pluginFile(source, path string) (string, error) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if st, err := os.Stat(path); err != nil || st.IsDir() {
+		return "", fmt.Errorf("backend: %s %s: not a file", source, path)
+	}
+	return path, nil
+}
+
+// resolveCUDA plans CUDA, or for auto whatever the machine has.
+func resolveCUDA(kind, flag string, h Host) (Plan, error) {
 	var why []string
-	plugin, source := opts.PJRTPlugin, "--pjrt-plugin"
+	plugin, source := flag, "--pjrt-plugin"
 	if plugin == "" {
 		plugin, source = h.Getenv("MATHRL_PJRT_PLUGIN"), "MATHRL_PJRT_PLUGIN"
 	}
 	var found Found
 	if plugin != "" {
-		abs, err := filepath.Abs(plugin)
-		if err == nil {
-			plugin = abs
+		p, err := pluginFile(source, plugin)
+		if err != nil {
+			return Plan{}, err
 		}
-		if st, err := os.Stat(plugin); err != nil || st.IsDir() {
-			return Plan{}, fmt.Errorf("backend: %s %s: not a file", source, plugin)
-		}
-		why = append(why, fmt.Sprintf("plugin from %s: %s", source, plugin))
+		why = append(why, fmt.Sprintf("plugin from %s: %s", source, p))
 		// The libraries still come from site-packages when the plugin lives there.
 		found = Discover(h.SitePackages())
-		found.Plugin = plugin
+		found.Plugin = p
 	} else {
 		sites := h.SitePackages()
 		found = Discover(sites)
@@ -108,9 +195,7 @@ func Resolve(opts Options, h Host) (Plan, error) {
 			if !nvidia {
 				why = append(why, "no NVIDIA driver (/proc/driver/nvidia/version)")
 			}
-			why = append(why, "--backend auto: using the CPU")
-			return Plan{Kind: CPU, Config: CPUConfig, Found: found, Why: why,
-				Env: map[string]string{"GOMLX_NO_AUTO_INSTALL": "1"}}, nil
+			return resolveAutoCPU(found, why, h)
 		}
 		why = append(why, "--backend auto: using CUDA")
 	}
@@ -123,6 +208,25 @@ func Resolve(opts Options, h Host) (Plan, error) {
 	}
 	env := cudaEnv(found, h.Getenv)
 	return Plan{Kind: CUDA, Config: "xla:" + found.Plugin + "," + CUDAOptions, Found: found, Env: env, Why: why}, nil
+}
+
+// resolveAutoCPU is auto without CUDA: XLA's CPU compiler when its plugin is
+// found, else the pure Go backend, with the line that says why.
+func resolveAutoCPU(found Found, why []string, h Host) (Plan, error) {
+	plugin, more, err := cpuPlugin("", h)
+	if err != nil {
+		return Plan{}, err
+	}
+	why = append(why, more...)
+	if plugin != "" {
+		p := xlaCPUPlan(plugin, append(why, "--backend auto: using xla-cpu"))
+		p.Found = found
+		return p, nil
+	}
+	p := cpuPlan(append(why, "--backend auto: using the CPU (pure Go)")...)
+	p.Found = found
+	p.Fallback = "XLA's CPU plugin is not installed, so the pure Go backend runs (`bash scripts/setup.sh` installs " + CPUPluginPackage + ")"
+	return p, nil
 }
 
 // cudaEnv is the environment the CUDA plugin needs (see Found).
@@ -293,6 +397,10 @@ func New(opts Options) (compute.Backend, Plan, error) {
 	}
 	b, err := open(p)
 	if err != nil {
+		if p.Kind == XLACPU {
+			return nil, p, fmt.Errorf("backend: --backend xla-cpu: cannot load the PJRT CPU plugin %s (%s): %w",
+				p.CPUPlugin, strings.Join(p.Why, "; "), err)
+		}
 		return nil, p, fmt.Errorf("backend: %s: %w", p.Config, err)
 	}
 	return b, p, nil

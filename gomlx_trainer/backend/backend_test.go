@@ -145,7 +145,7 @@ func TestReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, want := range []string{"--backend auto: cpu", "no NVIDIA driver", "xla_cuda_plugin.so", "NVIDIA library folders: 3", "CPU backend " + CPUConfig + ": ok", "CPU backend's AVX2/AVX-512 matmuls", SIMDAdvice} {
+	for _, want := range []string{"--backend auto: cpu", "no NVIDIA driver", "xla_cuda_plugin.so", "NVIDIA library folders: 3", "CPU backend " + CPUConfig + ": ok", "XLA CPU plugin (--backend xla-cpu): not found", "CPU backend's AVX2/AVX-512 matmuls", SIMDAdvice} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
@@ -189,5 +189,76 @@ func TestOpenCUDAWithoutPluginIsAnError(t *testing.T) {
 	_, err := open(Plan{Kind: CUDA, Config: "xla:" + plugin + "," + CUDAOptions})
 	if err == nil || !strings.Contains(err.Error(), plugin) {
 		t.Errorf("open of a missing plugin: %v, want an error naming %s", err, plugin)
+	}
+}
+
+// fakeCache builds a project cache holding the CPU plugin where
+// scripts/setup.sh installs it.
+func fakeCache(t *testing.T) (cache, plugin string) {
+	t.Helper()
+	cache = filepath.Join(t.TempDir(), ".cache")
+	plugin = filepath.Join(cache, CPUPluginCacheDir, CPUPluginRelPath)
+	if err := os.MkdirAll(filepath.Dir(plugin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(plugin, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cache, plugin
+}
+
+func TestResolveXLACPU(t *testing.T) {
+	cache, plugin := fakeCache(t)
+	withCache := fakeHost(nil, nil, false)
+	withCache.CacheDirs = func() []string { return []string{filepath.Join(t.TempDir(), "other"), cache} }
+
+	p, err := Resolve(Options{Kind: XLACPU}, withCache)
+	if err != nil || p.Kind != XLACPU || p.Config != "xla:"+plugin || p.CPUPlugin != plugin {
+		t.Fatalf("xla-cpu from the cache: %+v, %v", p, err)
+	}
+	// auto without CUDA takes XLA's CPU compiler when its plugin is there...
+	p, err = Resolve(Options{Kind: Auto}, withCache)
+	if err != nil || p.Kind != XLACPU || p.Fallback != "" {
+		t.Errorf("auto with the CPU plugin: %+v, %v", p, err)
+	}
+	// ...and the pure Go backend otherwise, saying so in its one line.
+	p, err = Resolve(Options{Kind: Auto}, fakeHost(nil, nil, false))
+	if err != nil || p.Kind != CPU || !strings.Contains(p.Line(), "scripts/setup.sh` installs "+CPUPluginPackage) {
+		t.Errorf("auto without plugins: %+v (%q), %v", p, p.Line(), err)
+	}
+	// The flag beats the variable, which beats the cache; a site-packages install is found too.
+	other := filepath.Join(t.TempDir(), "my_cpu_plugin.so")
+	os.WriteFile(other, nil, 0o644)
+	withVar := withCache
+	withVar.Getenv = func(k string) string { return map[string]string{"MATHRL_PJRT_CPU_PLUGIN": other}[k] }
+	if p, err := Resolve(Options{Kind: XLACPU}, withVar); err != nil || p.CPUPlugin != other {
+		t.Errorf("variable: %+v, %v", p, err)
+	}
+	if p, err := Resolve(Options{Kind: XLACPU, PJRTPlugin: plugin}, withVar); err != nil || p.CPUPlugin != plugin {
+		t.Errorf("flag: %+v, %v", p, err)
+	}
+	site := filepath.Dir(filepath.Dir(plugin))
+	if got := FindCPUPlugin(nil, []string{site}); got != plugin {
+		t.Errorf("FindCPUPlugin in site-packages %s: %q", site, got)
+	}
+	// None anywhere is one error that says what was tried and what to do.
+	_, err = Resolve(Options{Kind: XLACPU}, fakeHost(nil, []string{"/no/site"}, false))
+	if err == nil || !strings.Contains(err.Error(), "/no/site") || !strings.Contains(err.Error(), "scripts/setup.sh") {
+		t.Errorf("xla-cpu without a plugin: %v", err)
+	}
+	if _, err := Resolve(Options{Kind: XLACPU, PJRTPlugin: "/no/such/cpu.so"}, withCache); err == nil ||
+		!strings.Contains(err.Error(), "/no/such/cpu.so") {
+		t.Errorf("xla-cpu with a missing --pjrt-plugin: %v", err)
+	}
+}
+
+// TestOpenUnloadableCPUPlugin opens a plugin file that is no library: the
+// error names the file.
+func TestOpenUnloadableCPUPlugin(t *testing.T) {
+	_, plugin := fakeCache(t)
+	t.Setenv("MATHRL_PJRT_CPU_PLUGIN", plugin)
+	_, _, err := New(Options{Kind: XLACPU})
+	if err == nil || !strings.Contains(err.Error(), "cannot load the PJRT CPU plugin "+plugin) {
+		t.Errorf("unloadable plugin: %v", err)
 	}
 }

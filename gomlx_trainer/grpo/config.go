@@ -15,6 +15,7 @@ import (
 	"github.com/mathrl/mathrl/analysis/scorer"
 	"github.com/mathrl/mathrl/configs"
 	"github.com/mathrl/mathrl/data/arith"
+	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"gopkg.in/yaml.v3"
 )
@@ -34,7 +35,7 @@ type Config struct {
 	TinyModel    string `yaml:"tiny_model" json:"tiny_model" help:"when set, replace the policy by a random Qwen3 of this built-in shape (tiny, tiny-4l, small, qwen3-0.6b, ...); standing in for hf_checkpoint, it makes mathrl train a smoke run (the recipe's sizes cut, each cut printed)"`
 	Tokenizer    string `yaml:"tokenizer" json:"tokenizer" help:"tokenizer.json path, or bytes for the byte-level vocabulary; empty: the one in hf_checkpoint (bytes for a tiny_model whose vocabulary is under 1000)"`
 	DType        string `yaml:"dtype" json:"dtype" help:"dtype of the policy's weights and compute: float32 or bfloat16"`
-	Backend      string `yaml:"backend" json:"backend" help:"where the model runs: cpu, cuda, or auto (cuda when a PJRT plugin and an NVIDIA driver are found)"`
+	Backend      string `yaml:"backend" json:"backend" help:"where the model runs: cpu (GoMLX's pure Go backend), xla-cpu (XLA's CPU compiler), cuda, or auto (cuda when a PJRT plugin and an NVIDIA driver are found, else xla-cpu when its plugin is installed, else cpu)"`
 	Seed         int64  `yaml:"seed" json:"seed" slime:"--seed" help:"seeds the prompt order, generated tasks, sampling and the tiny_model initialisation"`
 
 	// --- data
@@ -231,8 +232,8 @@ func (c Config) validatePolicyData() error {
 		return notOneOf("tiny_model", c.TinyModel, TinyModelNames()...)
 	case !validDType(c.DType):
 		return notOneOf("dtype", c.DType, "float32", "bfloat16")
-	case c.Backend != "cpu" && c.Backend != "cuda" && c.Backend != "auto":
-		return notOneOf("backend", c.Backend, "cpu", "cuda", "auto")
+	case !slices.Contains([]string{backend.CPU, backend.XLACPU, backend.CUDA, backend.Auto}, c.Backend):
+		return notOneOf("backend", c.Backend, backend.CPU, backend.XLACPU, backend.CUDA, backend.Auto)
 	case c.PromptData == "":
 		return bad("prompt_data", "empty")
 	case c.EvalMaxPrompts < 0:

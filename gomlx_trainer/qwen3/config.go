@@ -31,10 +31,12 @@ type Config struct {
 	DType             string  `json:"torch_dtype"`             // dtype of the stored weights ("bfloat16", "float32", ...)
 	TransformersModel string  `json:"model_type"`              // always "qwen3"
 
-	// RopeBF16 rounds RoPE's inverse frequencies to bfloat16. transformers keeps
-	// them in a buffer of the model's dtype, so a checkpoint stored (and loaded) in
-	// bfloat16 rotates by bf16-rounded frequencies; ParseConfig sets this when
-	// torch_dtype is bfloat16 so that logits agree with transformers'.
+	// RopeBF16 rounds RoPE's inverse frequencies to bfloat16, as transformers
+	// 5.17 with torch 2.11 did for a model loaded in bfloat16 (the frequencies
+	// lived in a buffer of the model's dtype); the tiny reference checkpoint's
+	// stored reference.json was computed so. transformers 5.23 with torch 2.15,
+	// SGLang and vLLM keep them in float32 whatever the weights' dtype, and so
+	// does mathrl: nothing sets this but a test that checks the stored reference.
 	RopeBF16 bool `json:"-"`
 }
 
@@ -170,7 +172,6 @@ func ParseConfig(data []byte) (Config, error) {
 	if cfg.DType == "" {
 		cfg.DType = raw.DType
 	}
-	cfg.RopeBF16 = cfg.DType == "bfloat16"
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err
 	}
@@ -284,8 +285,7 @@ func (c Config) Params() int64 {
 }
 
 // MarshalHF returns the config.json that transformers reads for this config.
-// torch_dtype is left out when DType is empty, as it was in the file parsed:
-// writing one would change RopeBF16 when the file is read back.
+// torch_dtype is left out when DType is empty, as it was in the file parsed.
 func (c Config) MarshalHF() ([]byte, error) {
 	m := map[string]any{
 		"architectures":           []string{"Qwen3ForCausalLM"},
@@ -329,8 +329,11 @@ func (c Config) MarshalHF() ([]byte, error) {
 // namedConfigs are the shapes `mathrl model init` knows. The tiny ones fit a
 // byte-level vocabulary (256 bytes, then Qwen3's special and tool tokens in
 // Qwen3's order: <|endoftext|> 256, <|im_start|> 257, <|im_end|> 258, ...; 300
-// ids in all) and train on a CPU; the others are the shapes of the released
-// Qwen3 models.
+// ids in all) and train on a CPU (tiny-wide-heads has Qwen3-4B's kinds of
+// shape: GQA, head_dim wider than hidden/heads, untied embeddings); qwen3-0.6b-4l is Qwen3-0.6B's width and
+// vocabulary with 4 layers, in float32 (the shape `mathrl bench` compares with
+// PyTorch on a CPU: the matmuls, the head's above all, dominate); the others
+// are the shapes of the released Qwen3 models.
 var namedConfigs = map[string]Config{
 	"tiny": {VocabSize: 300, Hidden: 64, Intermediate: 160, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16,
 		RMSNormEps: 1e-6, RopeTheta: 10000, TieEmbeddings: true, MaxPositions: 2048, BOSTokenID: 256,
@@ -341,9 +344,15 @@ var namedConfigs = map[string]Config{
 	"small": {VocabSize: 300, Hidden: 256, Intermediate: 768, Layers: 6, Heads: 8, KVHeads: 4, HeadDim: 32,
 		RMSNormEps: 1e-6, RopeTheta: 10000, TieEmbeddings: true, MaxPositions: 4096, BOSTokenID: 256,
 		EOSTokenIDs: []int{258}, DType: "float32"},
+	"tiny-wide-heads": {VocabSize: 300, Hidden: 64, Intermediate: 160, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 24,
+		RMSNormEps: 1e-6, RopeTheta: 1e6, TieEmbeddings: false, MaxPositions: 2048, BOSTokenID: 256,
+		EOSTokenIDs: []int{258}, DType: "float32"},
 	"qwen3-0.6b": {VocabSize: 151936, Hidden: 1024, Intermediate: 3072, Layers: 28, Heads: 16, KVHeads: 8,
 		HeadDim: 128, RMSNormEps: 1e-6, RopeTheta: 1e6, TieEmbeddings: true, MaxPositions: 40960,
 		BOSTokenID: 151643, EOSTokenIDs: []int{151645}, DType: "bfloat16"},
+	"qwen3-0.6b-4l": {VocabSize: 151936, Hidden: 1024, Intermediate: 3072, Layers: 4, Heads: 16, KVHeads: 8,
+		HeadDim: 128, RMSNormEps: 1e-6, RopeTheta: 1e6, TieEmbeddings: true, MaxPositions: 40960,
+		BOSTokenID: 151643, EOSTokenIDs: []int{151645}, DType: "float32"},
 	"qwen3-1.7b": {VocabSize: 151936, Hidden: 2048, Intermediate: 6144, Layers: 28, Heads: 16, KVHeads: 8,
 		HeadDim: 128, RMSNormEps: 1e-6, RopeTheta: 1e6, TieEmbeddings: true, MaxPositions: 40960,
 		BOSTokenID: 151643, EOSTokenIDs: []int{151645}, DType: "bfloat16"},
@@ -362,7 +371,6 @@ func NamedConfig(name string) (Config, error) {
 		return Config{}, fmt.Errorf("qwen3: unknown config %q (known: %s)", name, strings.Join(ConfigNames(), ", "))
 	}
 	c.TransformersModel = "qwen3"
-	c.RopeBF16 = c.DType == "bfloat16"
 	c.EOSTokenIDs = append([]int(nil), c.EOSTokenIDs...)
 	return c, nil
 }

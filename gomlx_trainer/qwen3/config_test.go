@@ -17,7 +17,7 @@ func TestParseConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.RopeTheta != 1e6 || cfg.HeadDim != 16 || cfg.KVHeads != 2 || !cfg.TieEmbeddings || !cfg.RopeBF16 ||
+	if cfg.RopeTheta != 1e6 || cfg.HeadDim != 16 || cfg.KVHeads != 2 || !cfg.TieEmbeddings || cfg.RopeBF16 ||
 		len(cfg.EOSTokenIDs) != 1 || cfg.EOSTokenIDs[0] != 2 {
 		t.Errorf("parsed %+v", cfg)
 	}
@@ -112,6 +112,10 @@ func TestNamedConfigs(t *testing.T) {
 		if got := float64(cfg.Params()); got < 0.9*want || got > 1.1*want {
 			t.Errorf("%s: %.3g parameters, want about %.3g", name, got, want)
 		}
+	}
+	// qwen3-0.6b-4l: Qwen3-0.6B's embeddings (155.6M) and 4 of its 28 layers (15.7M each).
+	if cfg, _ := NamedConfig("qwen3-0.6b-4l"); cfg.Params() != 151936*1024+4*15730944+1024 || cfg.RopeBF16 {
+		t.Errorf("qwen3-0.6b-4l: %d parameters (RopeBF16 %v), want %d in float32", cfg.Params(), cfg.RopeBF16, 151936*1024+4*15730944+1024)
 	}
 	if _, err := NamedConfig("qwen3-70b"); err == nil {
 		t.Error("unknown config: no error")

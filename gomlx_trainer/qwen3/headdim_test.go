@@ -232,7 +232,7 @@ func TestReferenceForwardMatchesTransformers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := refForward(t, m, ref.InputIDs[0])
+	got := refForward(t, storedReferenceRoPE(m), ref.InputIDs[0])
 	if e := relErr(got[len(got)-1], ref.LogitsLast[0]); e > 1e-5 {
 		t.Errorf("reference forward: last logits differ from transformers' by %.2e of the largest", e)
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 )
 
 // Strict reports whether missing references must fail tests instead of skipping them.
@@ -107,4 +109,39 @@ func DebianPython(t testing.TB, modules ...string) string {
 		}
 	}
 	return py
+}
+
+// RefPython returns the python of the references' venv (scripts/python-refs.txt:
+// torch, transformers, safetensors, math-verify), checking that it can import
+// every module named.
+func RefPython(t testing.TB, modules ...string) string {
+	t.Helper()
+	py := filepath.Join(Cache(t), "venv", "bin", "python")
+	if _, err := os.Stat(py); err != nil {
+		Missing(t, py)
+	}
+	for _, m := range modules {
+		if out, err := exec.Command(py, "-c", "import "+m).CombinedOutput(); err != nil {
+			Missing(t, py+" with module "+m+": "+string(out))
+		}
+	}
+	return py
+}
+
+// XLACPUPlugin returns XLA's CPU PJRT plugin: MATHRL_PJRT_CPU_PLUGIN, else the
+// one scripts/setup.sh installs under the repo's .cache/pjrt-cpu.
+func XLACPUPlugin(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("MATHRL_PJRT_CPU_PLUGIN"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			Missing(t, "XLA's CPU PJRT plugin MATHRL_PJRT_CPU_PLUGIN="+p)
+		}
+		return p
+	}
+	cache := filepath.Join(RepoRoot(t), ".cache")
+	p := backend.FindCPUPlugin([]string{cache}, nil)
+	if p == "" {
+		Missing(t, "XLA's CPU PJRT plugin under "+cache+" ("+backend.CPUPluginPackage+")")
+	}
+	return p
 }

@@ -15,7 +15,7 @@
 #
 # Knobs: MATHRL_BIN, BATCH (64), LEN (320), NEW_TOKENS (256), STEPS (5), BACKEND (cuda),
 # MODEL (qwen3-0.6b), DTYPE (bfloat16), TINY_MODEL (a tiny-qwen3-hf folder: also check
-# `mathrl forward` on the device against its reference.json, transformers' logits),
+# `mathrl forward` on the device against transformers' logits, computed on the machine's CPU),
 # SKIP_TORCH=1 (no PyTorch side: a dry run of the mathrl side, e.g. on a CPU), GOMLX_LIMIT (130 s)
 # TORCH_LIMIT (65 s) and DECOMPOSED_LIMIT (50 s, the training step again with the
 # decomposed attention, --decomposed-attention): time limits of the benches, so that an
@@ -39,10 +39,10 @@ timeout -k 5 10 "$bin" doctor | tee "$out/doctor.txt" || fail "mathrl doctor"
 if [ -n "${TINY_MODEL:-}" ]; then
   # XLA may run float32 matmuls as TF32 on the GPU (10-bit mantissa), which alone
   # would miss 1e-4; NVIDIA_TF32_OVERRIDE=0 keeps cuBLAS in full float32.
-  echo "== parity on the device: tiny-qwen3-hf, float32, against transformers' reference.json"
+  echo "== parity on the device: tiny-qwen3-hf, float32, against transformers (computed on the machine's CPU)"
   if "$py" scripts/device/bench_torch.py --parity-prompt "$TINY_MODEL/reference.json" > "$out/parity_in.jsonl" &&
     NVIDIA_TF32_OVERRIDE=0 timeout -k 5 90 "$bin" forward --backend "$backend" --model "$TINY_MODEL" --in "$out/parity_in.jsonl" --out "$out/parity_out.jsonl"; then
-    "$py" scripts/device/bench_torch.py --parity-check "$TINY_MODEL/reference.json" "$out/parity_out.jsonl" || fail "parity"
+    "$py" scripts/device/bench_torch.py --parity-check "$TINY_MODEL" "$out/parity_out.jsonl" || fail "parity"
   else
     fail "parity: mathrl forward"
   fi

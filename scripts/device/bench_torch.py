@@ -3,7 +3,7 @@
   bench_torch.py --batch 64 --len 320 --new-tokens 256 --steps 5   # prints one JSON object
   bench_torch.py --compare gomlx.json torch.json                    # prints the ratios
   bench_torch.py --parity-prompt reference.json                     # JSONL line for `mathrl forward`
-  bench_torch.py --parity-check reference.json forward_out.jsonl [--tol 1e-4]  # compares logits_last
+  bench_torch.py --parity-check MODEL_DIR forward_out.jsonl [--tol 1e-4]  # logits_last against transformers, live
 
 The model has Qwen3-0.6B's shapes with random weights (as `mathrl bench
 --config qwen3-0.6b` uses), in bfloat16 on the GPU. The training step is a
@@ -117,9 +117,16 @@ def parity_prompt(ref_path):
     print(json.dumps({"input_ids": ref["input_ids"][0]}))
 
 
-def parity_check(ref_path, out_path, tol):
-    ref = json.load(open(ref_path))["logits_last"][0]
-    got = json.loads(open(out_path).readline())["logits_last"]
+def parity_check(model_dir, out_path, tol):
+    """Compares `mathrl forward`'s logits_last with transformers' computed now,
+    on the CPU in float32, for the same input_ids (kept in the output line)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+    line = json.loads(open(out_path).readline())
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype="auto").float().eval()
+    with torch.no_grad():
+        ref = model(torch.tensor([line["input_ids"]])).logits[0, -1].tolist()
+    got = line["logits_last"]
     scale = max(abs(v) for v in ref)
     err = max(abs(a - b) for a, b in zip(got, ref)) / scale
     print(f"logits_last on the device vs transformers: max error relative to the largest logit {err:.2e} "

@@ -3,6 +3,7 @@ package backendtest
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/compute"
@@ -11,24 +12,70 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 )
 
-// DefaultConfig is the backend tests use when GOMLX_BACKEND is not set: the
-// one `--backend cpu` opens.
+// DefaultConfig is the backend tests use when neither MATHRL_TEST_BACKEND nor
+// GOMLX_BACKEND is set: the one `--backend cpu` opens.
 const DefaultConfig = backend.CPUConfig
 
-// New opens the backend named by GOMLX_BACKEND, or DefaultConfig when it is
-// unset, and fails t when it cannot (GoMLX panics on an unknown backend name;
-// New turns that into a test failure).
+// KindEnv names the variable that runs the tests on a mathrl backend kind
+// (cpu or xla-cpu), resolved as `--backend` resolves it; scripts/test.sh runs
+// every graph test with it set to each.
+const KindEnv = "MATHRL_TEST_BACKEND"
+
+// Kind is the backend kind the tests run on: MATHRL_TEST_BACKEND, else
+// backend.CPU.
+func Kind() string {
+	if k := os.Getenv(KindEnv); k != "" {
+		return k
+	}
+	return backend.CPU
+}
+
+// IsXLA reports whether the tests run on XLA (MATHRL_TEST_BACKEND=xla-cpu, or
+// a GOMLX_BACKEND of XLA).
+func IsXLA() bool {
+	c, err := Config()
+	return err == nil && strings.HasPrefix(c, "xla:")
+}
+
+// Config is the GoMLX backend configuration the tests open: the one
+// MATHRL_TEST_BACKEND's kind resolves to, else GOMLX_BACKEND, else
+// DefaultConfig.
+func Config() (string, error) {
+	if k := os.Getenv(KindEnv); k != "" {
+		p, err := backend.Resolve(backend.Options{Kind: k}, backend.RealHost())
+		if err != nil {
+			return "", fmt.Errorf("%s=%s: %w", KindEnv, k, err)
+		}
+		return p.Config, nil
+	}
+	if c := os.Getenv("GOMLX_BACKEND"); c != "" {
+		return c, nil
+	}
+	return DefaultConfig, nil
+}
+
+// New opens the backend Config names and fails t when it cannot (GoMLX panics
+// on an unknown backend name; New turns that into a test failure).
 func New(t testing.TB) compute.Backend {
 	t.Helper()
-	config := os.Getenv("GOMLX_BACKEND")
-	if config == "" {
-		config = DefaultConfig
+	config, err := Config()
+	if err != nil {
+		t.Fatalf("backendtest: %v", err)
 	}
 	b, err := open(config)
 	if err != nil {
 		t.Fatalf("backendtest: GoMLX backend %q: %v", config, err)
 	}
 	return b
+}
+
+// SkipOnXLA skips a test that measures something only the pure Go backend has
+// (its Go heap, its op order), saying why.
+func SkipOnXLA(t testing.TB, why string) {
+	t.Helper()
+	if IsXLA() {
+		t.Skipf("does not apply to XLA: %s", why)
+	}
 }
 
 // open calls compute.NewWithConfig, returning its panic as an error.

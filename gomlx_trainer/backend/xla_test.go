@@ -1,0 +1,44 @@
+package backend_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gomlx/core/graph"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/backend"
+	"github.com/mathrl/mathrl/internal/testenv"
+)
+
+// TestXLACPUPluginRuns loads the plugin scripts/setup.sh installs, runs a graph
+// on it, and checks what `mathrl doctor` says of it.
+func TestXLACPUPluginRuns(t *testing.T) {
+	plugin := testenv.XLACPUPlugin(t)
+	b, plan, err := backend.New(backend.Options{Kind: backend.XLACPU, PJRTPlugin: plugin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Finalize()
+	if plan.Kind != backend.XLACPU || b.String() != "xla" || b.NumDevices() < 1 {
+		t.Fatalf("plan %+v, backend %q with %d devices", plan, b.String(), b.NumDevices())
+	}
+	got := graph.MustExecOnce(b, func(x *graph.Node) *graph.Node {
+		return graph.Add(graph.MatMul(x, x), graph.OnePlus(x))
+	}, [][]float32{{1, 2}, {3, 4}}).Value().([][]float32)
+	if want := [][]float32{{9, 13}, {19, 27}}; got[0][0] != want[0][0] || got[0][1] != want[0][1] ||
+		got[1][0] != want[1][0] || got[1][1] != want[1][1] {
+		t.Errorf("x·x + x + 1 = %v, want %v", got, want)
+	}
+
+	t.Setenv("MATHRL_PJRT_CPU_PLUGIN", plugin)
+	var buf bytes.Buffer
+	if err := backend.Report(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"XLA CPU plugin (--backend xla-cpu): " + plugin, "PJRT C API 0.115", "device(s): ok"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("doctor's report lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
