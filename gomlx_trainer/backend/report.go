@@ -3,8 +3,10 @@ package backend
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
+	"github.com/gomlx/compute"
 	"github.com/gomlx/go-xla/pjrt"
 )
 
@@ -88,4 +90,14 @@ func pluginVersion(path string) (major, minor int, err error) {
 	}
 	major, minor = p.Version()
 	return major, minor, nil
+}
+
+// pluginPath matches an absolute path to a shared library in a backend's
+// description.
+var pluginPath = regexp.MustCompile(`/[^\s,()]*/([^/\s,()]+\.so)`)
+
+// Describe is b's description with each plugin path cut to the file's name,
+// so that what a run records names the plugin, not the machine's folders.
+func Describe(b compute.Backend) string {
+	return pluginPath.ReplaceAllString(b.Description(), "$1")
 }

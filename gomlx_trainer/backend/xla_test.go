@@ -2,6 +2,7 @@ package backend_test
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,6 +30,11 @@ func TestXLACPUPluginRuns(t *testing.T) {
 	if want := [][]float32{{9, 13}, {19, 27}}; got[0][0] != want[0][0] || got[0][1] != want[0][1] ||
 		got[1][0] != want[1][0] || got[1][1] != want[1][1] {
 		t.Errorf("x·x + x + 1 = %v, want %v", got, want)
+	}
+
+	// What a run records names the plugin's file, not the machine's folders.
+	if d := backend.Describe(b); strings.Contains(d, filepath.Dir(plugin)) || !strings.Contains(d, filepath.Base(plugin)) {
+		t.Errorf("Describe: %q", d)
 	}
 
 	t.Setenv("MATHRL_PJRT_CPU_PLUGIN", plugin)

@@ -16,6 +16,7 @@ import (
 	"github.com/gomlx/compute"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
+	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/analysis/plots"
 	"github.com/mathrl/mathrl/internal/atomicfile"
 )
@@ -42,7 +43,7 @@ func (r RunFolder) SamplesDir() string { return filepath.Join(string(r), "sample
 func (r RunFolder) FiguresDir() string { return filepath.Join(string(r), "figures") }
 
 // provenanceOf fills in what the trainer knows of p.
-func provenanceOf(p metrics.Provenance, cfg Config, backend compute.Backend, isolation string) metrics.Provenance {
+func provenanceOf(p metrics.Provenance, cfg Config, b compute.Backend, isolation string) metrics.Provenance {
 	p.Started = time.Now().UTC().Format(time.RFC3339)
 	p.GitCommit, p.GitDirty = gitState()
 	p.GoVersion = runtime.Version()
@@ -52,8 +53,8 @@ func provenanceOf(p metrics.Provenance, cfg Config, backend compute.Backend, iso
 			p.Modules[m.Path] = m.Version
 		}
 	}
-	if backend != nil {
-		p.Backend, p.Device = backend.String(), backend.Description()
+	if b != nil {
+		p.Backend, p.Device = b.String(), backend.Describe(b)
 	}
 	p.Scorer, p.Seed, p.Sandbox = cfg.RMType, cfg.Seed, isolation
 	p.Host = fmt.Sprint(runtime.NumCPU())

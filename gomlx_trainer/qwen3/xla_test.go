@@ -16,6 +16,9 @@ import (
 // whatever backend the rest of the tests run on.
 func goAndXLA(t *testing.T) (goBackend, xla compute.Backend) {
 	t.Helper()
+	if backendtest.IsXLA() {
+		t.Skip("opens both backends itself: runs once, in the pass on the Go backend")
+	}
 	plugin := testenv.XLACPUPlugin(t)
 	t.Setenv(backendtest.KindEnv, "")
 	t.Setenv("GOMLX_BACKEND", backend.CPUConfig)
