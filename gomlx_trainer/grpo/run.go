@@ -16,8 +16,8 @@ import (
 	"github.com/gomlx/compute"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
-	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/analysis/plots"
+	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/internal/atomicfile"
 )
 
