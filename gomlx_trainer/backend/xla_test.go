@@ -9,13 +9,13 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
-	"github.com/mathrl/mathrl/internal/testenv"
+	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 )
 
 // TestXLACPUPluginRuns loads the plugin scripts/setup.sh installs, runs a graph
 // on it, and checks what `mathrl doctor` says of it.
 func TestXLACPUPluginRuns(t *testing.T) {
-	plugin := testenv.XLACPUPlugin(t)
+	plugin := backendtest.XLACPUPlugin(t)
 	b, plan, err := backend.New(backend.Options{Kind: backend.XLACPU, PJRTPlugin: plugin})
 	if err != nil {
 		t.Fatal(err)

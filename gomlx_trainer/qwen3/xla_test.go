@@ -9,7 +9,6 @@ import (
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
-	"github.com/mathrl/mathrl/internal/testenv"
 )
 
 // goAndXLA opens GoMLX's pure Go backend and XLA's CPU compiler side by side,
@@ -19,7 +18,7 @@ func goAndXLA(t *testing.T) (goBackend, xla compute.Backend) {
 	if backendtest.IsXLA() {
 		t.Skip("opens both backends itself: runs once, in the pass on the Go backend")
 	}
-	plugin := testenv.XLACPUPlugin(t)
+	plugin := backendtest.XLACPUPlugin(t)
 	t.Setenv(backendtest.KindEnv, "")
 	t.Setenv("GOMLX_BACKEND", backend.CPUConfig)
 	goBackend = backendtest.New(t)

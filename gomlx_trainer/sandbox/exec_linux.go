@@ -193,8 +193,10 @@ func (p *Pool) initCommand(level Level, spec initSpec, specJSON []byte, pp *prog
 		Args: []string{p.self, "sandbox-init"},
 		// With one P, which the init's own goroutine holds, and no GC, the
 		// runtime has nothing to start a thread for once the init has joined
-		// the worker's cgroup (see initMain).
-		Env:        []string{initEnv + "=" + string(specJSON), "GOMAXPROCS=1", "GOGC=off"},
+		// the worker's cgroup (see initMain). HOME is set because the init
+		// functions of other packages of the binary run first, and some look
+		// it up (go-xla's, which writes to stderr when it is unset).
+		Env:        []string{initEnv + "=" + string(specJSON), "GOMAXPROCS=1", "GOGC=off", "HOME=/"},
 		Dir:        "/",
 		Stdout:     pp.outW,
 		Stderr:     pp.errW,

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
-
-	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 )
 
 // Strict reports whether missing references must fail tests instead of skipping them.
@@ -126,22 +124,4 @@ func RefPython(t testing.TB, modules ...string) string {
 		}
 	}
 	return py
-}
-
-// XLACPUPlugin returns XLA's CPU PJRT plugin: MATHRL_PJRT_CPU_PLUGIN, else the
-// one scripts/setup.sh installs under the repo's .cache/pjrt-cpu.
-func XLACPUPlugin(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv("MATHRL_PJRT_CPU_PLUGIN"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			Missing(t, "XLA's CPU PJRT plugin MATHRL_PJRT_CPU_PLUGIN="+p)
-		}
-		return p
-	}
-	cache := filepath.Join(RepoRoot(t), ".cache")
-	p := backend.FindCPUPlugin([]string{cache}, nil)
-	if p == "" {
-		Missing(t, "XLA's CPU PJRT plugin under "+cache+" ("+backend.CPUPluginPackage+")")
-	}
-	return p
 }

@@ -3,6 +3,7 @@ package backendtest
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	_ "github.com/gomlx/compute/gobackend" // the pure Go backend
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
+	"github.com/mathrl/mathrl/internal/testenv"
 )
 
 // DefaultConfig is the backend tests use when neither MATHRL_TEST_BACKEND nor
@@ -86,4 +88,23 @@ func open(config string) (b compute.Backend, err error) {
 		}
 	}()
 	return compute.NewWithConfig(config)
+}
+
+// XLACPUPlugin returns XLA's CPU PJRT plugin: MATHRL_PJRT_CPU_PLUGIN, else the
+// one scripts/setup.sh installs under the repository's .cache/pjrt-cpu. It
+// calls testenv.Missing when there is none.
+func XLACPUPlugin(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("MATHRL_PJRT_CPU_PLUGIN"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			testenv.Missing(t, "XLA's CPU PJRT plugin MATHRL_PJRT_CPU_PLUGIN="+p)
+		}
+		return p
+	}
+	cache := filepath.Join(testenv.RepoRoot(t), ".cache")
+	p := backend.FindCPUPlugin([]string{cache}, nil)
+	if p == "" {
+		testenv.Missing(t, "XLA's CPU PJRT plugin under "+cache+" ("+backend.CPUPluginPackage+")")
+	}
+	return p
 }
