@@ -32,7 +32,7 @@ func TestNewModelCmdsParse(t *testing.T) {
 	var gotGen *generateOptions
 	gen := newGenerateCmd(func(_ context.Context, o *generateOptions) error { gotGen = o; return nil })
 	if _, _, err := execute(gen, "", "--model", "m", "--max-new-tokens", "9", "--temperature", "0.7", "--top-p", "0.9",
-		"--top-k", "5", "--seed", "2", "--stop", "3,4", "--backend", backendtest.Kind()); err != nil {
+		"--top-k", "5", "--seed", "2", "--stop", "3,4", "--backend", "cpu"); err != nil {
 		t.Fatal(err)
 	}
 	wantS := sampler.Options{MaxNewTokens: 9, Temperature: 0.7, TopP: 0.9, TopK: 5, Seed: 2, StopIDs: []int{3, 4}}
