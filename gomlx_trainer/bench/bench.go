@@ -12,21 +12,77 @@ import (
 	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
 	mlmodel "github.com/gomlx/gomlx/ml/model"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 )
 
 // Options says what to measure.
 type Options struct {
-	Batch      int                // sequences per step
-	SeqLen     int                // training: tokens per sequence; decoding: prompt tokens
-	NewTokens  int                // decoding: tokens generated per sequence
-	TrainSteps int                // timed training steps (after one that compiles)
-	PeakTFLOPS float64            // the device's dense peak for the dtype, for MFU; 0: no MFU
-	Train      bool               // measure the training step
-	Decode     bool               // measure decoding
-	Seed       uint64             // token ids are drawn from this seed
-	Model      qwen3.ModelOptions // how the training graph is built (fused or decomposed attention, ...)
+	Batch       int     // training: sequences per step
+	SeqLen      int     // training: tokens per sequence
+	DecodeBatch int     // decoding: prompts decoded together; 0: Batch
+	PromptLen   int     // decoding: prompt tokens; 0: SeqLen
+	NewTokens   int     // decoding: tokens generated per sequence
+	Temperature float64 // decoding: 0 is greedy
+	TrainSteps  int     // timed training steps (after one that compiles)
+	PeakTFLOPS  float64 // the device's dense peak for the dtype, for MFU; 0: no MFU
+	Train       bool    // measure the training step
+	Decode      bool    // measure decoding
+	// SkipWholeCache leaves out the second decoding run, with the whole cache
+	// allocated from the start.
+	SkipWholeCache bool
+	Seed           uint64             // token ids are drawn from this seed
+	Model          qwen3.ModelOptions // how the training graph is built (fused or decomposed attention, ...)
+	// AdamW is the training step's optimizer (grpo.ApplyAdamW, as the GRPO
+	// trainer applies it) and LR its learning rate; a zero LR takes both from
+	// TrainerAdamW.
+	AdamW grpo.AdamWConfig
+	LR    float64
+}
+
+// TrainerAdamW returns the GRPO trainer's default AdamW settings and learning
+// rate (grpo.Default).
+func TrainerAdamW() (grpo.AdamWConfig, float64) {
+	d := grpo.Default()
+	return grpo.AdamWConfig{Beta1: d.AdamBeta1, Beta2: d.AdamBeta2, Eps: d.AdamEps, WeightDecay: d.WeightDecay,
+		ClipNorm: d.ClipGrad}, d.LR
+}
+
+// withDefaults fills the zero fields that have defaults.
+func (o Options) withDefaults() Options {
+	if o.DecodeBatch == 0 {
+		o.DecodeBatch = o.Batch
+	}
+	if o.PromptLen == 0 {
+		o.PromptLen = o.SeqLen
+	}
+	if o.LR == 0 {
+		o.AdamW, o.LR = TrainerAdamW()
+	}
+	return o
+}
+
+// validate checks the sizes of the parts to be measured, naming the field.
+func (o Options) validate() error {
+	bad := func(field string, v, least int) error {
+		return fmt.Errorf("bench: %s %d, want >= %d", field, v, least)
+	}
+	switch {
+	case o.Train && o.Batch < 1:
+		return bad("batch", o.Batch, 1)
+	case o.Train && o.SeqLen < 2:
+		return bad("seq_len", o.SeqLen, 2)
+	case o.Decode && o.DecodeBatch < 1:
+		return bad("decode_batch", o.DecodeBatch, 1)
+	case o.Decode && o.PromptLen < 1:
+		return bad("prompt_len", o.PromptLen, 1)
+	case o.Decode && o.NewTokens < 2:
+		return bad("new_tokens", o.NewTokens, 2)
+	case o.Temperature < 0:
+		return fmt.Errorf("bench: temperature %g, want >= 0", o.Temperature)
+	}
+	return nil
 }
 
 // Result holds the measurements; rates exclude compilation.
@@ -34,6 +90,8 @@ type Result struct {
 	Params           int64   `json:"params"`
 	Batch            int     `json:"batch"`
 	SeqLen           int     `json:"seq_len"`
+	DecodeBatch      int     `json:"decode_batch"`
+	PromptLen        int     `json:"prompt_len"`
 	NewTokens        int     `json:"new_tokens"`
 	TrainCompileS    float64 `json:"train_compile_s,omitempty"`    // first step, compilation included
 	TrainStepMS      float64 `json:"train_step_ms,omitempty"`      // mean of the timed steps
@@ -53,7 +111,11 @@ type Result struct {
 // measured), with MFU when it was computed.
 func (r Result) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "params %.3g, batch %d, len %d, new tokens %d\n", float64(r.Params), r.Batch, r.SeqLen, r.NewTokens)
+	fmt.Fprintf(&b, "params %.3g, batch %d, len %d, new tokens %d", float64(r.Params), r.Batch, r.SeqLen, r.NewTokens)
+	if r.DecodeBatch != r.Batch || r.PromptLen != r.SeqLen {
+		fmt.Fprintf(&b, ", decode batch %d, prompt len %d", r.DecodeBatch, r.PromptLen)
+	}
+	b.WriteString("\n")
 	if r.TrainStepMS > 0 {
 		fmt.Fprintf(&b, "train step: %.1f ms, %.0f tokens/s", r.TrainStepMS, r.TrainTokensPerS)
 		if r.TrainMFU > 0 {
@@ -86,29 +148,36 @@ func TrainFLOPs(cfg qwen3.Config, batch, seqLen int) float64 {
 	return perToken * float64(batch*seqLen)
 }
 
-// Run measures m on b, writing progress lines to log.
+// Run measures m on b, writing progress lines to log. The training step
+// updates m's weights and adds AdamW's moments to its store.
 func Run(b compute.Backend, m *qwen3.Model, opts Options, log io.Writer) (Result, error) {
-	if opts.Batch < 1 || opts.SeqLen < 2 {
-		return Result{}, fmt.Errorf("bench: batch %d and length %d, want >= 1 and >= 2", opts.Batch, opts.SeqLen)
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return Result{}, err
 	}
-	res := Result{Params: m.Config.Params(), Batch: opts.Batch, SeqLen: opts.SeqLen, NewTokens: opts.NewTokens}
+	res := Result{Params: m.Config.Params(), Batch: opts.Batch, SeqLen: opts.SeqLen, DecodeBatch: opts.DecodeBatch,
+		PromptLen: opts.PromptLen, NewTokens: opts.NewTokens}
 	rng := rand.New(rand.NewPCG(opts.Seed, 1))
-	ids := make([][]int32, opts.Batch)
-	prompts := make([][]int, opts.Batch)
-	for i := range ids {
-		ids[i] = make([]int32, opts.SeqLen)
-		prompts[i] = make([]int, opts.SeqLen)
-		for j := range ids[i] {
-			id := rng.IntN(m.Config.VocabSize)
-			ids[i][j], prompts[i][j] = int32(id), id
-		}
-	}
 	if opts.Train {
+		ids := make([][]int32, opts.Batch)
+		for i := range ids {
+			ids[i] = make([]int32, opts.SeqLen)
+			for j := range ids[i] {
+				ids[i][j] = int32(rng.IntN(m.Config.VocabSize))
+			}
+		}
 		if err := trainBench(b, m, opts, ids, &res, log); err != nil {
 			return res, err
 		}
 	}
 	if opts.Decode {
+		prompts := make([][]int, opts.DecodeBatch)
+		for i := range prompts {
+			prompts[i] = make([]int, opts.PromptLen)
+			for j := range prompts[i] {
+				prompts[i][j] = rng.IntN(m.Config.VocabSize)
+			}
+		}
 		if err := decodeBench(b, m, opts, prompts, &res, log); err != nil {
 			return res, err
 		}
@@ -116,32 +185,32 @@ func Run(b compute.Backend, m *qwen3.Model, opts Options, log io.Writer) (Result
 	return res, nil
 }
 
-// trainBench times a step that computes the mean token log-probability (the
-// graph built as opts.Model says), its gradient for every weight, and an SGD
-// update (a real optimizer adds only
-// elementwise work).
-func trainBench(b compute.Backend, m *qwen3.Model, opts Options, ids [][]int32, res *Result, log io.Writer) error {
-	const lr = 1e-6
-	exec, err := mlmodel.NewExec(b, m.Store, func(ctx *mlmodel.Scope, ids *Node) *Node {
-		loss := Neg(ReduceAllMean(qwen3.TokenLogProbsWith(ctx, m.Config, ids, 1, opts.Model)))
-		var vars []*mlmodel.Variable
-		var nodes []*Node
-		for _, spec := range m.Config.Tensors() {
-			v := m.Weight(spec.Name)
-			vars = append(vars, v)
-			nodes = append(nodes, v.NodeValue(ids.Graph()))
-		}
-		grads := Gradient(loss, nodes...)
+// trainStep builds the training step: the mean token log-probability of ids
+// (the graph built as opts.Model says), its gradient for every trainable
+// weight, and the GRPO trainer's AdamW update (grpo.ApplyAdamW) at the
+// learning rate given as the second input. It returns the loss.
+func trainStep(b compute.Backend, m *qwen3.Model, opts Options) (*mlmodel.Exec, error) {
+	return mlmodel.NewExec(b, m.Store, func(scope *mlmodel.Scope, ids, lr *Node) *Node {
+		loss := Neg(ReduceAllMean(qwen3.TokenLogProbsWith(scope, m.Config, ids, 1, opts.Model)))
+		vars := grpo.TrainableVariables(scope.Store())
+		nodes := make([]*Node, len(vars))
 		for i, v := range vars {
-			v.SetNodeValue(Sub(nodes[i], MulScalar(grads[i], lr)))
+			nodes[i] = v.NodeValue(ids.Graph())
 		}
+		grpo.ApplyAdamW(scope.Store(), vars, Gradient(loss, nodes...), lr, opts.AdamW)
 		return loss
 	})
+}
+
+// trainBench times trainStep: one call that compiles, then opts.TrainSteps.
+func trainBench(b compute.Backend, m *qwen3.Model, opts Options, ids [][]int32, res *Result, log io.Writer) error {
+	exec, err := trainStep(b, m, opts)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
+	lr := float32(opts.LR)
 	step := func() error {
-		out, err := exec.Call(ids)
+		out, err := exec.Call(ids, lr)
 		if err != nil {
 			return fmt.Errorf("bench: train step: %w", err)
 		}
@@ -171,25 +240,25 @@ func trainBench(b compute.Backend, m *qwen3.Model, opts Options, ids [][]int32, 
 	return nil
 }
 
-// decodeBench times decoding twice in the same run: as the sampler decodes
-// (the cache grows with the sequences, so each step attends over about the
-// used part) and, as the baseline, with the cache allocated at full capacity
-// from the start.
+// decodeBench times decoding as the sampler decodes (the cache grows with the
+// sequences, so each step attends over about the used part) and, unless
+// opts.SkipWholeCache, in the same run with the cache allocated at full
+// capacity from the start, as a baseline.
 func decodeBench(b compute.Backend, m *qwen3.Model, opts Options, prompts [][]int, res *Result, log io.Writer) error {
-	if opts.NewTokens < 2 {
-		return fmt.Errorf("bench: new tokens %d, want >= 2", opts.NewTokens)
-	}
 	s := sampler.New(b, m)
-	so := sampler.Options{MaxNewTokens: opts.NewTokens, Temperature: 1, StopIDs: []int{}, Seed: opts.Seed,
-		MaxChunk: max(512, opts.SeqLen)}
+	so := sampler.Options{MaxNewTokens: opts.NewTokens, Temperature: opts.Temperature, StopIDs: []int{}, Seed: opts.Seed,
+		MaxChunk: max(512, opts.PromptLen)}
 	d, err := timeDecode(s, prompts, so)
 	if err != nil {
 		return err
 	}
 	res.DecodeCompileS, res.PrefillMS, res.DecodeStepMS = d.warmUpS, d.prefillMS, d.stepMS
-	res.DecodeTokensPerS = float64(opts.Batch) / (d.stepMS / 1000)
+	res.DecodeTokensPerS = float64(len(prompts)) / (d.stepMS / 1000)
 	fmt.Fprintf(log, "decode: warm-up (with compilation) %.1f s; prefill %.1f ms, %.2f ms/step, %.0f tokens/s\n",
 		d.warmUpS, res.PrefillMS, res.DecodeStepMS, res.DecodeTokensPerS)
+	if opts.SkipWholeCache {
+		return nil
+	}
 	so.FullCache = true
 	whole, err := timeDecode(s, prompts, so)
 	if err != nil {

@@ -9,10 +9,11 @@ import (
 	"github.com/gomlx/compute/dtypes"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
+	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
-func TestTrainFLOPs(t *testing.T) {
+func TestBenchTrainFLOPs(t *testing.T) {
 	// Qwen3-0.6B, 64 x 320 tokens: 6 * 596M params * 20480 tokens = 7.3e13, plus
 	// attention 12 * 28 * 16 * 128 * 320 * 20480 = 4.5e12.
 	cfg, _ := qwen3.NamedConfig("qwen3-0.6b")
@@ -23,15 +24,22 @@ func TestTrainFLOPs(t *testing.T) {
 	}
 }
 
-func TestRunTiny(t *testing.T) {
-	b := backendtest.New(t)
+func tinyModel(t *testing.T) *qwen3.Model {
+	t.Helper()
 	cfg, _ := qwen3.NamedConfig("tiny")
 	m, err := qwen3.NewRandom(cfg, dtypes.Float32, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+func TestBenchRunTiny(t *testing.T) {
+	b := backendtest.New(t)
+	m := tinyModel(t)
 	before, _ := qwen3.Float32s(m.Weight("model.layers.0.mlp.up_proj.weight").MustValue())
-	res, err := Run(b, m, Options{Batch: 2, SeqLen: 8, NewTokens: 3, TrainSteps: 1, Train: true, Decode: true, PeakTFLOPS: 1}, io.Discard)
+	res, err := Run(b, m, Options{Batch: 2, SeqLen: 8, DecodeBatch: 3, PromptLen: 5, NewTokens: 3, TrainSteps: 1,
+		Train: true, Decode: true, PeakTFLOPS: 1}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +47,11 @@ func TestRunTiny(t *testing.T) {
 		res.DecodeWholeCacheStepMS <= 0 {
 		t.Errorf("result %+v", res)
 	}
-	// The training step really updates the weights.
+	if res.Batch != 2 || res.SeqLen != 8 || res.DecodeBatch != 3 || res.PromptLen != 5 || res.NewTokens != 3 {
+		t.Errorf("sizes in the result %+v, want batch 2, len 8, decode batch 3, prompt len 5, new tokens 3", res)
+	}
+	// The training step really updates the weights, with the trainer's AdamW:
+	// its step counter is in the store and counts the two steps.
 	after, _ := qwen3.Float32s(m.Weight("model.layers.0.mlp.up_proj.weight").MustValue())
 	changed := false
 	for i := range before {
@@ -48,21 +60,51 @@ func TestRunTiny(t *testing.T) {
 	if !changed {
 		t.Error("train step left model.layers.0.mlp.up_proj.weight unchanged")
 	}
+	step := m.Store.GetVariable(grpo.AdamScope + "/step")
+	if step == nil {
+		t.Fatalf("no AdamW step counter %s/step in the store", grpo.AdamScope)
+	}
+	if n, _ := qwen3.Float32s(step.MustValue()); len(n) != 1 || n[0] != 2 {
+		t.Errorf("AdamW step counter %v, want 2 (the compiling step and the timed one)", n)
+	}
 }
 
-func TestResultWriteText(t *testing.T) {
+func TestBenchOptionsErrors(t *testing.T) {
+	for _, tc := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{Train: true, Batch: 0, SeqLen: 8}, "batch 0"},
+		{Options{Train: true, Batch: 1, SeqLen: 1}, "seq_len 1"},
+		{Options{Decode: true, Batch: 1, SeqLen: 8, NewTokens: 1}, "new_tokens 1"},
+		{Options{Decode: true, Batch: 1, SeqLen: 8, DecodeBatch: -1, NewTokens: 4}, "decode_batch -1"},
+		{Options{Decode: true, Batch: 1, SeqLen: 8, NewTokens: 4, Temperature: -1}, "temperature -1"},
+	} {
+		if _, err := Run(nil, tinyModel(t), tc.opts, io.Discard); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Run(%+v): error %v, want one naming %q", tc.opts, err, tc.want)
+		}
+	}
+}
+
+func TestBenchResultWriteText(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		res  Result
 		want string
 	}{
-		{"both, with MFU", Result{Params: 1234567, Batch: 8, SeqLen: 64, NewTokens: 32, TrainCompileS: 2.04, TrainStepMS: 12.345,
-			TrainTokensPerS: 41475.3, TrainMFU: 0.3125, DecodeCompileS: 1.25, PrefillMS: 3.05, DecodeStepMS: 0.756, DecodeTokensPerS: 10582.01},
+		{"both, with MFU", Result{Params: 1234567, Batch: 8, SeqLen: 64, DecodeBatch: 8, PromptLen: 64, NewTokens: 32,
+			TrainCompileS: 2.04, TrainStepMS: 12.345, TrainTokensPerS: 41475.3, TrainMFU: 0.3125, DecodeCompileS: 1.25,
+			PrefillMS: 3.05, DecodeStepMS: 0.756, DecodeTokensPerS: 10582.01},
 			"params 1.23e+06, batch 8, len 64, new tokens 32\n" +
 				"train step: 12.3 ms, 41475 tokens/s, MFU 31.2% (first step 2.0 s)\n" +
 				"decode: 0.76 ms/step, 10582 tokens/s, prefill 3.0 ms (warm-up 1.2 s)\n"},
-		{"train only, no MFU", Result{Params: 300, Batch: 1, SeqLen: 2, NewTokens: 0, TrainCompileS: 0.5, TrainStepMS: 1, TrainTokensPerS: 2000},
+		{"train only, no MFU", Result{Params: 300, Batch: 1, SeqLen: 2, DecodeBatch: 1, PromptLen: 2, NewTokens: 0,
+			TrainCompileS: 0.5, TrainStepMS: 1, TrainTokensPerS: 2000},
 			"params 300, batch 1, len 2, new tokens 0\ntrain step: 1.0 ms, 2000 tokens/s (first step 0.5 s)\n"},
+		{"decode shapes of their own", Result{Params: 300, Batch: 8, SeqLen: 256, DecodeBatch: 16, PromptLen: 64, NewTokens: 32,
+			DecodeCompileS: 3, PrefillMS: 40, DecodeStepMS: 2, DecodeTokensPerS: 8000},
+			"params 300, batch 8, len 256, new tokens 32, decode batch 16, prompt len 64\n" +
+				"decode: 2.00 ms/step, 8000 tokens/s, prefill 40.0 ms (warm-up 3.0 s)\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder

@@ -330,10 +330,11 @@ func (c Config) MarshalHF() ([]byte, error) {
 // byte-level vocabulary (256 bytes, then Qwen3's special and tool tokens in
 // Qwen3's order: <|endoftext|> 256, <|im_start|> 257, <|im_end|> 258, ...; 300
 // ids in all) and train on a CPU (tiny-wide-heads has Qwen3-4B's kinds of
-// shape: GQA, head_dim wider than hidden/heads, untied embeddings); qwen3-0.6b-4l is Qwen3-0.6B's width and
-// vocabulary with 4 layers, in float32 (the shape `mathrl bench` compares with
-// PyTorch on a CPU: the matmuls, the head's above all, dominate); the others
-// are the shapes of the released Qwen3 models.
+// shape: GQA, head_dim wider than hidden/heads, untied embeddings);
+// qwen3-0.6b-4l is Qwen3-0.6B's width and vocabulary with 4 layers, in float32
+// (the shape `mathrl bench` compares with PyTorch on a CPU: the matmuls, the
+// head's above all, dominate); the others are the shapes of the released Qwen3
+// models.
 var namedConfigs = map[string]Config{
 	"tiny": {VocabSize: 300, Hidden: 64, Intermediate: 160, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16,
 		RMSNormEps: 1e-6, RopeTheta: 10000, TieEmbeddings: true, MaxPositions: 2048, BOSTokenID: 256,
