@@ -155,9 +155,7 @@ func ratio(num, den float64) float64 {
 func (c Comparison) WriteText(w io.Writer) error {
 	var b strings.Builder
 	if len(c.Sides) > 0 {
-		r := c.Sides[0].Result
-		fmt.Fprintf(&b, "params %.3g; train: batch %d x %d tokens; decode: batch %d, prompts of %d tokens, %d new tokens\n",
-			float64(r.Params), r.Batch, r.SeqLen, r.DecodeBatch, r.PromptLen, r.NewTokens)
+		b.WriteString(c.shapes())
 	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tthreads\ttrain ms/step\ttrain tokens/s\tfirst step s\tprefill ms\tdecode ms/step\tdecode tokens/s\twarm-up s\t")
@@ -178,6 +176,19 @@ func (c Comparison) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// shapes is the line of sizes, of the parts that were measured.
+func (c Comparison) shapes() string {
+	r := c.Sides[0].Result
+	parts := []string{fmt.Sprintf("params %.3g", float64(r.Params))}
+	if r.TrainStepMS > 0 {
+		parts = append(parts, fmt.Sprintf("train: batch %d x %d tokens", r.Batch, r.SeqLen))
+	}
+	if r.DecodeStepMS > 0 {
+		parts = append(parts, fmt.Sprintf("decode: batch %d, prompts of %d tokens, %d new tokens", r.DecodeBatch, r.PromptLen, r.NewTokens))
+	}
+	return strings.Join(parts, "; ") + "\n"
 }
 
 // num formats a measurement with prec decimals, "-" when it was not measured.

@@ -56,6 +56,14 @@ func TestBenchComparisonWriteText(t *testing.T) {
 	}
 }
 
+func TestBenchComparisonShapesMeasuredOnly(t *testing.T) {
+	c := Comparison{Sides: []Side{{Name: "cpu", Result: Result{Params: 300, Batch: 8, SeqLen: 64, DecodeBatch: 16, PromptLen: 4,
+		NewTokens: 3, DecodeStepMS: 2}}}}
+	if got, want := c.shapes(), "params 300; decode: batch 16, prompts of 4 tokens, 3 new tokens\n"; got != want {
+		t.Errorf("shapes = %q, want %q (no train part when it was not measured)", got, want)
+	}
+}
+
 // TestBenchCompareTiny compares the test backend with itself and, where the
 // references' venv is installed, with PyTorch, through the JSON the command prints.
 func TestBenchCompareTiny(t *testing.T) {

@@ -50,7 +50,7 @@ fi
 
 echo "== mathrl bench (GoMLX + XLA, $dtype, $backend)"
 timeout -k 5 "$gomlx_limit" "$bin" bench --backend "$backend" --config "$model" --dtype "$dtype" \
-  --batch "$batch" --len "$len" --new-tokens "$new" --steps "$steps" --json > "$out/gomlx.json" || fail "mathrl bench"
+  --batch "$batch" --len "$len" --new-tokens "$new" --steps "$steps" --temperature 1 --json > "$out/gomlx.json" || fail "mathrl bench"
 cat "$out/gomlx.json"
 
 if [ -z "${SKIP_TORCH:-}" ]; then
