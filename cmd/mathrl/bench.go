@@ -149,11 +149,10 @@ func runBenchCompare(ctx context.Context, opts *benchOptions, main bench.GoMLXSi
 			co.Torch = &t
 			continue
 		}
-		b, plan, err := backend.New(backend.Options{Kind: name})
+		b, plan, err := openBackend(name, "", opts.Log)
 		if err != nil {
 			return fmt.Errorf("bench: --baseline %s: %w", name, err)
 		}
-		fmt.Fprintln(opts.Log, plan.Line())
 		co.Backends = append(co.Backends, bench.GoMLXSide{Name: plan.Kind, Backend: b})
 	}
 	c, err := bench.Compare(ctx, co, opts.Log)

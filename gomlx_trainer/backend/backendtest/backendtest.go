@@ -71,15 +71,6 @@ func New(t testing.TB) compute.Backend {
 	return b
 }
 
-// SkipOnXLA skips a test that measures something only the pure Go backend has
-// (its Go heap, its op order), saying why.
-func SkipOnXLA(t testing.TB, why string) {
-	t.Helper()
-	if IsXLA() {
-		t.Skipf("does not apply to XLA: %s", why)
-	}
-}
-
 // open calls compute.NewWithConfig, returning its panic as an error.
 func open(config string) (b compute.Backend, err error) {
 	defer func() {
