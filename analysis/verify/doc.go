@@ -8,8 +8,11 @@
 //
 // The same code reads responses (Extract) and labels (ExtractLabel):
 //
-//  1. A response with "</think>" is read after the last one; a response that
-//     opens "<think>" and never closes it has no answer (it was cut off).
+//  1. A response ends at its first turn-ending token (<|im_end|>,
+//     <|im_start|>, <|endoftext|>): a model that goes on to write the next
+//     turn has not answered there. A response with "</think>" is read after
+//     the last one; a response that opens "<think>" and never closes it has
+//     no answer (it was cut off).
 //  2. The last \boxed{…} or \fbox{…} that closes (braces nested, \{ and \}
 //     skipped; of the last 64 box commands), or \boxed followed by a space
 //     and one token: a number, a letter or a command (\boxed 5). When the
@@ -17,11 +20,14 @@
 //     are a second candidate (\boxed{2} and \boxed{3} for the label 2, 3).
 //     A box wins over any Answer: line.
 //  3. Else the last line that starts with "Answer:" (any case, optionally
-//     bold, "Final answer:" too) or the text after the last "the final
-//     answer is", whichever starts later (so "Final Answer: The final answer
-//     is $X$. I hope it is correct." gives X); what follows, to the end of
-//     the line (further while a brace or a $ is left open, up to 20 lines),
-//     without ". I hope it is correct", and the last math span in it if any.
+//     bold, "Final answer:" too), the text after the last "Final Answer:"
+//     within a line, or after the last "the final answer is" or "the answer
+//     is", whichever starts later (so "Final Answer: The final answer is $X$.
+//     I hope it is correct." gives X); what follows, to the end of the line
+//     (further while a brace or a $ is left open, up to 20 lines), without
+//     ". I hope it is correct". When that is a sentence with " is " outside
+//     math, what follows its last " is " ("Final Answer: The largest $n$
+//     is 34." gives 34, not n). Then the last math span in it if any.
 //  4. Else the last math span: $…$, $$…$$, \(…\) or \[…\] (\$ is a dollar
 //     sign, not a delimiter).
 //  5. Else, for a response, the last non-empty line, after its last " is "
@@ -35,17 +41,30 @@
 // # Normal form
 //
 // Before comparing, an answer loses: spacing macros (\, \; \: \! \ \quad,
-// ~), \left and \right and the \big family, \displaystyle, $ and \$ signs;
-// \dfrac, \tfrac and \cfrac become \frac; degrees (^\circ, ^{\circ}, °,
-// \degree) are dropped; a \text{…} (or \mathrm, \mbox, \textbf…) of two
-// letters or more after a number or an expression is a unit and is dropped
-// with its exponent (5\text{ cm}, 440\text{ cm}^2, 30 \mbox{degrees}), and
-// so is a bare word after a number (12 inches); \text{ or } and \text{ and }
-// separate list elements; "x = …", "f(x) = …" and "g(3) = … = …" keep their
-// last right-hand side when the left is a single name or call. Thousands
-// separators are joined: 1 000, 1\,000, 14{,}916, and 7,425,000 when the
-// whole answer is such a number (no spaces after the commas). A response's
-// 81,256 is also read as the list 81, 256 (a label's only as a number).
+// ~), \left and \right and the \big family, \displaystyle; currency signs
+// ($, \$, €, £, ¥, \euro, \pounds); \dfrac, \tfrac and \cfrac become
+// \frac; degrees (^\circ, ^{\circ}, °, \degree) are dropped; a \text{…} (or
+// \mathrm, \mbox, \textbf, \textnormal…) of two letters or more after a
+// number or an expression is a unit and is dropped with its exponent
+// (5\text{ cm}, 440\text{ cm}^2, 30 \mbox{degrees}, 125\textnormal{ miles}),
+// and so is a bare word after a number (12 inches) and a length unit with ²
+// or ³ (12 m², 5 cm³); elsewhere ² and ³ are the powers 2 and 3 (x²). \text{
+// or } and \text{ and } separate list elements, and so do ", and" and ", or"
+// (19, 46, and 82). Relations have one spelling each: \ge for \geq, >=, ≥
+// and \geqslant; \le for \leq, <=, ≤ and \leqslant; < for \lt; > for \gt;
+// \ne for \neq, != and ≠. "x = …", "f(x) = …", "(x, y) = …" and
+// "g(3) = … = …" keep their last right-hand side when the left is a single
+// name, a call or a tuple of names. A line with \approx keeps what follows
+// it after a single name (x \approx 11 gives 11) and else what precedes it
+// (x = 1/3 \approx 0.33 gives 1/3). A group in plain braces, which LaTeX does
+// not print, is its content ({1, 2, 3} is the list 1, 2, 3). Thousands
+// separators are joined: 1 000, 1\,000, 14{,}916, 14{, }916, 32,\! 349, and
+// 7,425,000 when the whole answer is such a number (no spaces after the
+// commas). A response's 81,256 is also read as the list 81, 256, and a
+// response's comma that cannot separate thousands, before a group of other
+// than three digits or after a lone 0 (1,22; 1000,99; 0,111), as a decimal
+// comma (1.22). A label's commas are never decimal: MATH writes the list
+// 1, 2 as 1,2.
 //
 // # Values
 //
@@ -57,10 +76,20 @@
 //     of three letters or more: xy is a product), alone or in \text{…};
 //     equal when the words are equal ignoring case, spaces and a leading
 //     "the";
-//   - a matrix (pmatrix, bmatrix, matrix): same shape, equal entries;
+//   - a matrix (pmatrix, bmatrix, matrix, or an array, alone or in brackets
+//     or parentheses: \left[\begin{array}{cc}…\end{array}\right]): same
+//     shape, equal entries;
 //   - an interval or a union of intervals, or an inequality in one variable
-//     (x < 3, -1 \le x < 2, x \ge 0): equal when the same set of reals, with
-//     the same endpoints and the same closedness;
+//     (x < 3, -1 \le x < 2, x \ge 0, and one linear in its variable with a
+//     rational coefficient, solved for it: -x > -1 is x < 1, 2x \ge 12 is
+//     x \ge 6), or x \ne c, the reals but c: equal when the same set of
+//     reals, with the same endpoints and the same closedness;
+//   - an equation L = R whose left is not a single name (2x+4y-3=0): equal
+//     to another equation, or to a "name = …" answer, when L − R of one is a
+//     non-zero constant times L − R of the other (the same variables, the
+//     same ratio at every comparison point): rearranged, with every sign
+//     flipped or scaled (y = -\frac{1}{2}x + \frac{3}{4}; -4x-8y+6=0), but
+//     not squared (y^2 = (x+3)^2 is two lines, not y = x+3);
 //   - a tuple (a, b, …) in parentheses: equal entries in the same order;
 //   - a set \{a, b\} or a list a, b without brackets (also a ± b, which is
 //     the set {a+b, a−b}, alone or as an element of a set): equal when each
@@ -70,10 +99,12 @@
 //   - a scalar: an expression.
 //
 // Two scalars are equal when their values are equal, decided exactly when
-// possible: numbers are exact rationals (decimals too: 0.5 = 1/2, but 0.333
-// is not 1/3), with thousands separators (7,425,000; 1 000; 14{,}916),
-// leading points (.4), scientific notation (1.5\times10^{3}, 1.5e3), percent
-// (28\% equals 28 and 0.28), mixed numbers (2\frac{1}{2} = 5/2), \frac
+// possible: numbers are exact rationals (decimals too: 0.5 = 1/2), with
+// thousands separators (7,425,000; 1 000; 14{,}916), leading points (.4),
+// scientific notation (1.5\times10^{3}, 1.5e3), percent (p\% equals p, and
+// p/100 when that is not an integer: 28\% equals 28 and 0.28, 25\% equals
+// 1/4, but 100\% is not 1, since an integer answer may be a count; MATH's
+// own grader drops the sign), mixed numbers (2\frac{1}{2} = 5/2), \frac
 // with braced or single-token arguments (\frac13, \sqrt3), i the imaginary
 // unit. Sums, products, quotients, integer powers, roots with an exact
 // result, factorials and binomials are computed exactly over the Gaussian
@@ -84,7 +115,20 @@
 // logarithm), both sides are compared in complex floating point within a
 // relative tolerance of 1e-9 (absolute 1e-12 near zero): a decimal that
 // agrees with an irrational value to ten digits (3.14159265358979 for π) is
-// accepted, one that agrees to fewer (3.14) is not.
+// accepted; one that agrees to fewer only by the next rule (3.14 is not π).
+//
+// A decimal approximates: a decimal of at least 6 significant digits (not
+// counting leading zeros) equals a number with no variables that it is
+// rounded from, up or down, at its last digit, that is within one unit of
+// that digit (0.0833333 and 0.0833334 for 1/12, 0.6666666666666666 for
+// 2/3, 1.71428 for 12/7, 3.14159 for π). Shorter decimals are exact
+// rationals only: 0.333 and 0.33333 are not 1/3, 0.08 and 0.083333 are
+// not 1/12, and neither is 0.0833335 (1.7 units away). Why 6: two fractions
+// with denominators up to 700 differ by more than 2·10⁻⁶ (1/(q·q')), the
+// width of the window a 6-digit decimal of a number between 0.1 and 1
+// allows, so such a decimal stands for at most one of them; with fewer
+// digits, answers MATH asks for as fractions (1/3 against 33/100) would
+// collide. Percentages and scientific notation are not read this way.
 //
 // # Refusals and bounds
 //

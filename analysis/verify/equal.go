@@ -3,6 +3,7 @@ package verify
 import (
 	"errors"
 	"maps"
+	"math"
 	"math/big"
 	"math/rand/v2"
 	"slices"
@@ -46,6 +47,8 @@ func (c *comparer) equal(a, b value) (bool, error) {
 	switch a.kind {
 	case scalarKind:
 		return c.scalars(a, b)
+	case equationKind:
+		return c.equations(a.expr, b.expr)
 	case textKind, choiceKind:
 		return a.text == b.text, nil
 	case tupleKind:
@@ -87,6 +90,12 @@ func (c *comparer) equalAcross(a, b value) (bool, error) {
 	}
 	if a.kind == intervalKind && b.kind == tupleKind && len(b.elems) == 2 {
 		return c.intervals(a, openInterval(b))
+	}
+	if b.kind == equationKind {
+		a, b = b, a
+	}
+	if a.kind == equationKind && b.kind == scalarKind && b.eq != nil {
+		return c.equations(a.expr, b.eq) // 2x+4y-3=0 and y = -x/2 + 3/4
 	}
 	if a.kind == textKind && b.kind == scalarKind && b.expr == nil || a.kind == scalarKind && a.expr == nil && b.kind == textKind {
 		return strings.EqualFold(strings.ReplaceAll(a.text, " ", ""), strings.ReplaceAll(b.text, " ", "")), nil
@@ -181,11 +190,12 @@ func (c *comparer) scalars(a, b value) (bool, error) {
 		if err == nil {
 			var y number
 			if y, err = eval(b.expr, env, c.bud); err == nil {
+				if len(va) == 0 {
+					return samePercent(a.percent, x, b.percent, y) ||
+						!a.percent && !b.percent && (approximates(a.expr, y) || approximates(b.expr, x)), nil
+				}
 				if !samePercent(a.percent, x, b.percent, y) {
 					return false, nil
-				}
-				if len(va) == 0 {
-					return true, nil
 				}
 				k++
 				continue
@@ -204,7 +214,8 @@ func (c *comparer) scalars(a, b value) (bool, error) {
 }
 
 // samePercent compares x and y where either may be a percentage p%, which
-// equals both p and p/100.
+// equals p, and p/100 when that is not an integer (an integer may be a
+// count: 100% is not 1).
 func samePercent(xPct bool, x number, yPct bool, y number) bool {
 	if sameNumber(x, y) {
 		return true
@@ -216,7 +227,95 @@ func samePercent(xPct bool, x number, yPct bool, y number) bool {
 		x, y = y, x
 	}
 	hundredth, err := div(x, integer(100))
-	return err == nil && sameNumber(hundredth, y)
+	if _, whole := hundredth.isInteger(); err != nil || whole {
+		return false
+	}
+	return sameNumber(hundredth, y)
+}
+
+// minDigits is how many significant digits a decimal needs to stand for a
+// value it approximates (see the package doc, Values).
+const minDigits = 6
+
+// approximates reports whether n is a decimal literal (or its negation) of
+// at least minDigits significant digits that is the real value v rounded
+// up or down at its last digit: |n - v| < one unit of that digit.
+func approximates(n *node, v number) bool {
+	negative := false
+	for n.op == "neg" {
+		n, negative = n.args[0], !negative
+	}
+	point := strings.IndexByte(n.lit, '.')
+	if n.op != "num" || point < 0 || strings.ContainsAny(n.lit, "eE") {
+		return false
+	}
+	digits := strings.TrimLeft(strings.Replace(n.lit, ".", "", 1), "0")
+	if len(digits) < minDigits {
+		return false
+	}
+	d := new(big.Rat).Set(n.num)
+	if negative {
+		d.Neg(d)
+	}
+	unit := new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(len(n.lit)-point-1)), nil))
+	if v.exact {
+		if v.im.Sign() != 0 {
+			return false
+		}
+		gap := new(big.Rat).Sub(v.re, d)
+		return gap.Abs(gap).Cmp(unit) < 0
+	}
+	u, _ := unit.Float64()
+	f, _ := d.Float64()
+	z := v.approx()
+	return math.Abs(imag(z)) <= absTolerance && math.Abs(real(z)-f) < u*(1-1e-9)
+}
+
+// equations reports whether the equations f = 0 and g = 0 are the same
+// equation up to a non-zero factor: the same variables (at least one), and
+// f/g the same non-zero number at every comparison point where either is
+// non-zero (2x+4y-3=0 and -4x-8y+6=0). Where that cannot be decided, the
+// equations are different.
+func (c *comparer) equations(f, g *node) (bool, error) {
+	vf, vg := map[string]bool{}, map[string]bool{}
+	variables(f, vf)
+	variables(g, vg)
+	if len(vf) == 0 || !sameKeys(vf, vg) {
+		return false, nil
+	}
+	var ratio *number
+	k := 0
+	for tried := 0; k < trials && tried < 3*trials; tried++ {
+		env := point(vf, tried)
+		x, err := eval(f, env, c.bud)
+		if err == nil {
+			var y number
+			if y, err = eval(g, env, c.bud); err == nil {
+				switch {
+				case x.isZero() && y.isZero():
+					continue // on both curves: says nothing of the factor
+				case x.isZero() || y.isZero():
+					return false, nil
+				}
+				r, err := div(x, y)
+				if err != nil {
+					return false, nil
+				}
+				if ratio != nil && !sameNumber(*ratio, r) {
+					return false, nil
+				}
+				ratio, k = &r, k+1
+				continue
+			}
+		}
+		if errors.Is(err, ErrDeadline) {
+			return false, err
+		}
+		if !errors.Is(err, errDivZero) {
+			return false, nil
+		}
+	}
+	return k == trials, nil
 }
 
 func sameKeys(a, b map[string]bool) bool {

@@ -25,7 +25,7 @@ func ExtractLabel(label string) string {
 
 // extract is Extract with last as the last resort.
 func extract(text string, last func(string) (string, bool)) []string {
-	text, ok := afterThinking(text)
+	text, ok := afterThinking(endOfTurn(text))
 	if !ok {
 		return nil
 	}
@@ -44,6 +44,23 @@ func extract(text string, last func(string) (string, bool)) []string {
 		}
 	}
 	return nil
+}
+
+// turnEnds are the chat-template tokens that end a model's turn: what a
+// response holds past the first of them is not its answer.
+var turnEnds = []string{"<|im_end|>", "<|im_start|>", "<|endoftext|>"}
+
+// endOfTurn is text up to its first turn-ending token.
+func endOfTurn(text string) string {
+	if !strings.Contains(text, "<|") {
+		return text
+	}
+	for _, t := range turnEnds {
+		if i := strings.Index(text, t); i >= 0 {
+			text = text[:i]
+		}
+	}
+	return text
 }
 
 // afterThinking is the text after the last </think>; false when a <think> is
@@ -156,40 +173,68 @@ func matchBrace(s string, open int) (int, bool) {
 
 var (
 	answerLineRe  = regexp.MustCompile(`(?im)^[ \t>*#_]*(?:final\s+)?answer\s*[*_]*\s*[:：][*_]*[ \t]*(.*)$`)
-	finalAnswerRe = regexp.MustCompile(`(?i)the\s+final\s+answer\s+is[:\s]*`)
+	finalAnswerRe = regexp.MustCompile(`(?i)the\s+(?:final\s+)?answer\s+is[:\s]*`)
+	finalColonRe  = regexp.MustCompile(`(?i)final\s+answer\s*[*_]*\s*[:：][*_]*[ \t]*`)
 	iHopeRe       = regexp.MustCompile(`(?i)\.?\s*I hope it is correct.*$`)
 )
 
+// answerReach bounds how far before its "answer" a match of the answer
+// patterns can start ("the final answer is" with its spacing).
+const answerReach = 256
+
 // answerLine finds the last "Answer:" line or the text after the last "the
-// final answer is", up to the end of the line (and before "I hope it is
-// correct").
+// final answer is", "the answer is" or "Final Answer:" in a line, up to the end of the line (and before
+// "I hope it is correct"); of a sentence (The largest $n$ is 34.), what
+// follows its last " is ".
 func answerLine(text string) (string, bool) {
-	if !containsFold(text, "answer") {
+	first := indexFold(text, "answer")
+	if first < 0 {
 		return "", false
 	}
+	// Every match holds "answer" and starts at most answerReach before it:
+	// the patterns need not scan what comes earlier.
+	lineStart := strings.LastIndexByte(text[:first], '\n') + 1
+	from := max(lineStart, first-answerReach)
+	region := text[from:]
 	var best string
 	bestAt := -1
-	if m := answerLineRe.FindAllStringSubmatchIndex(text, -1); len(m) > 0 {
-		last := m[len(m)-1]
-		best, bestAt = untilBalanced(text, last[2], last[3]), last[0]
+	if m := answerLineRe.FindAllStringSubmatchIndex(region, -1); len(m) > 0 {
+		if last := m[len(m)-1]; last[0] > 0 || from == lineStart { // the region's start is a line's only if from is
+			best, bestAt = untilBalanced(region, last[2], last[3]), last[0]
+		}
 	}
-	if m := finalAnswerRe.FindAllStringIndex(text, -1); len(m) > 0 {
-		if at := m[len(m)-1][0]; at > bestAt {
-			rest := text[m[len(m)-1][1]:]
-			if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
-				rest = rest[:nl]
+	for _, re := range []*regexp.Regexp{finalAnswerRe, finalColonRe} {
+		if m := re.FindAllStringIndex(region, -1); len(m) > 0 {
+			if at := m[len(m)-1][0]; at > bestAt {
+				rest := region[m[len(m)-1][1]:]
+				if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
+					rest = rest[:nl]
+				}
+				best, bestAt = rest, at
 			}
-			best, bestAt = rest, at
 		}
 	}
 	if bestAt < 0 {
 		return "", false
 	}
-	best = iHopeRe.ReplaceAllString(best, "")
+	best = afterIs(iHopeRe.ReplaceAllString(best, ""))
 	if span, ok := lastMathSpan(best); ok {
 		return span, true
 	}
 	return best, true
+}
+
+// afterIs is what follows the last " is " of s outside math spans, when
+// something does; else s.
+func afterIs(s string) string {
+	i := strings.LastIndex(s, " is ")
+	if i < 0 || strings.Count(s[:i], "$")%2 == 1 || strings.Count(s[i:], `\)`) > strings.Count(s[i:], `\(`) {
+		return s
+	}
+	if rest := strings.TrimSpace(s[i+len(" is "):]); rest != "" && rest != "." {
+		return rest
+	}
+	return s
 }
 
 // untilBalanced returns text[start:end], extended line by line (at most 20)
@@ -212,13 +257,17 @@ func untilBalanced(text string, start, end int) string {
 
 // containsFold reports whether s contains the lower-case ASCII word w in
 // any case.
-func containsFold(s, w string) bool {
+func containsFold(s, w string) bool { return indexFold(s, w) >= 0 }
+
+// indexFold is the index of the first lower-case ASCII word w in s in any
+// case, or -1.
+func indexFold(s, w string) int {
 	for i := 0; i+len(w) <= len(s); i++ {
 		if s[i]|0x20 == w[0] && strings.EqualFold(s[i:i+len(w)], w) {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // mathDelims are the math span delimiters, longest first.
@@ -230,6 +279,11 @@ func lastMathSpan(text string) (string, bool) {
 	bestEnd := -1
 	unclosed := map[string]bool{} // a delimiter that found no closer once finds none later either
 	for i := 0; i < len(text); i++ {
+		next := strings.IndexAny(text[i:], `$\`) // every delimiter starts with one of these
+		if next < 0 {
+			break
+		}
+		i += next
 		if text[i] == '\\' && i+1 < len(text) && text[i+1] == '$' {
 			i++ // an escaped dollar
 			continue

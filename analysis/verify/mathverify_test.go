@@ -83,12 +83,24 @@ var mvMisses = map[string]mvMissClass{
 		[]string{"ext-display-span", "frac-slash"}},
 	"e-notation": {"Math-Verify misreads 6.72e-5 as 6.72, 1.5e3 as 1.5 and 1e3 as 1*E*3. verify (label) is right: these are the label's numbers",
 		[]string{"num-sci-e", "num-e-1000", "num-sci-1500-e"}},
-	"rounding": {"Math-Verify compares after rounding to 6 decimals: 0.3333333333 = 1/3, 1/2006! = 1/2004!. " +
-		"verify (label) is right: the numbers differ (1/2004! is 2005*2006 = 4,022,030 times 1/2006!)",
-		[]string{"num-third-long-decimal", "bound-factorial-neighbour"}},
-	"percent": {"Math-Verify reads the label 7.2\\% as 0.072, so 7.2 is wrong. " +
-		"verify (label) follows MATH's convention (its grader drops \\%): a convention, not an error",
-		[]string{"pct-decimal-percent"}},
+	"rounding": {"Math-Verify compares after rounding both sides to 6 decimal places: 1/2006! = 1/2004! (both 0), " +
+		"0.083333 = 1/12, but 1.71428 is not 12/7 and 3.14159 is not pi. verify (label) is right: the factorials differ " +
+		"(by 2005*2006 = 4,022,030 times), and its rule counts significant digits, not decimal places: a decimal of 6 or more " +
+		"is the value rounded up or down at its last digit (1.71428, 3.14159), one of 5 (0.083333) is not",
+		[]string{"bound-factorial-neighbour", "approx-digits-5", "approx-twelve-sevenths-truncated", "approx-pi-6"}},
+	"percent": {"Math-Verify reads a percentage as its hundredth only: the label 7.2\\% is 0.072, so 7.2 is wrong, " +
+		"and 100\\% is the count 1. verify (label) follows MATH's convention (its grader drops \\%, so 7.2 is right) and " +
+		"takes the hundredth only when it is not an integer, which may be a count: 100\\% is not 1",
+		[]string{"pct-decimal-percent", "pct-hundred-as-fraction", "pct-count-not-percent"}},
+	"decimal-comma": {"Math-Verify reads a response's 0,43 and 187,5 as the sets {0, 43} and {5, 187}. verify (label) is right: " +
+		"a comma before a group of other than three digits, or after a lone 0, cannot separate thousands, so it is also read " +
+		"as a decimal comma",
+		[]string{"dec-comma-zero", "dec-comma-short-group", "dec-comma-many-digits"}},
+	"superscript": {"Math-Verify does not parse x²+1. verify (label) is right: ² after a variable is the power 2",
+		[]string{"cur-made-up-superscript-power"}},
+	"turn-end": {"Math-Verify reads past the end of the model's turn (<|im_end|>, <|im_start|>): the box of a made-up next turn counts. " +
+		"verify (label) is right: what follows the turn's end is not the response",
+		[]string{"ext-turn-end", "ext-turn-end-wrong"}},
 	"gold-parse": {"Math-Verify misreads the real MATH label: `\\frac \\pi4 + 2 - \\sqrt2` becomes `\\frac{\\}{p}i4 + ...`, " +
 		"and `90\\text{ square\\nunits}` (a line break inside \\text) parses to nothing. verify (label) is right",
 		[]string{"sol-box-pi", "root-spacing-nospace", "unit-label-two-lines"}},
@@ -96,10 +108,12 @@ var mvMisses = map[string]mvMissClass{
 		[]string{"unit-deg-macro"}},
 	"plain-list": {"Math-Verify reads only the 7 of a plain-text `the answer is 7, 5, 3`. verify (label) is right: the list is the set {3, 5, 7}",
 		[]string{"set-list-357-reversed"}},
-	"inequality": {"Math-Verify does not compare an inequality (x \\ge 3, 1/2 \\le x \\le 4/3) with an interval label " +
+	"inequality": {"Math-Verify does not compare an inequality (x \\ge 3, x >= 6, -x \\le -6, 1/2 \\le x \\le 4/3) or x \\ne 0 with an interval label " +
 		"(allow_set_relation_comp is off by default). verify (label) is right: the same set of reals, same endpoints and closedness",
 		[]string{"int-ray-inequality", "int-ray-geq", "int-neg-ray-inequality", "int-open-ray-inequality", "int-closed-chained",
-			"int-halfopen-chained", "int-chained-range", "int-geq-3", "int-made-up-lt", "int-made-up-chain-mixed", "int-made-up-reversed-lt"}},
+			"int-halfopen-chained", "int-chained-range", "int-geq-3", "int-made-up-lt", "int-made-up-chain-mixed", "int-made-up-reversed-lt",
+			"rel-ge-ascii", "rel-neg-multiplied", "rel-scaled", "rel-lt-macro", "rel-gt-negated", "rel-gt-macro", "rel-linear-both-sides",
+			"rel-ne-union", "rel-ne-ascii", "rel-ne-macro-label"}},
 	"imaginary": {"Math-Verify reads i as a variable on both sides, so i^5+i^{-25}+i^{45} and (-3+4i)/(1+2i) differ from i and 1+2i; " +
 		"it also fails to match 8-1i (read -1*1*i + 8) with 8-i. verify (label) is right: with i the imaginary unit they are i, 1+2i and 8-i",
 		[]string{"cx-unit-coefficient", "cx-i-power-expr", "cx-quotient"}},

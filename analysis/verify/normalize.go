@@ -14,20 +14,22 @@ var decorations = strings.NewReplacer(
 	`\bigg`, "", `\Bigg`, "", `\big`, "", `\Big`, "",
 	`\displaystyle`, "", `\textstyle`, "",
 	`\dfrac`, `\frac`, `\tfrac`, `\frac`, `\cfrac`, `\frac`, `\dbinom`, `\binom`, `\tbinom`, `\binom`,
-	`\qquad`, " ", `\quad`, " ", `\,`, " ", `\;`, " ", `\:`, " ", `\!`, "", `\ `, " ", "~", " ",
-	`{,}`, "",
+	`,\! `, ",", `,\!`, ",", `\qquad`, " ", `\quad`, " ", `\,`, " ", `\;`, " ", `\:`, " ", `\!`, "", `\ `, " ", "~", " ",
+	`{,}`, "", `{, }`, "",
 	`^{\circ}`, "", `^\circ`, "", `^{\circ }`, "", "°", "", `\degree`, "", `^{\prime}`, "'",
 	`\leqslant`, `\le`, `\geqslant`, `\ge`, `\leq`, `\le`, `\geq`, `\ge`, "≤", `\le`, "≥", `\ge`,
-	`\neq`, `\ne`, `\infin`, `\infty`, "∞", `\infty`, "π", `\pi`, "√", `\sqrt`, "−", "-", "×", `\times`,
+	`\neq`, `\ne`, "≠", `\ne`, "!=", `\ne`, ">=", `\ge`, "<=", `\le`, `\lt`, "<", `\gt`, ">", "≈", `\approx`,
+	`\infin`, `\infty`, "∞", `\infty`, "π", `\pi`, "√", `\sqrt`, "−", "-", "×", `\times`,
 	`\lbrace`, `\{`, `\rbrace`, `\}`, `\lvert`, "|", `\rvert`, "|", `\vert`, "|", `\mid`, "|",
 	`\mathbf`, `\text`, `\textbf`, `\text`, `\mathrm`, `\text`, `\textrm`, `\text`,
 	`\mbox`, `\text`, `\textit`, `\text`, `\mathit`, `\text`, `\operatorname`, `\text`,
-	`\$`, "", "$", "",
+	`\textnormal`, `\text`, `\textup`, `\text`, `\textsf`, `\text`,
+	`\$`, "", "$", "", "€", "", "£", "", "¥", "", `\euro`, "", `\pounds`, "", "²", "^2", "³", "^3",
 )
 
 // decorated holds the first bytes of every pattern of decorations: a string
 // without any needs no replacing.
-const decorated = "\\{^°π√−×≤≥∞$~"
+const decorated = "\\{^°π√−×≤≥≠≈∞$€£¥²³~!<>"
 
 var (
 	spaces         = regexp.MustCompile(`\s+`)
@@ -35,6 +37,8 @@ var (
 	commaThousands = regexp.MustCompile(`^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$`)
 	textMacro      = regexp.MustCompile(`\\text\s*\{([^{}]*)\}`)
 	unitPower      = regexp.MustCompile(`^\s*\^\s*(?:\d|\{\s*\d\s*\})`)
+	squareUnit     = regexp.MustCompile(`(\d)\s?(?:mm|cm|dm|km|m|in|ft|yd|mi)[²³]`)
+	listAnd        = regexp.MustCompile(`,\s*(?:(?:and|or)\s+|,)`)
 	unitWord       = regexp.MustCompile(`^(.*[\d}).])\s*((?:[a-zA-Z]{2,}\.?\s*)+)(\^\{?\d\}?)?$`)
 )
 
@@ -42,6 +46,9 @@ var (
 // decorations removed, spaces collapsed, thousands separators joined, units
 // dropped.
 func normalize(s string) string {
+	if strings.ContainsAny(s, "²³") {
+		s = squareUnit.ReplaceAllString(s, "$1") // 12 m², 5cm³
+	}
 	if strings.ContainsAny(s, decorated) {
 		s = decorations.Replace(s)
 	}
@@ -49,8 +56,11 @@ func normalize(s string) string {
 	for pass := 0; pass < 3 && strings.Contains(s, " ") && spaceThousands.MatchString(s); pass++ {
 		s = spaceThousands.ReplaceAllStringFunc(s, func(m string) string { return strings.ReplaceAll(m, " ", "") })
 	}
-	if strings.Contains(s, ",") && commaThousands.MatchString(s) {
-		s = strings.ReplaceAll(s, ",", "")
+	if strings.Contains(s, ",") {
+		if commaThousands.MatchString(s) {
+			s = strings.ReplaceAll(s, ",", "")
+		}
+		s = listAnd.ReplaceAllString(s, ", ") // 19, 46, and 82
 	}
 	return strings.TrimSpace(strings.TrimRight(s, "."))
 }

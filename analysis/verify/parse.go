@@ -11,6 +11,7 @@ import (
 type node struct {
 	op   string   // "num", "var", "i", "pi", "+", "*", "/", "neg", "^", "!", "sqrt", "root", "binom", "abs", or a function name
 	num  *big.Rat // op "num"
+	lit  string   // op "num": the literal as written (0.0833333)
 	name string   // op "var"
 	args []*node
 }
@@ -346,7 +347,7 @@ func (p *parser) primary() (*node, error) {
 	switch t.kind {
 	case 'n':
 		r, err := parseNumber(t.text)
-		return &node{op: "num", num: r}, err
+		return &node{op: "num", num: r, lit: t.text}, err
 	case 'l':
 		if t.text == "i" {
 			return &node{op: "i"}, nil

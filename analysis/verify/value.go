@@ -17,13 +17,15 @@ const (
 	intervalKind
 	unionKind
 	matrixKind
+	equationKind
 )
 
 // value is one read answer.
 type value struct {
 	kind    kind
 	text    string // text and choice answers; for scalars, the normal form (compared when expr is nil)
-	expr    *node  // scalars that parse
+	expr    *node  // scalars that parse; for an equation L = R, L - R
+	eq      *node  // a scalar read from name = expr: name - expr
 	percent bool   // a scalar written with %
 	elems   []value
 	rows    [][]value
@@ -41,11 +43,13 @@ const maxAnswer = 2000
 const maxElems = 256
 
 var (
-	choiceRe   = regexp.MustCompile(`^\(?([A-E])\)?$|^\(([a-e])\)$`)
-	matrixRe   = regexp.MustCompile(`^\\begin\{([pbvBV]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{([pbvBV]?matrix|array)\}$`)
-	lhsRe      = regexp.MustCompile(`^(?:[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]+\([^()=]*\))$`)
-	relationRe = regexp.MustCompile(`\\le|\\ge|<|>`)
-	inPrefixRe = regexp.MustCompile(`^[a-zA-Z]\s*\\in\s*`)
+	choiceRe     = regexp.MustCompile(`^\(?([A-E])\)?$|^\(([a-e])\)$`)
+	matrixRe     = regexp.MustCompile(`^\\begin\{([pbvBV]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{([pbvBV]?matrix|array)\}$`)
+	lhsRe        = regexp.MustCompile(`^(?:[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]+\([^()=]*\))$`)
+	decimalComma = regexp.MustCompile(`^([+-]?\d+),(\d+)$`)
+	namesRe      = regexp.MustCompile(`^\([a-zA-Z](?:,[a-zA-Z])+\)$`)
+	relationRe   = regexp.MustCompile(`\\le|\\ge|<|>`)
+	inPrefixRe   = regexp.MustCompile(`^[a-zA-Z]\s*\\in\s*`)
 )
 
 // read reads an answer into a value.
@@ -53,7 +57,10 @@ func read(s string, depth int) value {
 	if len(s) > maxAnswer || depth > 8 {
 		return value{kind: scalarKind, text: strings.TrimSpace(s)}
 	}
-	s = normalize(s)
+	s = approximated(normalize(s))
+	if inner, ok := ungrouped(s); ok {
+		return read(inner, depth+1) // {1, 2, 3}: braces that only group
+	}
 	if inner, ok := wholeText(s); ok {
 		if v, ok := readWords(inner, depth); ok {
 			return v
@@ -72,6 +79,29 @@ func read(s string, depth int) value {
 	return readScalar(s)
 }
 
+// approximated is the answer of a line with \approx: what follows it after
+// a single name (x \approx 11), else what precedes it (1/3 \approx 0.33,
+// x = 1/3 \approx 0.33).
+func approximated(s string) string {
+	if !strings.Contains(s, `\approx`) {
+		return s
+	}
+	parts := splitTop(s, `\approx`)
+	if len(parts) == 2 && isVariable(parts[0]) {
+		return parts[1]
+	}
+	return parts[0]
+}
+
+// ungrouped is the inside of s when s is one plain brace group, which
+// LaTeX does not print.
+func ungrouped(s string) (string, bool) {
+	if len(s) < 2 || s[0] != '{' || !closesAtEnd(s, 0) {
+		return "", false
+	}
+	return strings.TrimSpace(s[1 : len(s)-1]), true
+}
+
 // readings are the ways a response's answer can be read, best first: a
 // number with comma thousands separators and no spaces (81,256) is also the
 // list 81, 256 (a label is read the first way only).
@@ -80,17 +110,21 @@ func readings(s string) []value {
 	if len(s) > maxAnswer || !strings.Contains(s, ",") {
 		return []value{v}
 	}
-	if plain := strings.TrimSpace(decorations.Replace(s)); commaThousands.MatchString(plain) {
+	plain := strings.TrimSpace(decorations.Replace(s))
+	if commaThousands.MatchString(plain) {
 		if list, ok := elements(setKind, plain, 0); ok {
 			return []value{v, list}
 		}
+	}
+	if m := decimalComma.FindStringSubmatch(plain); m != nil && (len(m[2]) != 3 || strings.TrimLeft(m[1], "+-") == "0") {
+		return []value{v, read(m[1]+"."+m[2], 0)}
 	}
 	return []value{v}
 }
 
 // readers are the structured forms an answer can take, in the order they are tried.
 func readers() []func(string, int) (value, bool) {
-	return []func(string, int) (value, bool){readMatrix, readUnion, readInequality, readPlusMinus,
+	return []func(string, int) (value, bool){readMatrix, readUnion, readNotEqual, readInequality, readPlusMinus,
 		readBraced, readBracketed, readList, readEquation, readWords}
 }
 
@@ -166,6 +200,9 @@ func splitTop(s string, sep string) []string {
 }
 
 func readMatrix(s string, depth int) (value, bool) {
+	if len(s) > 2 && (s[0] == '[' || s[0] == '(') && closesAtEnd(s, 0) {
+		s = strings.TrimSpace(s[1 : len(s)-1]) // \left[\begin{array}{cc}…\end{array}\right]
+	}
 	if !strings.HasPrefix(s, `\begin`) {
 		return value{}, false
 	}
@@ -320,16 +357,47 @@ func readList(s string, depth int) (value, bool) {
 	return elements(setKind, s, depth)
 }
 
-// readEquation keeps the right-hand side of name = value.
+// readEquation keeps the right-hand side of name = value (remembering the
+// equation when it has one =), and of (x, y) = value; any other L = R whose
+// sides parse is an equation.
 func readEquation(s string, depth int) (value, bool) {
 	if !strings.Contains(s, "=") {
 		return value{}, false
 	}
 	parts := splitTop(s, "=")
-	if len(parts) < 2 || !lhsRe.MatchString(strings.ReplaceAll(parts[0], " ", "")) {
+	if len(parts) < 2 {
 		return value{}, false
 	}
-	return read(parts[len(parts)-1], depth+1), true
+	lhs := strings.ReplaceAll(parts[0], " ", "")
+	if namesRe.MatchString(lhs) {
+		return read(parts[len(parts)-1], depth+1), true
+	}
+	eq := difference(parts)
+	if lhsRe.MatchString(lhs) {
+		v := read(parts[len(parts)-1], depth+1)
+		if v.kind == scalarKind {
+			v.eq = eq
+		}
+		return v, true
+	}
+	if eq == nil {
+		return value{}, false
+	}
+	return value{kind: equationKind, text: s, expr: eq}, true
+}
+
+// difference is L - R for the two sides of an equation; nil when there are
+// more sides or one does not parse.
+func difference(sides []string) *node {
+	if len(sides) != 2 {
+		return nil
+	}
+	l, errL := parseExpr(sides[0])
+	r, errR := parseExpr(sides[1])
+	if errL != nil || errR != nil {
+		return nil
+	}
+	return &node{op: "+", args: []*node{l, {op: "neg", args: []*node{r}}}}
 }
 
 // interval reads the endpoints of an interval.
@@ -386,7 +454,7 @@ func readInequality(s string, depth int) (value, bool) {
 		prev = l[1]
 	}
 	sides = append(sides, strings.TrimSpace(s[prev:]))
-	isVar := func(x string) bool { return lhsRe.MatchString(x) && !strings.Contains(x, "(") && x != `\infty` }
+	isVar := isVariable
 	if len(sides) == 2 {
 		switch {
 		case isVar(sides[0]): // x < 3
@@ -394,7 +462,7 @@ func readInequality(s string, depth int) (value, bool) {
 		case isVar(sides[1]): // 3 > x is x < 3
 			return bound(flip(rels[0]), sides[0], depth)
 		}
-		return value{}, false
+		return solveLinear(sides[0], rels[0], sides[1], depth)
 	}
 	if !isVar(sides[1]) || less(rels[0]) != less(rels[1]) {
 		return value{}, false // a < x < b, both relations the same way
