@@ -29,9 +29,9 @@ func newEvalCmd(runF func(context.Context, *evalOptions) error) *cobra.Command {
 		Long: `eval samples --samples answers per problem with the same sampler, tool loop and scorer
 the trainer uses, writes one eval-samples JSONL line per answer (--out) and prints
 avg@k, pass@k and the truncation rate. --model is a Hugging Face folder; a run's
-checkpoint (results/runs/NAME/ckpt/step-NNNNNN) is one, and its prompts are then
+checkpoint (runs/NAME/ckpt/step-NNNNNN) is one, and its prompts are then
 rendered as that run rendered them (system prompt, tool spec).`,
-		Example: `  mathrl eval --model results/runs/demo/ckpt/step-000030 --data arith --samples 4 --max-tokens 160 --scorer math --tools --tokenizer bytes
+		Example: `  mathrl eval --model runs/demo/ckpt/step-000030 --data arith --samples 4 --max-tokens 160 --scorer math --tools --tokenizer bytes
   mathrl eval --model ~/models/Qwen3-4B-Instruct-2507 --data aime24 --samples 16 --max-tokens 16384 --scorer dapo --tools --backend cuda --dtype bfloat16`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -33,6 +33,16 @@ import (
 //	figures/          training curves, training_NAME.{png,svg} (NAME: the folder's name)
 type RunFolder string
 
+// Abs is the folder as an absolute path, for messages; the folder as given
+// when it has none.
+func (r RunFolder) Abs() string {
+	abs, err := filepath.Abs(string(r))
+	if err != nil {
+		return string(r)
+	}
+	return abs
+}
+
 // CkptDir is the checkpoint folder.
 func (r RunFolder) CkptDir() string { return filepath.Join(string(r), "ckpt") }
 

@@ -75,6 +75,7 @@ func newTrainer(cfg Config, opt TrainOptions) (*trainer, error) {
 	if err := t.run.Init(cfg, provenanceOf(opt.Provenance, cfg, opt.Backend, isolation)); err != nil {
 		return nil, err
 	}
+	t.log.Printf("run folder %s", t.run.Abs())
 	if t.steps, err = t.run.TruncateMetrics(t.st.Step); err != nil { // drop the lines of steps after the checkpoint, once
 		return nil, err
 	}
