@@ -12,7 +12,6 @@ cd "$root" # the run folder is named relative to the repository, as config.json 
 dir=${1:-results/runs/demo}
 shift $(($# > 0 ? 1 : 0))
 bin=.cache/bin/mathrl
-mkdir -p "$(dirname "$bin")"
-go build -o "$bin" ./cmd/mathrl
+bash scripts/build.sh "$bin"
 rm -rf "$dir"
 "$bin" train --save "$dir" "$@"
