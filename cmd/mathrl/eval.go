@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mathrl/mathrl/analysis/scorer"
-	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 )
 
@@ -22,7 +21,7 @@ type evalOptions struct {
 }
 
 func newEvalCmd(runF func(context.Context, *evalOptions) error) *cobra.Command {
-	opts := evalOptions{Request: grpo.DefaultEvalRequest(), Backend: backend.Auto}
+	opts := evalOptions{Request: grpo.DefaultEvalRequest()}
 	cmd := &cobra.Command{
 		Use:   "eval",
 		Short: "Sample K answers per problem from a model, score them, write eval samples",
@@ -64,8 +63,7 @@ rendered as that run rendered them (system prompt, tool spec).`,
 	f.IntVar(&r.BatchSize, "batch", r.BatchSize, "sequences generated at once")
 	f.IntVar(&r.ArithDigits, "arith-max-digits", 0, "--data arith: largest operand length (default: the checkpoint run's, else 4)")
 	f.StringVar(&r.ArithOps, "arith-ops", "", `--data arith: operations, "*+", "*" or "+" (default: the checkpoint run's, else "*+")`)
-	f.StringVar(&opts.Backend, "backend", opts.Backend, backendFlagHelp)
-	f.StringVar(&opts.PJRTPlugin, "pjrt-plugin", "", pjrtPluginFlagHelp)
+	defineBackendFlags(f, &opts.Backend, &opts.PJRTPlugin)
 	cmd.MarkFlagRequired("model")
 	cmd.MarkFlagRequired("data")
 	return cmd
