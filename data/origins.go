@@ -13,7 +13,7 @@ import (
 )
 
 // Origin is one public file that sets are converted from when Pull has no
-// mirror. Every URL names a fixed commit.
+// mirror. Every URL names a fixed commit, but DAPO's (see DAPORevision).
 type Origin struct {
 	URLs   []string // tried in order until one answers (and, with SHA256, matches)
 	SHA256 string   // hex sha256 of the file where its checksum is published; "" where it is not
@@ -28,6 +28,7 @@ type Origins struct {
 	MATH500 Origin // PRM800K's 500-problem MATH test subset: math500
 	AIME24  Origin // AIME 2024 I and II: aime24
 	AIME25  Origin // AIME 2025 I and II: aime25
+	DAPO    Origin // DAPO-Math-17k as slime's retool recipe trains on it: dapo_math_17k
 }
 
 // DefaultOrigins are the origins the published files were converted from (see
@@ -58,7 +59,17 @@ var DefaultOrigins = Origins{
 		URLs:  []string{"https://raw.githubusercontent.com/Zhuofeng-Li/math-evaluation-harness/ba004e3d9d6b74521cbad30a6c3dce3bd80aa427/data/aime25/test.jsonl"},
 		About: `math-evaluation-harness data; form feeds and tabs repaired to \f and \t`,
 	},
+	DAPO: Origin{
+		URLs:  []string{"https://huggingface.co/datasets/zhuzilin/dapo-math-17k/resolve/" + DAPORevision + "/dapo-math-17k.jsonl"},
+		About: "DAPO-Math-17k deduplicated, in slime's layout ({prompt, label}), the file slime's examples/retool trains on; id = line number",
+	},
 }
+
+// DAPORevision is the revision of the Hugging Face dataset zhuzilin/dapo-math-17k
+// that dapo_math_17k is pulled from. No commit of it was known when the set was
+// added, so the branch is named; the sha256 recorded at the first download (see
+// Set.Recorded) is what holds the file fixed.
+const DAPORevision = "main"
 
 // Describe lists, for help texts, which sets come from which origin.
 func (o Origins) Describe() string {
@@ -66,7 +77,7 @@ func (o Origins) Describe() string {
 	for _, e := range []struct {
 		sets string
 		o    Origin
-	}{{"math_train, math_test", o.MATH}, {"math500", o.MATH500}, {"aime24", o.AIME24}, {"aime25", o.AIME25}} {
+	}{{"math_train, math_test", o.MATH}, {"math500", o.MATH500}, {"aime24", o.AIME24}, {"aime25", o.AIME25}, {DAPOSet, o.DAPO}} {
 		fmt.Fprintf(&b, "  %s: %s\n", e.sets, e.o.About)
 		for _, u := range e.o.URLs {
 			fmt.Fprintf(&b, "      %s\n", u)
@@ -127,6 +138,9 @@ func (o *originSource) rows(ctx context.Context, name string) ([]Row, string, er
 		return rows, url, err
 	case "aime25":
 		url, err := o.fetch(ctx, o.origins.AIME25, read(readAIME25))
+		return rows, url, err
+	case DAPOSet:
+		url, err := o.fetch(ctx, o.origins.DAPO, read(ReadDAPO))
 		return rows, url, err
 	}
 	return nil, "", fmt.Errorf("no public origin known for set %q", name)

@@ -234,7 +234,7 @@ func TestPullOptionsDefaults(t *testing.T) {
 		t.Errorf("Pull with $%s set: error %v, want one naming the mirror", MirrorEnv, err)
 	}
 	if err := Pull(context.Background(), PullOptions{Sets: []string{"aime26"}}); err == nil ||
-		!strings.Contains(err.Error(), `data: unknown set "aime26" (known: sample300, math_train, math_test, math500, aime24, aime25)`) {
+		!strings.Contains(err.Error(), `data: unknown set "aime26" (known: sample300, math_train, math_test, math500, aime24, aime25, dapo_math_17k)`) {
 		t.Errorf("Pull of an unknown set: error %v", err)
 	}
 }

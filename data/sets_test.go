@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestRealSets(t *testing.T) {
 	wantNull := map[string][]string{
 		"math_train": {"train/algebra/24014.json", "train/algebra/25040.json", "train/number_theory/7115.json", "train/number_theory/7117.json"},
 	}
-	for _, s := range Sets {
+	for _, s := range DefaultSets() {
 		t.Run(s.Name, func(t *testing.T) {
 			if err := s.Check(dir); err != nil {
 				t.Fatal(err)
@@ -51,11 +52,11 @@ func TestPullRealSets(t *testing.T) {
 	if err := Pull(context.Background(), PullOptions{From: src, Dir: dest, Progress: &log}); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(log.String(), "sha256 ok"); n != len(Sets) {
-		t.Errorf("%d files pulled, want %d:\n%s", n, len(Sets), log.String())
+	if n := strings.Count(log.String(), "sha256 ok"); n != len(DefaultSets()) {
+		t.Errorf("%d files pulled, want %d:\n%s", n, len(DefaultSets()), log.String())
 	}
 	var files []string
-	for _, s := range Sets {
+	for _, s := range DefaultSets() {
 		files = append(files, s.File)
 	}
 	slices.Sort(files)
@@ -70,14 +71,40 @@ func TestSetByName(t *testing.T) {
 	if _, err := SetByName("gsm8k"); err == nil {
 		t.Error("SetByName(gsm8k) found a set")
 	}
-	if got := strings.Join(SetNames(), ","); got != "sample300,math_train,math_test,math500,aime24,aime25" {
+	if got := strings.Join(SetNames(), ","); got != "sample300,math_train,math_test,math500,aime24,aime25,dapo_math_17k" {
 		t.Errorf("SetNames() = %s", got)
+	}
+	var names []string
+	for _, s := range DefaultSets() {
+		names = append(names, s.Name)
+	}
+	if got := strings.Join(names, ","); got != "sample300,math_train,math_test,math500,aime24,aime25" {
+		t.Errorf("DefaultSets() = %s, want all but dapo_math_17k, pulled only on request", got)
+	}
+}
+
+// TestDAPOSample reads the built-in sample of dapo_math_17k: 16 problems in
+// DAPO's prompt template, each with its label, numbered by line.
+func TestDAPOSample(t *testing.T) {
+	rows, ok := Sample(DAPOSet)
+	if !ok || len(rows) != 16 {
+		t.Fatalf("Sample(%s) = %d rows, %v", DAPOSet, len(rows), ok)
+	}
+	for i, r := range rows {
+		if r.ID != strconv.Itoa(i+1) || r.Answer == nil || *r.Answer == "" || r.Source != DAPOSource ||
+			!strings.HasPrefix(r.Problem, "Solve the following math problem step by step.") ||
+			!strings.HasSuffix(r.Problem, "Remember to put your answer on its own line after \"Answer:\".") {
+			t.Errorf("row %d: %+v", i+1, r)
+		}
+	}
+	if _, ok := Sample("math500"); ok {
+		t.Error("math500 has a built-in sample")
 	}
 }
 
 func TestLoadSetMissing(t *testing.T) {
 	_, err := LoadSet(t.TempDir(), "aime24")
-	if err == nil || !strings.Contains(err.Error(), "set aime24 not found in") {
+	if err == nil || !strings.Contains(err.Error(), "set aime24 is not in ") || !strings.Contains(err.Error(), ": run `mathrl data pull --set aime24` to get it") {
 		t.Errorf("LoadSet from an empty folder: %v", err)
 	}
 }

@@ -15,7 +15,7 @@ out=${1:-results/runs/ablation}
 jobs=${JOBS:-2}
 bin=.cache/bin/mathrl
 mkdir -p "$out" "$(dirname "$bin")"
-go build -o "$bin" ./cmd/mathrl
+bash scripts/build.sh "$bin"
 
 declare -A flags=(
   [grpo]=""

@@ -6,7 +6,7 @@
 # for example:
 #
 #   git worktree add /tmp/old OLD_COMMIT && (cd /tmp/old && go build -o /tmp/mathrl-old ./cmd/mathrl)
-#   go build -o /tmp/mathrl-new ./cmd/mathrl
+#   bash scripts/build.sh /tmp/mathrl-new
 #   bash scripts/bench-compare.sh /tmp/mathrl-old /tmp/mathrl-new 5
 set -euo pipefail
 old=${1:?usage: bench-compare.sh OLD_BIN NEW_BIN [ROUNDS]}

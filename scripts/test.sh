@@ -21,7 +21,7 @@ export GOMLX_BACKEND=${GOMLX_BACKEND:-go:ops_sequential,creation_order}
 export GOMLX_NO_AUTO_INSTALL=1
 
 echo "== build"
-go build -o "$root/.cache/bin/mathrl" ./cmd/mathrl
+bash scripts/build.sh "$root/.cache/bin/mathrl" # stamped with the commit (internal/vcs)
 echo "== data pull"
 "$root/.cache/bin/mathrl" data pull --dir "$MATHRL_DATA_DIR"
 

@@ -122,7 +122,7 @@ func TestReferenceCoversLabels(t *testing.T) {
 		}
 	}
 	missing := 0
-	for _, s := range data.Sets {
+	for _, s := range data.DefaultSets() {
 		rows, err := data.LoadSet(dir, s.Name)
 		if err != nil {
 			t.Fatal(err)

@@ -4,10 +4,11 @@ package metrics
 // The trainer writes it when a run starts; the analysis reads it to say which
 // code, backend and scorer produced a result.
 type Provenance struct {
-	Command   string            `json:"command,omitempty"` // the command line
-	Started   string            `json:"started"`           // RFC 3339, UTC
-	GitCommit string            `json:"git_commit"`        // "unknown" outside a git checkout
-	GitDirty  bool              `json:"git_dirty"`         // uncommitted changes at start
+	Command   string            `json:"command,omitempty"`    // the command line
+	Started   string            `json:"started"`              // RFC 3339, UTC
+	GitCommit string            `json:"git_commit"`           // the commit the binary was built from; "unknown" when nothing says
+	GitDirty  bool              `json:"git_dirty"`            // uncommitted changes to tracked files
+	GitSource string            `json:"git_source,omitempty"` // what named the commit: the binary's stamp, or (fallback) the checkout at run time
 	GoVersion string            `json:"go_version"`
 	Modules   map[string]string `json:"modules"`   // module path -> version, from the build info
 	Backend   string            `json:"backend"`   // GoMLX backend name

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -36,4 +37,29 @@ func mustRunCLI(t *testing.T, args ...string) (stdout string) {
 		t.Fatalf("mathrl %s: %v\n%s", strings.Join(args, " "), err, stderr)
 	}
 	return stdout
+}
+
+// TestBackendFlagsAgree checks that every command with --backend defines it and
+// --pjrt-plugin alike: the same help, the same default.
+func TestBackendFlagsAgree(t *testing.T) {
+	var with []string
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if f := c.Flags().Lookup("backend"); f != nil {
+			with = append(with, c.CommandPath())
+			p := c.Flags().Lookup("pjrt-plugin")
+			if f.Usage != backendFlagHelp() || f.DefValue != "auto" || p == nil || p.Usage != pjrtPluginFlagHelp || p.DefValue != "" {
+				t.Errorf("%s: --backend %q (default %q), --pjrt-plugin %v", c.CommandPath(), f.Usage, f.DefValue, p)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd())
+	for _, want := range []string{"mathrl train", "mathrl eval", "mathrl generate"} {
+		if !slices.Contains(with, want) {
+			t.Errorf("%s has no --backend (commands with one: %v)", want, with)
+		}
+	}
 }

@@ -44,3 +44,15 @@ func TestDataPullUnknownSet(t *testing.T) {
 		t.Errorf("data pull --set gsm8k: error %v", err)
 	}
 }
+
+// TestDataPullHelpSaysChecksumIsRecorded checks that `data pull --help` says
+// plainly that dapo_math_17k's sha256 is recorded at the first download and
+// checked on every later one.
+func TestDataPullHelpSaysChecksumIsRecorded(t *testing.T) {
+	out := mustRunCLI(t, "data", "pull", "--help")
+	for _, want := range []string{"--set dapo_math_17k", "first download\nrecords the sha256", "every later pull or check", "refused with both checksums"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("data pull --help does not say %q:\n%s", want, out)
+		}
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mathrl/mathrl/analysis/scorer"
-	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 )
 
@@ -22,16 +21,16 @@ type evalOptions struct {
 }
 
 func newEvalCmd(runF func(context.Context, *evalOptions) error) *cobra.Command {
-	opts := evalOptions{Request: grpo.DefaultEvalRequest(), Backend: backend.Auto}
+	opts := evalOptions{Request: grpo.DefaultEvalRequest()}
 	cmd := &cobra.Command{
 		Use:   "eval",
 		Short: "Sample K answers per problem from a model, score them, write eval samples",
 		Long: `eval samples --samples answers per problem with the same sampler, tool loop and scorer
 the trainer uses, writes one eval-samples JSONL line per answer (--out) and prints
 avg@k, pass@k and the truncation rate. --model is a Hugging Face folder; a run's
-checkpoint (results/runs/NAME/ckpt/step-NNNNNN) is one, and its prompts are then
+checkpoint (runs/NAME/ckpt/step-NNNNNN) is one, and its prompts are then
 rendered as that run rendered them (system prompt, tool spec).`,
-		Example: `  mathrl eval --model results/runs/demo/ckpt/step-000030 --data arith --samples 4 --max-tokens 160 --scorer math --tools --tokenizer bytes
+		Example: `  mathrl eval --model runs/demo/ckpt/step-000030 --data arith --samples 4 --max-tokens 160 --scorer math --tools --tokenizer bytes
   mathrl eval --model ~/models/Qwen3-4B-Instruct-2507 --data aime24 --samples 16 --max-tokens 16384 --scorer dapo --tools --backend cuda --dtype bfloat16`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -64,8 +63,7 @@ rendered as that run rendered them (system prompt, tool spec).`,
 	f.IntVar(&r.BatchSize, "batch", r.BatchSize, "sequences generated at once")
 	f.IntVar(&r.ArithDigits, "arith-max-digits", 0, "--data arith: largest operand length (default: the checkpoint run's, else 4)")
 	f.StringVar(&r.ArithOps, "arith-ops", "", `--data arith: operations, "*+", "*" or "+" (default: the checkpoint run's, else "*+")`)
-	f.StringVar(&opts.Backend, "backend", opts.Backend, backendFlagHelp)
-	f.StringVar(&opts.PJRTPlugin, "pjrt-plugin", "", pjrtPluginFlagHelp)
+	defineBackendFlags(f, &opts.Backend, &opts.PJRTPlugin)
 	cmd.MarkFlagRequired("model")
 	cmd.MarkFlagRequired("data")
 	return cmd

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -8,8 +9,10 @@ import (
 
 	"github.com/gomlx/compute"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
+	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -97,17 +100,32 @@ func addModelFlags(cmd *cobra.Command, f *modelFlags) {
 }
 
 func addBackendFlags(cmd *cobra.Command, f *modelFlags) {
-	cmd.Flags().StringVar(&f.Backend, "backend", backend.Auto, backendFlagHelp)
-	cmd.Flags().StringVar(&f.PJRTPlugin, "pjrt-plugin", "", pjrtPluginFlagHelp)
+	defineBackendFlags(cmd.Flags(), &f.Backend, &f.PJRTPlugin)
 }
 
-// The help of --backend and --pjrt-plugin, the same on every command.
-const (
-	backendFlagHelp = backend.Kinds + " (auto: cuda when a PJRT plugin and an NVIDIA driver are found, " +
-		"else xla-cpu when XLA's CPU plugin is installed, else cpu)"
-	pjrtPluginFlagHelp = "PJRT plugin: the CUDA one for cuda and auto (default $MATHRL_PJRT_PLUGIN, else found in python3's site-packages), " +
-		"the CPU one for xla-cpu (default $MATHRL_PJRT_CPU_PLUGIN, else found in .cache/pjrt-cpu or site-packages)"
-)
+// defineBackendFlags defines --backend and --pjrt-plugin on fs, writing into
+// kind and plugin: the one definition of both flags, for every command that
+// runs a model (train's recipe key backend included). The default of --backend
+// is *kind, else auto.
+func defineBackendFlags(fs *pflag.FlagSet, kind, plugin *string) {
+	fs.StringVar(kind, "backend", cmp.Or(*kind, backend.Auto), backendFlagHelp())
+	fs.StringVar(plugin, "pjrt-plugin", "", pjrtPluginFlagHelp)
+}
+
+// backendFlagHelp is the help of --backend: the description of the recipe key
+// backend, so that train and every other command say the same.
+func backendFlagHelp() string {
+	for _, k := range grpo.Knobs() {
+		if k.Key == "backend" {
+			return k.Help
+		}
+	}
+	panic("mathrl: grpo.Config has no backend knob")
+}
+
+// pjrtPluginFlagHelp is the help of --pjrt-plugin.
+const pjrtPluginFlagHelp = "PJRT plugin: the CUDA one for cuda and auto (default $MATHRL_PJRT_PLUGIN, else found in python3's site-packages), " +
+	"the CPU one for xla-cpu (default $MATHRL_PJRT_CPU_PLUGIN, else found in .cache/pjrt-cpu or site-packages)"
 
 // openBackend chooses and opens the backend (it may re-execute the program once
 // to set LD_LIBRARY_PATH for the CUDA plugin).

@@ -78,7 +78,7 @@ func newPlotCmd(runF func(what string, opts *plotOptions) error) *cobra.Command 
 	sub("train --metrics FILE", "Training curves from a run's metrics log (training_NAME)",
 		"  mathrl plot train --metrics results/runs/demo/train.jsonl --name demo",
 		func(c *cobra.Command, o *plotOptions) {
-			c.Flags().StringVar(&o.Metrics, "metrics", "", "trainer metrics JSONL, e.g. results/runs/NAME/train.jsonl (required)")
+			c.Flags().StringVar(&o.Metrics, "metrics", "", "trainer metrics JSONL, e.g. runs/NAME/train.jsonl (required)")
 			c.Flags().StringVar(&o.Name, "name", "", "run name (default: the metrics file's folder name)")
 			c.MarkFlagRequired("metrics")
 		})

@@ -38,6 +38,7 @@ analyses the results.`,
 		newTokenizerCmd(),
 		newSandboxCmd(),
 		newShowCmd(nil),
+		newVersionCmd(),
 	// subcommands: one line each
 	)
 	return root

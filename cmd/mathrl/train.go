@@ -35,7 +35,7 @@ func newTrainCmd(runF func(context.Context, *trainOptions) error) *cobra.Command
 		Long: `train runs GRPO as a recipe says: rollouts with the code_interpreter tool, scores,
 group advantages, PPO-clip updates with AdamW, evaluation, checkpoints and figures,
 all in one run folder (--save). With no flags it runs the CPU demo (configs/demo.yaml)
-into results/runs/demo.
+into runs/demo (scripts/demo.sh regenerates the committed results/runs/demo).
 
 A tiny model standing in for a recipe's checkpoint (--tiny-model with a recipe
 that sets hf_checkpoint) makes a smoke run: budgets, batches, evaluation and
@@ -72,8 +72,7 @@ key it leaves out. configs/README.md lists the keys with slime's equivalents.`,
 	}
 	cmd.Flags().StringVar(&opts.Recipe, "config", configs.Demo, "recipe: a YAML file, or one of "+strings.Join(configs.Names(), ", "))
 	cmd.Flags().BoolVar(&opts.Resume, "resume", false, "continue from the newest checkpoint in the run folder")
-	cmd.Flags().StringVar(&opts.PJRTPlugin, "pjrt-plugin", "", pjrtPluginFlagHelp)
-	bindKnobFlags(cmd.Flags(), &flagValues)
+	bindKnobFlags(cmd.Flags(), &flagValues, &opts.PJRTPlugin)
 	cmd.Flags().SortFlags = false // keep the knobs grouped as grpo.Config declares them
 	return cmd
 }
@@ -83,9 +82,15 @@ key it leaves out. configs/README.md lists the keys with slime's equivalents.`,
 func knobFlag(key string) string { return strings.ReplaceAll(key, "_", "-") }
 
 // bindKnobFlags adds one flag per grpo.Config knob to fs, writing into c: its
-// usage is the knob's description, its default c's value.
-func bindKnobFlags(fs *pflag.FlagSet, c *grpo.Config) {
+// usage is the knob's description, its default c's value. The knob backend is
+// --backend as every command defines it, followed by --pjrt-plugin (into
+// plugin).
+func bindKnobFlags(fs *pflag.FlagSet, c *grpo.Config, plugin *string) {
 	for _, k := range grpo.Knobs() {
+		if k.Key == "backend" {
+			defineBackendFlags(fs, &c.Backend, plugin)
+			continue
+		}
 		name := knobFlag(k.Key)
 		switch p := k.Ptr(c).(type) {
 		case *string:

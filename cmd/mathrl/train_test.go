@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mathrl/mathrl/configs"
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 )
 
@@ -113,5 +116,45 @@ func TestTrainHelp(t *testing.T) {
 	}
 	if !strings.Contains(help, "nucleus sampling threshold (1: off) (default 1)\n") {
 		t.Errorf("help does not show --rollout-top-p's default:\n%s", help)
+	}
+}
+
+// TestRunFoldersGitIgnores checks that `mathrl train` (the main job), every
+// other recipe, and a recipe that leaves save out write their run where git
+// ignores it and no committed file lives, so a newcomer's run changes nothing
+// that `git status` shows.
+func TestRunFoldersGitIgnores(t *testing.T) {
+	root := filepath.Join("..", "..")
+	if err := exec.Command("git", "-C", root, "rev-parse", "--show-toplevel").Run(); err != nil {
+		t.Skip("not a git checkout:", err)
+	}
+	folders := map[string]string{"a recipe without save": grpo.Default().Save}
+	for _, name := range configs.Names() {
+		cfg, err := grpo.LoadRecipe(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		folders[name] = cfg.Save
+	}
+	var got *trainOptions
+	cmd := newTrainCmd(func(_ context.Context, o *trainOptions) error { got = o; return nil })
+	cmd.SetArgs(nil)
+	cmd.SetOut(&bytes.Buffer{})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	folders["mathrl train"] = got.Config.Save
+	for what, save := range folders {
+		// A file the run writes, such as train.jsonl, must be ignored.
+		if err := exec.Command("git", "-C", root, "check-ignore", "-q", "--no-index", filepath.Join(save, "train.jsonl")).Run(); err != nil {
+			t.Errorf("%s writes into %s, which git does not ignore (git check-ignore: %v)", what, save, err)
+		}
+		out, err := exec.Command("git", "-C", root, "ls-files", "--", save).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out) > 0 {
+			t.Errorf("%s writes into %s, which holds committed files:\n%s", what, save, out)
+		}
 	}
 }

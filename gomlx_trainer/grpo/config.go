@@ -187,7 +187,7 @@ func Default() Config {
 		EvalTemperature:       1,
 		EvalTopP:              1,
 
-		Save:               "results/runs/run",
+		Save:               "runs/run",
 		SaveRolloutsEvery:  10,
 		SaveRolloutsGroups: 4,
 	}

@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/gomlx/compute"
@@ -19,6 +17,7 @@ import (
 	"github.com/mathrl/mathrl/analysis/plots"
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/internal/atomicfile"
+	"github.com/mathrl/mathrl/internal/vcs"
 )
 
 // RunFolder is one run's folder:
@@ -33,6 +32,16 @@ import (
 //	figures/          training curves, training_NAME.{png,svg} (NAME: the folder's name)
 type RunFolder string
 
+// Abs is the folder as an absolute path, for messages; the folder as given
+// when it has none.
+func (r RunFolder) Abs() string {
+	abs, err := filepath.Abs(string(r))
+	if err != nil {
+		return string(r)
+	}
+	return abs
+}
+
 // CkptDir is the checkpoint folder.
 func (r RunFolder) CkptDir() string { return filepath.Join(string(r), "ckpt") }
 
@@ -45,7 +54,8 @@ func (r RunFolder) FiguresDir() string { return filepath.Join(string(r), "figure
 // provenanceOf fills in what the trainer knows of p.
 func provenanceOf(p metrics.Provenance, cfg Config, b compute.Backend, isolation string) metrics.Provenance {
 	p.Started = time.Now().UTC().Format(time.RFC3339)
-	p.GitCommit, p.GitDirty = gitState()
+	stamp := vcs.Current()
+	p.GitCommit, p.GitDirty, p.GitSource = stamp.Commit, stamp.Dirty, stamp.Source
 	p.GoVersion = runtime.Version()
 	p.Modules = map[string]string{}
 	if bi, ok := debug.ReadBuildInfo(); ok {
@@ -59,32 +69,6 @@ func provenanceOf(p metrics.Provenance, cfg Config, b compute.Backend, isolation
 	p.Scorer, p.Seed, p.Sandbox = cfg.RMType, cfg.Seed, isolation
 	p.Host = fmt.Sprint(runtime.NumCPU())
 	return p
-}
-
-// gitState returns the commit of the working tree and whether it has changes,
-// from the build info when present, else from git.
-func gitState() (string, bool) {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		var rev string
-		var dirty bool
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-		if rev != "" {
-			return rev, dirty
-		}
-	}
-	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
-	if err != nil {
-		return "unknown", false
-	}
-	status, _ := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
-	return strings.TrimSpace(string(out)), len(bytes.TrimSpace(status)) > 0
 }
 
 // Init creates the folder and writes config.json and provenance.json.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
+	"github.com/mathrl/mathrl/internal/vcs"
 )
 
 // stepLine is a valid train.jsonl line for step.
@@ -232,4 +233,14 @@ func BenchmarkAppendStep(b *testing.B) {
 	b.ReportMetric(float64(spent[0].Nanoseconds())/float64(b.N), "ns/append-10")
 	b.ReportMetric(float64(spent[1].Nanoseconds())/float64(b.N), "ns/append-10000")
 	b.ReportMetric(spent[1].Seconds()/spent[0].Seconds(), "ratio-10000/10")
+}
+
+// TestProvenanceCommit checks that provenance.json takes the commit from
+// internal/vcs, with what named it.
+func TestProvenanceCommit(t *testing.T) {
+	p := provenanceOf(metrics.Provenance{}, Default(), nil, "none")
+	want := vcs.Current()
+	if p.GitCommit != want.Commit || p.GitDirty != want.Dirty || p.GitSource != want.Source || p.GitSource == "" {
+		t.Errorf("provenance commit %q, dirty %v, source %q; want %+v", p.GitCommit, p.GitDirty, p.GitSource, want)
+	}
 }

@@ -1,11 +1,14 @@
 package grpo
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"reflect"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
+	"github.com/mathrl/mathrl/data"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
@@ -75,6 +78,7 @@ func newTrainer(cfg Config, opt TrainOptions) (*trainer, error) {
 	if err := t.run.Init(cfg, provenanceOf(opt.Provenance, cfg, opt.Backend, isolation)); err != nil {
 		return nil, err
 	}
+	t.log.Printf("run folder %s", t.run.Abs())
 	if t.steps, err = t.run.TruncateMetrics(t.st.Step); err != nil { // drop the lines of steps after the checkpoint, once
 		return nil, err
 	}
@@ -182,7 +186,9 @@ func (t *trainer) loadData() error {
 	cfg := t.cfg
 	var err error
 	if t.train, err = loadProblems(cfg.PromptData, arithTrainSize, uint64(cfg.Seed), cfg.arithTasks()); err != nil {
-		return err
+		if t.train, err = t.smokeSample(cfg.PromptData, err); err != nil {
+			return err
+		}
 	}
 	if cfg.EvalPromptData != "" {
 		n := cfg.EvalMaxPrompts
@@ -190,7 +196,9 @@ func (t *trainer) loadData() error {
 			n = 64
 		}
 		if t.evalSet, err = loadProblems(cfg.EvalPromptData, n, evalSeed(uint64(cfg.Seed)), cfg.arithTasks()); err != nil {
-			return err
+			if t.evalSet, err = t.smokeSample(cfg.EvalPromptData, err); err != nil {
+				return err
+			}
 		}
 		if cfg.EvalMaxPrompts > 0 && len(t.evalSet) > cfg.EvalMaxPrompts {
 			t.evalSet = t.evalSet[:cfg.EvalMaxPrompts]
@@ -198,6 +206,20 @@ func (t *trainer) loadData() error {
 	}
 	t.data = newPromptStream(t.train, cfg.RolloutShuffle, uint64(cfg.Seed), t.st.DataEpoch, t.st.DataPosition)
 	return nil
+}
+
+// smokeSample stands the built-in sample of the set called name in for the set
+// when a smoke run (see Config.Smoke) does not find it, saying so in one line.
+// Otherwise (a full run, another error, a set without a sample) it returns
+// err, the error of loading the set.
+func (t *trainer) smokeSample(name string, err error) ([]Problem, error) {
+	rows, ok := data.Sample(name)
+	if !t.cfg.smoke() || !ok || !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	t.log.Printf("smoke run: %s is not in %s, so it trains on the set's built-in %d-problem sample, in the same layout (`mathrl data pull --set %s` gets the set)",
+		name, data.DefaultDir(), len(rows), name)
+	return problemsOf(rows, name)
 }
 
 // close releases the tools.
@@ -250,7 +272,7 @@ func (ch Change) String() string { return fmt.Sprintf("%s %v -> %v", ch.Key, ch.
 // (those set on the command line) are left alone. It returns the new config
 // and what changed, in knob order.
 func (c Config) Smoke(keep map[string]bool) (Config, []Change) {
-	if c.TinyModel == "" || c.HFCheckpoint == "" {
+	if !c.smoke() {
 		return c, nil
 	}
 	steps := 1
@@ -270,6 +292,9 @@ func (c Config) Smoke(keep map[string]bool) (Config, []Change) {
 	}
 	return s, changes(c, s)
 }
+
+// smoke reports whether c is a smoke run: tiny_model stands in for hf_checkpoint.
+func (c Config) smoke() bool { return c.TinyModel != "" && c.HFCheckpoint != "" }
 
 // smokeBatches sets global_batch_size to a rollout's samples / steps and
 // micro_batch_size to the largest divisor of it that is no larger than before.

@@ -1,8 +1,13 @@
 package grpo
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/mathrl/mathrl/data"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -26,5 +31,45 @@ func TestRecipeToLossAndOptimizer(t *testing.T) {
 	}
 	if got, want := adamConfig(cfg), (AdamWConfig{Beta1: 0.8, Beta2: 0.95, Eps: 1e-7, WeightDecay: 0.01, ClipNorm: 2}); got != want {
 		t.Errorf("adamConfig = %+v, want %+v", got, want)
+	}
+}
+
+// TestSmokeSampleStandsIn loads the retool recipe's training set where it has
+// not been pulled: a smoke run takes the set's built-in sample and says so in
+// one line; a full run fails with one error that says how to get the set; a
+// pulled set is used as it is.
+func TestSmokeSampleStandsIn(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(data.DataDirEnv, dir)
+	cfg := recipe(t, "retool-grpo-qwen3-4b")
+	cfg.EvalPromptData = ""
+	load := func(cfg Config) (*trainer, string, error) {
+		var log bytes.Buffer
+		tr := &trainer{cfg: cfg, log: newProgress(&log)}
+		err := tr.loadData()
+		return tr, log.String(), err
+	}
+
+	smoke := cfg
+	smoke.TinyModel = "tiny"
+	tr, log, err := load(smoke)
+	sample, _ := data.Sample(data.DAPOSet)
+	if err != nil || len(tr.train) != len(sample) || tr.train[0].Text != sample[0].Problem || *sample[0].Answer != tr.train[0].Answer {
+		t.Fatalf("smoke run without the set: %d problems, %v", len(tr.train), err)
+	}
+	if want := "mathrl: smoke run: dapo_math_17k is not in " + dir + ", so it trains on the set's built-in 16-problem sample"; strings.Count(log, "\n") != 1 || !strings.HasPrefix(log, want) {
+		t.Errorf("smoke run without the set printed %q, want one line starting %q", log, want)
+	}
+
+	if _, log, err := load(cfg); err == nil || !strings.Contains(err.Error(), "run `mathrl data pull --set dapo_math_17k` to get it") || log != "" {
+		t.Errorf("full run without the set: error %v, printed %q", err, log)
+	}
+
+	row := `{"id": "7", "problem": "p", "answer": "1", "solution": null, "level": null, "subject": null, "source": "dapo"}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "dapo_math_17k.jsonl"), []byte(row), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if tr, log, err := load(smoke); err != nil || len(tr.train) != 1 || tr.train[0].ID != "7" || log != "" {
+		t.Errorf("smoke run with the set: %+v, printed %q, %v", tr.train, log, err)
 	}
 }

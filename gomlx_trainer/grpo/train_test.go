@@ -65,6 +65,9 @@ func TestTrainSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
+	if want := "mathrl: run folder " + cfg.Save + "\n"; !strings.Contains(log.String(), want) {
+		t.Errorf("the log does not say where the run is (%q):\n%s", want, log)
+	}
 	run := RunFolder(cfg.Save)
 	steps, err := run.ReadSteps(1 << 30)
 	if err != nil {

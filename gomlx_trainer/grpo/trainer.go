@@ -130,7 +130,7 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 		t.log.Printf("figures: %v", err)
 	}
 	t.log.Printf("done: %d rollouts, %d optimizer steps in %s; run folder %s",
-		t.st.Rollout, t.st.Step, time.Since(start).Round(time.Second), cfg.Save)
+		t.st.Rollout, t.st.Step, time.Since(start).Round(time.Second), t.run.Abs())
 	return nil
 }
 

@@ -198,6 +198,11 @@ func loadProblems(spec string, n int, seed uint64, kind ArithTasks) ([]Problem, 
 	} else if rows, err = data.LoadSet(data.DefaultDir(), spec); err != nil {
 		return nil, fmt.Errorf("grpo: prompts %q: %w", spec, err)
 	}
+	return problemsOf(rows, spec)
+}
+
+// problemsOf returns the rows that have an answer as Problems; spec names them in errors.
+func problemsOf(rows []data.Row, spec string) ([]Problem, error) {
 	var out []Problem
 	for _, r := range rows {
 		if r.Answer != nil {

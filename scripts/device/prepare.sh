@@ -13,7 +13,7 @@ tok=.cache/testdeps/qwen3/tokenizer.json
 [ -f "$tok" ] || bash scripts/setup.sh
 rm -rf "$dst.tmp"
 mkdir -p "$dst.tmp"
-CGO_ENABLED=1 GOOS=linux GOARCH=amd64 go build -ldflags='-s -w' -o "$dst.tmp/mathrl" ./cmd/mathrl
+CGO_ENABLED=1 GOOS=linux GOARCH=amd64 LDFLAGS='-s -w' bash scripts/build.sh "$dst.tmp/mathrl"
 "$dst.tmp/mathrl" --help > /dev/null
 cp "$tok" "$dst.tmp/tokenizer.json"
 tiny=${MATHRL_TEST_MODELS:+$MATHRL_TEST_MODELS/tiny-qwen3-hf}

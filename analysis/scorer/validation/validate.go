@@ -17,7 +17,7 @@ import (
 // Count is one cell group of the validation table: how one scorer judged the
 // constructions of one template on one set.
 type Count struct {
-	Set     string `json:"set"`     // data set name (data.Sets)
+	Set     string `json:"set"`     // data set name (data.DefaultSets)
 	Scorer  string `json:"scorer"`  // scorer.Names
 	Variant string `json:"variant"` // response template (Variants, or a Restatements name)
 	Labels  int    `json:"labels"`  // labels in the set (rows with a non-null answer) the template applies to
@@ -184,8 +184,8 @@ type Options struct {
 	Log     io.Writer // progress lines; nil: none
 }
 
-// Run validates every set of data.Sets whose file is in opts.Dir (after
-// pulling the missing ones when opts.Pull is set), in data.Sets order. It is
+// Run validates every set of data.DefaultSets whose file is in opts.Dir (after
+// pulling the missing ones when opts.Pull is set), in that order. It is
 // an error when no set is found.
 func Run(ctx context.Context, opts Options) ([]Count, error) {
 	log := opts.Log
@@ -194,7 +194,7 @@ func Run(ctx context.Context, opts Options) ([]Count, error) {
 	}
 	if opts.Pull {
 		var missing []string
-		for _, s := range data.Sets {
+		for _, s := range data.DefaultSets() {
 			if _, err := os.Stat(s.Path(opts.Dir)); err != nil {
 				missing = append(missing, s.Name)
 			}
@@ -207,7 +207,7 @@ func Run(ctx context.Context, opts Options) ([]Count, error) {
 		}
 	}
 	var counts []Count
-	for _, s := range data.Sets {
+	for _, s := range data.DefaultSets() {
 		if _, err := os.Stat(s.Path(opts.Dir)); err != nil {
 			continue
 		}
