@@ -215,7 +215,7 @@ func TestPullFromOrigins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range Sets {
+	for _, s := range DefaultSets() {
 		if err := s.Check(dest); err != nil {
 			t.Error(err)
 		}
