@@ -136,7 +136,7 @@ func (t *trainer) sample(ctx context.Context, groups int) (*rolloutBatch, error)
 		part, stats, err := generate(ctx, t.smp, t.proto, t.tools, r.prompts[c:min(c+chunk, len(r.prompts))], genOptions{
 			budget: cfg.RolloutMaxResponseLen, temperature: cfg.RolloutTemperature, topP: cfg.RolloutTopP,
 			topK: cfg.RolloutTopK, useTools: cfg.UseTools, maxTurns: cfg.MaxTurns, concurrency: cfg.ToolConcurrency,
-			seed: seed + uint64(c), toolDeadlineS: cfg.ToolTimeout + 5, progress: ph.batch(),
+			seed: seed + uint64(c), toolDeadlineS: toolDeadline(cfg.ToolTimeout).Seconds(), progress: ph.batch(),
 		})
 		if err != nil {
 			return nil, err
