@@ -118,7 +118,6 @@ type sandboxRunner struct {
 }
 
 func (r sandboxRunner) Run(ctx context.Context, code string) (rollout.ToolOutput, error) {
-	markPhase("tool")
 	res, err := r.pool.Run(ctx, code)
 	if err != nil {
 		return rollout.ToolOutput{}, err
