@@ -113,7 +113,8 @@ func prepareEntry(s initSpec, cgroups []cgroupFile) (*entry, error) {
 // there: one the runtime tried to start would fail ("pthread_create failed")
 // and crash the init. The runtime starts one when it deschedules this
 // goroutine and finds no idle thread to hand the processor to (the init runs
-// with one P, see initCommand), which any preemption point could do, since the
+// with one P, see initCommand; another package's goroutine may hold the idle
+// thread in a system call), which any preemption point could do, since the
 // scheduler asks for a preemption once a goroutine has run for 10 ms: a
 // cgroup join slowed by a busy machine (it waits for every fork in progress)
 // is enough. So enter and all it calls are nosplit, which leaves them without
