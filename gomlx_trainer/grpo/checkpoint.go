@@ -59,13 +59,15 @@ func CheckpointName(step int) string { return fmt.Sprintf("step-%06d", step) }
 // checksums of all of them. Errors name dir; a failed save (a full disk)
 // leaves no temporary folder and the other checkpoints as they were.
 func SaveCheckpoint(dir string, model *qwen3.Model, tokenizerJSON []byte, st TrainState) error {
-	if err := saveCheckpoint(dir, model, tokenizerJSON, st); err != nil {
+	if err := saveCheckpoint(dir, model, tokenizerJSON, st, nil); err != nil {
 		return fmt.Errorf("grpo: checkpoint %s: %w", dir, err)
 	}
 	return nil
 }
 
-func saveCheckpoint(dir string, model *qwen3.Model, tokenizerJSON []byte, st TrainState) error {
+// saveCheckpoint is SaveCheckpoint without the folder in its errors, marking
+// the phase (see PhaseMarks) once the temporary folder exists.
+func saveCheckpoint(dir string, model *qwen3.Model, tokenizerJSON []byte, st TrainState, marks *PhaseMarks) error {
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
@@ -75,7 +77,7 @@ func saveCheckpoint(dir string, model *qwen3.Model, tokenizerJSON []byte, st Tra
 		return err
 	}
 	defer os.RemoveAll(tmp) // gone after the rename; cleans up after a failure
-	markPhase("save %s", filepath.Base(dir))
+	marks.mark("save %s", filepath.Base(dir))
 	if err := fillCheckpoint(tmp, model, tokenizerJSON, st); err != nil {
 		return err
 	}

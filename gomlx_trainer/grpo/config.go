@@ -60,7 +60,7 @@ type Config struct {
 	// --- tools
 	UseTools        bool    `yaml:"use_tools" json:"use_tools" help:"let the policy call the code_interpreter tool and run its calls in the sandbox"`
 	MaxTurns        int     `yaml:"max_turns" json:"max_turns" slime:"TOOL_CONFIGS['max_tool_calls']" help:"tool calls allowed per sample; the next call ends it with finish reason tool-limit"`
-	ToolTimeout     float64 `yaml:"tool_timeout" json:"tool_timeout" slime:"TOOL_CONFIGS['python_timeout']" help:"seconds of wall time per tool call (its CPU time limit too, rounded up)"`
+	ToolTimeout     float64 `yaml:"tool_timeout" json:"tool_timeout" slime:"TOOL_CONFIGS['python_timeout']" help:"CPU seconds per tool call, rounded up (RLIMIT_CPU: the limit that decides, the same under load); a call that waits instead is killed after 10 times as long in wall time, at least 30 s"`
 	ToolConcurrency int     `yaml:"tool_concurrency" json:"tool_concurrency" slime:"TOOL_CONFIGS['tool_concurrency']" help:"tool calls run at once"`
 	SystemPrompt    string  `yaml:"system_prompt" json:"system_prompt" help:"system message; empty: the built-in math prompt when the tool spec is offered, else none"`
 	OfferToolSpec   bool    `yaml:"offer_tool_spec" json:"offer_tool_spec" help:"with use_tools, list the code_interpreter spec in the system turn (the template's # Tools block); the CPU demo leaves it out to keep prompts short"`

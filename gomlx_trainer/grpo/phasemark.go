@@ -2,39 +2,55 @@ package grpo
 
 import (
 	"bufio"
+	"context"
 	"fmt"
-	"os"
+	"io"
 	"sync"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 )
 
-// PhaseMarksEnv names the environment variable that, set to "1", makes the
-// trainer stop at each phase it enters (an evaluation, a rollout's sampling,
-// a tool call, an optimizer step, a checkpoint write): it writes one line
+// PhaseMarks stops a trainer at each phase it enters (an evaluation, a
+// rollout's sampling, a tool call, an optimizer step, a checkpoint write): it
+// writes one line
 //
 //	mathrl-phase: WHAT
 //
-// to standard error, WHAT naming the phase and where the run is ("step 5",
-// "save step-000004"), then waits for a line on standard input before going
-// on. Crash tests use it to kill a trainer inside a chosen phase, knowing that
-// the run cannot get past the next mark until they answer it. It changes
-// nothing else; unset, a mark costs one boolean test.
-const PhaseMarksEnv = "MATHRL_PHASE_MARKS"
+// WHAT naming the phase and where the run is ("step 5", "save step-000004"),
+// then waits for a line of answer before going on. Crash tests give it to
+// Train (TrainOptions.PhaseMarks) to kill a trainer inside a chosen phase,
+// knowing that the run cannot get past the next mark until they answer it. It
+// changes nothing else; a nil *PhaseMarks marks nothing.
+type PhaseMarks struct {
+	mu  sync.Mutex // one mark and its answer at a time (tool calls run concurrently)
+	out io.Writer
+	in  *bufio.Reader
+}
 
-// phaseMarks is the state of PhaseMarksEnv, read once at start.
-var phaseMarks = struct {
-	on bool
-	mu sync.Mutex // one mark and its answer at a time (tool calls run concurrently)
-	in *bufio.Reader
-}{on: os.Getenv(PhaseMarksEnv) == "1", in: bufio.NewReader(os.Stdin)}
+// NewPhaseMarks writes the marks to out and reads their answers from in. At
+// the end of in (nobody answers) every mark goes on at once.
+func NewPhaseMarks(out io.Writer, in io.Reader) *PhaseMarks {
+	return &PhaseMarks{out: out, in: bufio.NewReader(in)}
+}
 
-// markPhase writes a phase mark and waits for its answer when PhaseMarksEnv
-// is set. A closed standard input answers every mark.
-func markPhase(format string, args ...any) {
-	if !phaseMarks.on {
+// mark writes a phase mark and waits for its answer; on a nil m it does nothing.
+func (m *PhaseMarks) mark(format string, args ...any) {
+	if m == nil {
 		return
 	}
-	phaseMarks.mu.Lock()
-	defer phaseMarks.mu.Unlock()
-	fmt.Fprintf(os.Stderr, "mathrl-phase: "+format+"\n", args...)
-	_, _ = phaseMarks.in.ReadString('\n') // at EOF (nobody answers) go on
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fmt.Fprintf(m.out, "mathrl-phase: "+format+"\n", args...)
+	_, _ = m.in.ReadString('\n') // at EOF (nobody answers) go on
+}
+
+// markedTools marks each tool call before it runs.
+type markedTools struct {
+	rollout.ToolRunner
+	marks *PhaseMarks
+}
+
+func (m markedTools) Run(ctx context.Context, code string) (rollout.ToolOutput, error) {
+	m.marks.mark("tool")
+	return m.ToolRunner.Run(ctx, code)
 }

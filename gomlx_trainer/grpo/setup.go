@@ -29,6 +29,7 @@ type trainer struct {
 	proto   *tokenizer.Protocol
 	tokJSON []byte // tokenizer.json, copied into checkpoints
 	tools   rollout.ToolRunner
+	marks   *PhaseMarks // nil: none
 	closers []func()
 
 	train   []Problem
@@ -48,7 +49,7 @@ func newTrainer(cfg Config, opt TrainOptions) (*trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	t := &trainer{cfg: cfg, log: newProgress(opt.Progress), run: RunFolder(cfg.Save), reward: opt.Reward, onRollout: opt.OnRollout}
+	t := &trainer{cfg: cfg, log: newProgress(opt.Progress), run: RunFolder(cfg.Save), reward: opt.Reward, onRollout: opt.OnRollout, marks: opt.PhaseMarks}
 	if t.reward == nil {
 		t.reward = ScorerReward(cfg.RMType)
 	}
@@ -148,6 +149,9 @@ func (t *trainer) setupModels(opt TrainOptions) (isolation string, err error) {
 			return "", err
 		}
 		t.closers = append(t.closers, closeTools)
+	}
+	if t.tools != nil && t.marks != nil {
+		t.tools = markedTools{t.tools, t.marks}
 	}
 	t.learner = NewLearnerWith(opt.Backend, t.model, lossConfig(cfg), adamConfig(cfg), cfg.RolloutTemperature, modelOptions(cfg))
 	t.smp = sampler.New(opt.Backend, t.model)

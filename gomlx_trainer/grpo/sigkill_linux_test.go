@@ -38,13 +38,14 @@ func TestTrainerProcess(t *testing.T) {
 	if err := json.Unmarshal(readFile(t, path), &cfg); err != nil {
 		t.Fatal(err)
 	}
-	if err := Train(context.Background(), cfg, TrainOptions{Backend: testBackend(t), Resume: true, Progress: os.Stdout}); err != nil {
+	opt := TrainOptions{Backend: testBackend(t), Resume: true, Progress: os.Stdout, PhaseMarks: NewPhaseMarks(os.Stderr, os.Stdin)}
+	if err := Train(context.Background(), cfg, opt); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // TestSIGKILLAndResume runs a tiny run with the sandbox's tools once straight
-// through, recording the phase marks (see PhaseMarksEnv) it passes. It then
+// through, recording the phase marks (see PhaseMarks) it passes. It then
 // runs it again in another folder as a chain of trainer processes, each
 // started with --resume and killed with SIGKILL a seeded 0-20 ms after a mark
 // chosen (seeded) among those of the straight run: 10 kills, during sampling,
@@ -154,7 +155,7 @@ func runTrainer(t *testing.T, cfgPath, kill string, delay time.Duration) []strin
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestTrainerProcess$", "-test.count=1")
 	// TMPDIR: a killed trainer leaves its sandbox calls' folders behind
-	cmd.Env = append(os.Environ(), trainerConfigEnv+"="+cfgPath, PhaseMarksEnv+"=1", "TMPDIR="+t.TempDir())
+	cmd.Env = append(os.Environ(), trainerConfigEnv+"="+cfgPath, "TMPDIR="+t.TempDir())
 	var out, other bytes.Buffer
 	cmd.Stdout = &out
 	cmd.WaitDelay = 10 * time.Second // bounds a wait on pipes held by leftovers

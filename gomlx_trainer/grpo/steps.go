@@ -39,8 +39,8 @@ func (t *trainer) save() error {
 	t.st.DataEpoch, t.st.DataPosition = t.data.epoch, t.data.pos
 	dir, start := filepath.Join(t.run.CkptDir(), CheckpointName(t.st.Step)), time.Now()
 	t.log.Printf("saving checkpoint %s (%d parameters)", dir, t.model.Config.Params())
-	if err := SaveCheckpoint(dir, t.model, t.tokJSON, t.st); err != nil {
-		return err
+	if err := saveCheckpoint(dir, t.model, t.tokJSON, t.st, t.marks); err != nil {
+		return fmt.Errorf("grpo: checkpoint %s: %w", dir, err)
 	}
 	size, err := diskBytes(dir)
 	if err != nil {
@@ -57,7 +57,7 @@ func (t *trainer) evaluate(ctx context.Context) error {
 		return nil
 	}
 	cfg, start := t.cfg, time.Now()
-	markPhase("eval step %d", t.st.Step)
+	t.marks.mark("eval step %d", t.st.Step)
 	samples, err := Evaluate(ctx, t.smp, t.proto, t.tools, EvalOptions{
 		ModelName: fmt.Sprintf("%s@step-%d", filepath.Base(cfg.Save), t.st.Step), Problems: t.evalSet,
 		K: cfg.NSamplesPerEvalPrompt, Budget: cfg.EvalMaxResponseLen, Temperature: cfg.EvalTemperature,
@@ -132,11 +132,11 @@ func (t *trainer) sample(ctx context.Context, groups int) (*rolloutBatch, error)
 	seed := t.rng.Uint64()
 	ph := t.log.phase(fmt.Sprintf("rollout %d", t.st.Rollout+1), len(r.prompts), chunk, cfg.RolloutMaxResponseLen)
 	for c := 0; c < len(r.prompts); c += chunk {
-		markPhase("sample rollout %d, data %d.%d, sequence %d", t.st.Rollout+1, t.data.epoch, t.data.pos, c)
+		t.marks.mark("sample rollout %d, data %d.%d, sequence %d", t.st.Rollout+1, t.data.epoch, t.data.pos, c)
 		part, stats, err := generate(ctx, t.smp, t.proto, t.tools, r.prompts[c:min(c+chunk, len(r.prompts))], genOptions{
 			budget: cfg.RolloutMaxResponseLen, temperature: cfg.RolloutTemperature, topP: cfg.RolloutTopP,
 			topK: cfg.RolloutTopK, useTools: cfg.UseTools, maxTurns: cfg.MaxTurns, concurrency: cfg.ToolConcurrency,
-			seed: seed + uint64(c), toolDeadlineS: cfg.ToolTimeout + 5, progress: ph.batch(),
+			seed: seed + uint64(c), toolDeadlineS: toolDeadline(cfg.ToolTimeout).Seconds(), progress: ph.batch(),
 		})
 		if err != nil {
 			return nil, err
@@ -236,7 +236,7 @@ func (t *trainer) optimize(seqs []Sequence, r *rolloutBatch) ([]metrics.StepMetr
 		start := time.Now()
 		part := seqs[k*len(seqs)/n : (k+1)*len(seqs)/n]
 		lr := LearningRate(t.st.Step, cfg.LRWarmupIters, cfg.LR)
-		markPhase("step %d", t.st.Step+1)
+		t.marks.mark("step %d", t.st.Step+1)
 		ss, gradNorm, err := t.learner.Step(part, StepOptions{PerTokenLoss: cfg.CalculatePerTokenLoss,
 			MicroBatch: cfg.MicroBatchSize, MaxTokens: cfg.MaxTokensPerMicroBatch, LR: lr})
 		if errors.Is(err, ErrNonFinite) {

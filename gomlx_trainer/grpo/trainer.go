@@ -32,6 +32,9 @@ type TrainOptions struct {
 	// OnRollout, when set, is called after each rollout's optimizer steps
 	// with what the rollout did.
 	OnRollout func(RolloutLog)
+	// PhaseMarks, when set, stops the run at each phase it enters, for crash
+	// tests (see PhaseMarks).
+	PhaseMarks *PhaseMarks
 }
 
 // RolloutLog is what one rollout did: its samples, their rewards, the

@@ -3,6 +3,7 @@ package grpo
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -117,7 +118,6 @@ type sandboxRunner struct {
 }
 
 func (r sandboxRunner) Run(ctx context.Context, code string) (rollout.ToolOutput, error) {
-	markPhase("tool")
 	res, err := r.pool.Run(ctx, code)
 	if err != nil {
 		return rollout.ToolOutput{}, err
@@ -126,13 +126,37 @@ func (r sandboxRunner) Run(ctx context.Context, code string) (rollout.ToolOutput
 	return rollout.ToolOutput{Text: res.ToolResponse(), Failed: failed, NoOutput: !failed && res.Stdout == "" && res.Stderr == ""}, nil
 }
 
+// A tool call's CPU time decides its verdict: RLIMIT_CPU at tool_timeout,
+// rounded up to whole seconds, kills a program that computes too long, at the
+// same point of its work however busy the machine is. The wall clock is only a
+// backstop, for programs that wait (sleep, block): toolWallFactor times the
+// CPU limit, at least toolWallMin. So a run's tool calls end the same way on a
+// busy machine as on a quiet one, as long as the load slows a call less than
+// toolWallFactor times.
+const (
+	toolWallFactor = 10
+	toolWallMin    = 30 * time.Second
+)
+
+// toolLimits returns a tool call's CPU limit in seconds and its wall-clock backstop.
+func toolLimits(toolTimeout float64) (cpuSeconds int, wall time.Duration) {
+	cpuSeconds = max(1, int(math.Ceil(toolTimeout)))
+	return cpuSeconds, max(toolWallMin, time.Duration(toolWallFactor*cpuSeconds)*time.Second)
+}
+
+// toolDeadline is how long the rollout loop waits for a tool call: 5 s past
+// the sandbox's own backstop, which therefore ends the call first.
+func toolDeadline(toolTimeout float64) time.Duration {
+	_, wall := toolLimits(toolTimeout)
+	return wall + 5*time.Second
+}
+
 // newToolRunner starts the sandbox pool of a run; close releases the pool's
 // cgroups once no call runs any more.
 func newToolRunner(cfg Config) (tools rollout.ToolRunner, close func(), isolation string, err error) {
 	sc := sandbox.Default()
 	sc.Workers = cfg.ToolConcurrency
-	sc.Timeout = time.Duration(cfg.ToolTimeout * float64(time.Second))
-	sc.CPUSeconds = max(1, int(cfg.ToolTimeout+0.999))
+	sc.CPUSeconds, sc.Timeout = toolLimits(cfg.ToolTimeout)
 	pool, err := sandbox.NewPool(sc)
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("grpo: sandbox: %w", err)

@@ -205,8 +205,8 @@ func relCgroup(p, root string) string {
 // cgroupFile is a worker cgroup's cgroup.procs, opened by the init so that it
 // can join the cgroup after it has left the host's file system.
 type cgroupFile struct {
-	dir string
-	fd  int
+	joinMsg string // "init: join cgroup <dir>", the message of a failure
+	fd      int
 }
 
 // openCgroups opens cgroup.procs in each of dirs, for writing.
@@ -217,14 +217,18 @@ func openCgroups(dirs []string) ([]cgroupFile, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open cgroup %s: %w", d, err)
 		}
-		files = append(files, cgroupFile{d, fd})
+		files = append(files, cgroupFile{"init: join cgroup " + d, fd})
 	}
 	return files, nil
 }
 
-// join moves the calling process into the cgroup, with a raw system call.
-func (c cgroupFile) join() syscall.Errno {
-	self := []byte("0")
-	_, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.fd), uintptr(unsafe.Pointer(&self[0])), 1)
+// selfPID is what a process writes to cgroup.procs to join the cgroup.
+var selfPID = [1]byte{'0'}
+
+// join moves the calling process into the cgroup, with a raw system call (see entry.enter).
+//
+//go:nosplit
+func (c *cgroupFile) join() syscall.Errno {
+	_, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.fd), uintptr(unsafe.Pointer(&selfPID[0])), 1)
 	return errno
 }

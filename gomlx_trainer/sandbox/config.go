@@ -6,7 +6,10 @@ import (
 )
 
 // Config sets the interpreter, the limits and the number of workers of a Pool.
-// Zero fields take the values of Default.
+// Zero fields take the values of Default. CPUSeconds ends a program at the same
+// point of its work however busy the machine is, Timeout does not: for results
+// that do not depend on the machine's load, make Timeout a backstop well above
+// CPUSeconds, for programs that wait (as the trainer does, see grpo's tool_timeout).
 type Config struct {
 	Interpreter string        `json:"interpreter"`  // Python executable; "" = python3 on PATH
 	Isolation   Level         `json:"isolation"`    // "" = strongest available; otherwise exactly this level

@@ -30,7 +30,7 @@
 //     namespaces level, Cloneflags CLONE_NEWNET|NEWNS|NEWPID|NEWIPC|NEWUTS
 //     (plus CLONE_NEWUSER, mapping uid 0 to mathrl's uid, when not root).
 //     Standard input is /dev/null; the environment holds only the plan.
-//  2. The init joins its worker's cgroups; at the namespaces level it then
+//  2. The init opens its worker's cgroups; at the namespaces level it then
 //     builds a tmpfs root holding read-only binds of /usr, /bin, /lib*, /sbin,
 //     /etc and the interpreter's installation folders (so an interpreter under
 //     a private home such as pyenv's still runs), /dev/null, zero, full,
@@ -38,13 +38,17 @@
 //     bytes each: the working folder /sandbox (also HOME), /tmp and /dev/shm;
 //     it pivots into it, detaches the host's root and remounts its own
 //     read-only.
-//  3. It switches to the worker's dedicated uid and gid (root only; or, in a
-//     user namespace, drops every capability and locks the securebits), sets
-//     no_new_privs and Pdeathsig again, sets RLIMIT_CPU, AS, FSIZE, NPROC,
-//     NOFILE and CORE=0, and executes `python3 -I -B -X utf8 main.py` with an
-//     environment of PATH, HOME, TMPDIR, LANG, LC_ALL, USER, LOGNAME,
-//     MPLBACKEND and *_NUM_THREADS=1 only. Setup errors go back on a
+//  3. It joins the worker's cgroups, switches to the worker's dedicated uid
+//     and gid (root only; or, in a user namespace, drops every capability and
+//     locks the securebits), sets no_new_privs and Pdeathsig again, sets
+//     RLIMIT_CPU, AS, FSIZE, NPROC, NOFILE and CORE=0, and executes
+//     `python3 -I -B -X utf8 main.py` with an environment of PATH, HOME,
+//     TMPDIR, LANG, LC_ALL, USER, LOGNAME, MPLBACKEND and *_NUM_THREADS=1
+//     only. Setup errors go back on a
 //     close-on-exec pipe, so they are told apart from the program's own.
+//     From the join to the exec it makes raw system calls only, in functions
+//     without preemption points: the runtime's own threads already fill a
+//     small task limit (pids.max), and a thread it started there would fail.
 //  4. The parent waits for the exit (or kills the process group at the
 //     timeout), and before reaping the program kills what it left: at the
 //     namespaces level the kernel has already killed the whole PID namespace

@@ -291,7 +291,7 @@ func (p *Pool) plan(cfg Config, level Level, slot int, dir, code string) (initSp
 	if err := os.WriteFile(codeFile, []byte(code), 0o644); err != nil {
 		return initSpec{}, err
 	}
-	spec := initSpec{Level: level, Exe: p.interp.exe, UID: -1, Dir: work, Limits: Limits{
+	spec := initSpec{Level: level, Exe: p.interp.exe, UID: -1, Dir: work, Stall: p.stall, Limits: Limits{
 		TimeoutSeconds: cfg.Timeout.Seconds(), CPUSeconds: cfg.CPUSeconds, Memory: cfg.Memory,
 		FileSize: cfg.FileSize, Processes: cfg.Processes, OpenFiles: cfg.OpenFiles,
 	}}

@@ -1,5 +1,7 @@
 package sandbox
 
+import "time"
+
 // CgroupParents lists the folders in which this process's pools make their
 // cgroups, one per hierarchy, or nil when cgroups are not writable here.
 func CgroupParents() []string {
@@ -13,3 +15,8 @@ func CgroupParents() []string {
 	}
 	return dirs
 }
+
+// Stall makes the inits of p's programs start a goroutine that blocks in a
+// system call and sleep d once they have joined their worker's cgroups (see
+// initSpec.Stall).
+func Stall(p *Pool, d time.Duration) { p.stall = d }

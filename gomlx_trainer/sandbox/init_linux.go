@@ -23,13 +23,9 @@ func init() {
 }
 
 // initMain does everything that needs the Go runtime first (build the root,
-// open the cgroups' files, prepare the exec's arguments), and only then joins
-// the worker's cgroup. From there to the exec it makes raw system calls on
-// this one thread, so the runtime has no reason to start a thread: the cgroup
-// may admit a single task, which the runtime's own threads already exceed
-// (joining is allowed past the limit; starting a thread is not), and a thread
-// the runtime failed to start would crash the init. The exec then leaves the
-// interpreter as the cgroup's only task.
+// open the cgroups' files, prepare the exec's arguments and every message),
+// and only then enters the worker's cgroup and executes the interpreter (see
+// enter): from the join to the exec the runtime must start no thread.
 func initMain(specJSON string) {
 	report := os.NewFile(3, "setup")
 	if report == nil {
@@ -40,7 +36,7 @@ func initMain(specJSON string) {
 		os.Exit(127)
 	}
 	syscall.CloseOnExec(3)
-	// Pins the goroutine to this thread for the per-thread calls below, and
+	// Pins the goroutine to this thread for the per-thread calls of enter, and
 	// starts the runtime's template thread now, outside the cgroup.
 	runtime.LockOSThread()
 	var s initSpec
@@ -62,53 +58,125 @@ func initMain(specJSON string) {
 	// The address-space limit is far below what the Go runtime reserves, so
 	// everything execve needs is allocated first, and nothing is allocated
 	// between setting the limits and the execve.
-	argv0, err := syscall.BytePtrFromString(s.Exe)
+	e, err := prepareEntry(s, cgroups)
 	if err != nil {
 		fail(fmt.Errorf("init: %w", err))
 	}
-	argv, err := syscall.SlicePtrFromStrings(s.Args)
-	if err != nil {
-		fail(fmt.Errorf("init: %w", err))
+	if s.Stall > 0 {
+		go blockInSyscall()
 	}
-	envv, err := syscall.SlicePtrFromStrings(s.Env)
-	if err != nil {
-		fail(fmt.Errorf("init: %w", err))
-	}
-	limits := rlimits(s.Limits)
-
-	// --- raw system calls only from here on
-	for _, c := range cgroups {
-		if errno := c.join(); errno != 0 {
-			rawFail("init: join cgroup "+c.dir, errno)
-		}
-	}
-	if step, errno := dropPrivileges(s); errno != 0 {
-		rawFail("init: "+step, errno)
-	}
-	for _, l := range limits {
-		if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, uintptr(l.resource),
-			uintptr(unsafe.Pointer(&l.value)), 0, 0, 0); errno != 0 {
-			rawFail("init: setrlimit "+l.name, errno)
-		}
-	}
-	_, _, errno := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(argv0)),
-		uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
-	rawFail("init: exec "+s.Exe, errno)
+	e.enter()
 }
 
-// rawFail reports a setup error on file descriptor 3 and ends the init, with
-// raw system calls only.
-func rawFail(msg string, errno syscall.Errno) {
-	b := []byte(msg + ": " + errno.Error())
-	syscall.RawSyscall(syscall.SYS_WRITE, 3, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+// entry is everything the init does from joining its worker's cgroups to the
+// exec, prepared beforehand: the calls' arguments and the messages of their
+// failures, so that enter needs nothing of the Go runtime.
+type entry struct {
+	cgroups []cgroupFile
+	stall   syscall.Timespec // initSpec.Stall
+	uid     int              // -1: keep
+	userNS  bool
+	limits  []rlimit
+	exe     *byte
+	argv    []*byte
+	envv    []*byte
+	execMsg string
+	errnos  [256]string // the text of each errno
+}
+
+// prepareEntry prepares the init's entry into the cgroups and the exec of s.Exe.
+func prepareEntry(s initSpec, cgroups []cgroupFile) (*entry, error) {
+	e := &entry{cgroups: cgroups, stall: syscall.NsecToTimespec(s.Stall.Nanoseconds()),
+		uid: s.UID, userNS: s.UserNS, limits: rlimits(s.Limits), execMsg: "init: exec " + s.Exe}
+	var err error
+	if e.exe, err = syscall.BytePtrFromString(s.Exe); err != nil {
+		return nil, err
+	}
+	if e.argv, err = syscall.SlicePtrFromStrings(s.Args); err != nil {
+		return nil, err
+	}
+	if e.envv, err = syscall.SlicePtrFromStrings(s.Env); err != nil {
+		return nil, err
+	}
+	for i := range e.errnos {
+		e.errnos[i] = syscall.Errno(i).Error()
+	}
+	return e, nil
+}
+
+// enter joins the worker's cgroups, drops privileges, sets the resource
+// limits and executes the interpreter, which leaves it as the cgroup's only
+// task; on failure it reports on file descriptor 3 and ends the init.
+//
+// Joining is allowed past the cgroup's task limit, and the runtime's own
+// threads already exceed a small one, so until the exec no thread can start in
+// there: one the runtime tried to start would fail ("pthread_create failed")
+// and crash the init. The runtime starts one when it deschedules this
+// goroutine and finds no idle thread to hand the processor to (the init runs
+// with one P, see initCommand; another package's goroutine may hold the idle
+// thread in a system call), which any preemption point could do, since the
+// scheduler asks for a preemption once a goroutine has run for 10 ms: a
+// cgroup join slowed by a busy machine (it waits for every fork in progress)
+// is enough. So enter and all it calls are nosplit, which leaves them without
+// preemption points, and make only raw system calls.
+//
+//go:nosplit
+func (e *entry) enter() {
+	for i := range e.cgroups {
+		if errno := e.cgroups[i].join(); errno != 0 {
+			e.fail(e.cgroups[i].joinMsg, errno)
+		}
+	}
+	if e.stall.Sec != 0 || e.stall.Nsec != 0 {
+		syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&e.stall)), 0, 0)
+	}
+	if step, errno := e.dropPrivileges(); errno != 0 {
+		e.fail(step, errno)
+	}
+	for i := range e.limits {
+		l := &e.limits[i]
+		if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, uintptr(l.resource),
+			uintptr(unsafe.Pointer(&l.value)), 0, 0, 0); errno != 0 {
+			e.fail(l.msg, errno)
+		}
+	}
+	_, _, errno := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(e.exe)),
+		uintptr(unsafe.Pointer(&e.argv[0])), uintptr(unsafe.Pointer(&e.envv[0])))
+	e.fail(e.execMsg, errno)
+}
+
+// fail writes "msg: <errno's text>" on file descriptor 3 and ends the init,
+// with raw system calls only.
+//
+//go:nosplit
+func (e *entry) fail(msg string, errno syscall.Errno) {
+	text := "unknown error"
+	if uint(errno) < uint(len(e.errnos)) {
+		text = e.errnos[errno]
+	}
+	for _, part := range [...]string{msg, ": ", text} {
+		if len(part) > 0 {
+			syscall.RawSyscall(syscall.SYS_WRITE, 3, uintptr(unsafe.Pointer(unsafe.StringData(part))), uintptr(len(part)))
+		}
+	}
 	syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 127, 0, 0)
+}
+
+// blockInSyscall reads from a pipe that no one writes to (see initSpec.Stall).
+func blockInSyscall() {
+	var fds [2]int
+	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
+		return
+	}
+	var b [1]byte
+	syscall.Read(fds[0], b[:])
 }
 
 const rlimitNPROC = 6 // RLIMIT_NPROC, not exported by package syscall
 
 // rlimit is one resource limit to set.
 type rlimit struct {
-	name     string
+	msg      string // "init: setrlimit <name>", the message of a failure
 	resource int
 	value    syscall.Rlimit
 }
@@ -120,14 +188,14 @@ func rlimits(l Limits) []rlimit {
 	cpu := uint64(l.CPUSeconds)
 	same := func(v int64) syscall.Rlimit { return syscall.Rlimit{Cur: uint64(v), Max: uint64(v)} }
 	limits := []rlimit{
-		{"cpu", syscall.RLIMIT_CPU, syscall.Rlimit{Cur: cpu, Max: cpu + 1}},
-		{"fsize", syscall.RLIMIT_FSIZE, same(l.FileSize)},
-		{"nofile", syscall.RLIMIT_NOFILE, same(int64(l.OpenFiles))},
-		{"core", syscall.RLIMIT_CORE, same(0)},
-		{"as", syscall.RLIMIT_AS, same(l.Memory)},
+		{"init: setrlimit cpu", syscall.RLIMIT_CPU, syscall.Rlimit{Cur: cpu, Max: cpu + 1}},
+		{"init: setrlimit fsize", syscall.RLIMIT_FSIZE, same(l.FileSize)},
+		{"init: setrlimit nofile", syscall.RLIMIT_NOFILE, same(int64(l.OpenFiles))},
+		{"init: setrlimit core", syscall.RLIMIT_CORE, same(0)},
+		{"init: setrlimit as", syscall.RLIMIT_AS, same(l.Memory)},
 	}
 	if l.Processes > 0 {
-		limits = append(limits, rlimit{"nproc", rlimitNPROC, same(int64(l.Processes))})
+		limits = append(limits, rlimit{"init: setrlimit nproc", rlimitNPROC, same(int64(l.Processes))})
 	}
 	return limits
 }
@@ -141,6 +209,7 @@ const (
 	securebitsLocked = 0x2f // NOROOT, NO_SETUID_FIXUP and KEEP_CAPS, each locked
 )
 
+//go:nosplit
 func prctl(option, arg uintptr) syscall.Errno {
 	_, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, option, arg, 0, 0, 0, 0)
 	return errno
@@ -151,34 +220,37 @@ func prctl(option, arg uintptr) syscall.Errno {
 // gaining privileges and asks for SIGKILL when the parent dies (switching uid
 // clears that request, so it is made again here). The calls are raw, so they
 // change the calling thread only: the one that executes the interpreter, which
-// the exec leaves as the only one. On error it returns the failed step.
-func dropPrivileges(s initSpec) (string, syscall.Errno) {
-	if s.UID >= 0 {
-		id := uintptr(s.UID)
+// the exec leaves as the only one. On error it returns the failed step's
+// message.
+//
+//go:nosplit
+func (e *entry) dropPrivileges() (string, syscall.Errno) {
+	if e.uid >= 0 {
+		id := uintptr(e.uid)
 		if _, _, errno := syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); errno != 0 {
-			return "setgroups", errno
+			return "init: setgroups", errno
 		}
 		if _, _, errno := syscall.RawSyscall(syscall.SYS_SETRESGID, id, id, id); errno != 0 {
-			return "setresgid", errno
+			return "init: setresgid", errno
 		}
 		if _, _, errno := syscall.RawSyscall(syscall.SYS_SETRESUID, id, id, id); errno != 0 {
-			return "setresuid", errno
+			return "init: setresuid", errno
 		}
-	} else if s.UserNS {
+	} else if e.userNS {
 		for c := uintptr(0); c < 64; c++ {
 			if errno := prctl(prCapBsetDrop, c); errno != 0 && errno != syscall.EINVAL {
-				return "drop capabilities", errno
+				return "init: drop capabilities", errno
 			}
 		}
 		if errno := prctl(prSetSecurebits, securebitsLocked); errno != 0 {
-			return "securebits", errno
+			return "init: securebits", errno
 		}
 	}
 	if errno := prctl(prSetNoNewPrivs, 1); errno != 0 {
-		return "no_new_privs", errno
+		return "init: no_new_privs", errno
 	}
 	if errno := prctl(prSetPdeathsig, uintptr(syscall.SIGKILL)); errno != 0 {
-		return "pdeathsig", errno
+		return "init: pdeathsig", errno
 	}
 	return "", 0
 }

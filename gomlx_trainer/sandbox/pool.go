@@ -38,6 +38,8 @@ type Pool struct {
 	slots   chan int // free worker indices
 	cgroups *workerCgroups
 	cgErr   error // why there are no cgroups
+
+	stall time.Duration // tests: see initSpec.Stall
 }
 
 // NewPool checks the interpreter, picks the strongest isolation level that works

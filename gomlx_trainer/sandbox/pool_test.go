@@ -265,25 +265,25 @@ func TestWorkerCgroup(t *testing.T) {
 // task. The init joins its worker's cgroup with the Go runtime's threads, so
 // the cgroup is over its limit until the exec replaces them with the program:
 // a thread the runtime started in between would fail to start and crash the
-// init. Each level at which programs get a cgroup runs 40 programs, two at a
-// time, on a machine kept busy by the test itself.
+// init ("pthread_create failed"). Each init stays 50 ms in its cgroup before
+// going on, as a join slowed by a busy machine does, which is long enough for
+// the Go scheduler to ask the init's goroutine to yield (it does after 10 ms),
+// and for the runtime to start a thread if the goroutine did. Each level at
+// which programs get a cgroup runs 40 programs, two at a time.
 func TestInitInAFullCgroup(t *testing.T) {
 	t.Parallel()
-	busy, stop := context.WithCancel(context.Background())
-	defer stop()
-	for range 2 {
-		go func() {
-			for busy.Err() == nil {
-			}
-		}()
-	}
 	eachLevel(t, true, func(t *testing.T, p0 *sandbox.Pool) {
 		cfg := p0.Config()
 		cfg.Workers, cfg.Processes = 2, 1
-		p := pool(t, cfg)
+		p, err := sandbox.NewPool(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
 		if !p.Isolation().Cgroup {
 			t.Skip("no cgroup per worker on this machine")
 		}
+		sandbox.Stall(p, 50*time.Millisecond)
 		var wg sync.WaitGroup
 		for n := range 40 {
 			wg.Go(func() {
@@ -299,4 +299,18 @@ func TestInitInAFullCgroup(t *testing.T) {
 		}
 		wg.Wait()
 	})
+}
+
+// TestSetupErrorAfterJoin checks that a step that fails between joining the
+// cgroup and the exec (where the init makes raw system calls only) is
+// reported with its errno's text: an open-file limit above the kernel's
+// fs.nr_open (at most 2^30), which setrlimit refuses at every level.
+func TestSetupErrorAfterJoin(t *testing.T) {
+	t.Parallel()
+	cfg := small()
+	cfg.Workers, cfg.OpenFiles = 1, 1<<31-1
+	_, err := sandbox.NewPool(cfg)
+	if want := "init: setrlimit nofile: operation not permitted"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("NewPool with open_files = %d: %v, want an error containing %q", cfg.OpenFiles, err, want)
+	}
 }

@@ -1,5 +1,7 @@
 package sandbox
 
+import "time"
+
 // initEnv names the environment variable that turns a process of this binary
 // into the sandbox's init (see init_linux.go). Its value is an initSpec in JSON.
 const initEnv = "MATHRL_SANDBOX_INIT"
@@ -20,6 +22,12 @@ type initSpec struct {
 	Cgroup []string `json:"cgroup"`  // the worker's cgroup folders to join first
 	Disk   int64    `json:"disk"`    // namespaces: size of each private tmpfs
 	Limits Limits   `json:"limits"`
+
+	// Stall is for tests: when set, the init starts a goroutine that blocks in
+	// a system call (as one of another package of the binary may), then sleeps
+	// this long once it has joined its worker's cgroups (as a join slowed by a
+	// busy machine does). See entry.enter.
+	Stall time.Duration `json:"stall,omitempty"`
 }
 
 // Paths the program sees at the namespaces level.
