@@ -185,15 +185,8 @@ func (t *trainer) loadData() error {
 		return err
 	}
 	if cfg.EvalPromptData != "" {
-		n := cfg.EvalMaxPrompts
-		if n == 0 {
-			n = 64
-		}
-		if t.evalSet, err = loadProblems(cfg.EvalPromptData, n, evalSeed(uint64(cfg.Seed)), cfg.arithTasks()); err != nil {
+		if t.evalSet, err = loadEvalSet(cfg.EvalPromptData, cfg.EvalMaxPrompts, uint64(cfg.Seed), cfg.arithTasks()); err != nil {
 			return err
-		}
-		if cfg.EvalMaxPrompts > 0 && len(t.evalSet) > cfg.EvalMaxPrompts {
-			t.evalSet = t.evalSet[:cfg.EvalMaxPrompts]
 		}
 	}
 	t.data = newPromptStream(t.train, cfg.RolloutShuffle, uint64(cfg.Seed), t.st.DataEpoch, t.st.DataPosition)

@@ -62,6 +62,9 @@ func TestTrainSmoke(t *testing.T) {
 		t.Skip("trains a tiny model")
 	}
 	cfg := smokeConfig(t)
+	// Neither `mathrl eval`'s default seed nor its default batch: the final
+	// evaluation's 8 samples come in batches of 3, at seeds 7, 8 and 9.
+	cfg.Seed, cfg.SamplingBatchSize = 7, 3
 	var log testLog
 	err := Train(context.Background(), cfg, TrainOptions{Backend: testBackend(t), Tools: arithTools{}, Progress: &log})
 	if err != nil {
@@ -85,14 +88,17 @@ func TestTrainSmoke(t *testing.T) {
 		t.Fatalf("latest checkpoint %q", dir)
 	}
 
-	// `mathrl eval` on the final checkpoint gives the trainer's final evaluation, sample for sample.
+	// `mathrl eval` on the final checkpoint, its seed and batch left to their
+	// defaults, gives the trainer's final evaluation, sample for sample.
+	req, err := EvalDefaults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(t.TempDir(), "eval.jsonl")
-	sum, err := RunEval(context.Background(), testBackend(t), EvalRequest{
-		Model: dir, Data: cfg.EvalPromptData, MaxPrompts: cfg.EvalMaxPrompts, K: cfg.NSamplesPerEvalPrompt,
-		Budget: cfg.EvalMaxResponseLen, Scorer: cfg.RMType, UseTools: cfg.UseTools, MaxTurns: cfg.MaxTurns,
-		Temperature: cfg.EvalTemperature, TopP: cfg.EvalTopP, Seed: uint64(cfg.Seed), DType: cfg.DType,
-		Out: out, BatchSize: evalBatch(cfg), Tools: arithTools{},
-	})
+	req.Model, req.Data, req.MaxPrompts, req.K = dir, cfg.EvalPromptData, cfg.EvalMaxPrompts, cfg.NSamplesPerEvalPrompt
+	req.Budget, req.Scorer, req.UseTools, req.MaxTurns = cfg.EvalMaxResponseLen, cfg.RMType, cfg.UseTools, cfg.MaxTurns
+	req.Temperature, req.TopP, req.DType, req.Out, req.Tools = cfg.EvalTemperature, cfg.EvalTopP, cfg.DType, out, arithTools{}
+	sum, err := RunEval(context.Background(), testBackend(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
