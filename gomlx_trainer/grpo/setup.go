@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
@@ -123,7 +124,7 @@ func (t *trainer) loadPolicy(resume bool) error {
 		return err
 	}
 	if key := differingKey(cfg, t.st.Config); key != "" {
-		return fmt.Errorf("grpo: resume: config key %s differs from the checkpoint's (only num_rollout, eval_interval, save_interval, keep_ckpts and backend may change)", key)
+		return fmt.Errorf("grpo: resume: config key %s differs from the checkpoint's (only %s may change)", key, strings.Join(resumeFree, ", "))
 	}
 	t.log.Printf("resumed from %s: rollout %d, step %d", dir, t.st.Rollout, t.st.Step)
 	return nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/gomlx/compute"
@@ -168,16 +169,20 @@ func modelName(cfg Config) string {
 	return cfg.HFCheckpoint
 }
 
-// differingKey names the first knob, other than those a resumed run may
-// change, whose value differs between a and b ("" when none).
+// resumeFree are the knobs a resumed run may change: how long it runs, how
+// often it evaluates, saves and records rollouts, how many checkpoints it
+// keeps, and where it computes. Any other must equal the checkpoint's.
+var resumeFree = []string{"num_rollout", "eval_interval", "save_interval", "keep_ckpts", "backend",
+	"save_rollouts_every", "save_rollouts_groups"}
+
+// differingKey names the first knob, other than resumeFree, whose value
+// differs between a and b ("" when none).
 func differingKey(a, b Config) string {
-	free := map[string]bool{"num_rollout": true, "eval_interval": true, "save_interval": true, "keep_ckpts": true, "backend": true,
-		"save_rollouts_every": true, "save_rollouts_groups": true}
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
 	t := va.Type()
 	for i := 0; i < t.NumField(); i++ {
 		k := yamlKey(t.Field(i))
-		if !free[k] && !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+		if !slices.Contains(resumeFree, k) && !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
 			return k
 		}
 	}
