@@ -67,7 +67,7 @@ var readers = []struct {
 	{"evals", func(file string) error {
 		return roundTrip(file, ReadEvalPoints, func(w *bytes.Buffer, s []EvalPoint) error {
 			for _, p := range s {
-				if err := writeLine(w, p); err != nil {
+				if err := jsonl.WriteLine(w, p); err != nil {
 					return err
 				}
 			}

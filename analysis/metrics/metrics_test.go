@@ -348,3 +348,17 @@ func TestBudgetTablesSplitsRuns(t *testing.T) {
 		t.Error("no samples: no error")
 	}
 }
+
+// TestWriteSamplesKeepsSpecialTokens: eval samples write <|im_end|> and the
+// tool tags as they are, as rollout records do (both through jsonl.WriteLine).
+func TestWriteSamplesKeepsSpecialTokens(t *testing.T) {
+	s := sample("a", 0, 10, FinishStop, 1)
+	s.Response = "<tool_call>x</tool_call><|im_end|>"
+	var b strings.Builder
+	if err := WriteSamples(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"response":"<tool_call>x</tool_call><|im_end|>"`) {
+		t.Errorf("WriteSamples wrote %s", b.String())
+	}
+}

@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -156,20 +155,9 @@ func WriteSamples(w io.Writer, samples ...Sample) error {
 		if err := s.Validate(); err != nil {
 			return fmt.Errorf("metrics: sample %d: %w", i, err)
 		}
-		if err := writeLine(w, s); err != nil {
+		if err := jsonl.WriteLine(w, s); err != nil {
 			return fmt.Errorf("metrics: sample %d: %w", i, err)
 		}
 	}
 	return nil
-}
-
-// writeLine writes v as one JSON line.
-func writeLine(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	_, err = w.Write(b)
-	return err
 }

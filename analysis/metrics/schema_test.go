@@ -119,7 +119,7 @@ func TestReadStepMetricsErrors(t *testing.T) {
 		m.Version = StepMetricsVersion
 		mod(&m)
 		var b bytes.Buffer
-		if err := writeLine(&b, m); err != nil {
+		if err := jsonl.WriteLine(&b, m); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()

@@ -159,7 +159,7 @@ func WriteStepMetrics(w io.Writer, steps ...StepMetrics) error {
 		if err := m.Validate(); err != nil {
 			return fmt.Errorf("metrics: step %d: %w", m.Step, err)
 		}
-		if err := writeLine(w, m); err != nil {
+		if err := jsonl.WriteLine(w, m); err != nil {
 			return fmt.Errorf("metrics: step %d: %w", m.Step, err)
 		}
 	}

@@ -1,7 +1,6 @@
 package rollouts
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -155,7 +154,7 @@ func WriteFile(path string, recs []Record) error {
 			if err := rec.Validate(); err != nil {
 				return fmt.Errorf("record %d: %w", i, err)
 			}
-			if err := writeLine(w, rec); err != nil {
+			if err := jsonl.WriteLine(w, rec); err != nil {
 				return fmt.Errorf("record %d: %w", i, err)
 			}
 		}
@@ -216,12 +215,4 @@ func joinInts(xs []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ", ")
-}
-
-// writeLine writes v as one JSON line, with <, > and & as they are (the
-// special tokens are full of them).
-func writeLine(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mathrl/mathrl/internal/jsonl"
 )
 
 func TestWriteFileReadFileRoundTrip(t *testing.T) {
@@ -51,7 +53,7 @@ func TestReadErrorsNameFileLineField(t *testing.T) {
 			var b strings.Builder
 			for i, r := range tc.recs {
 				var line strings.Builder
-				if err := writeLine(&line, r); err != nil {
+				if err := jsonl.WriteLine(&line, r); err != nil {
 					t.Fatal(err)
 				}
 				if i == 1 {

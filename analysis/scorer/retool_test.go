@@ -21,6 +21,10 @@ func TestRetoolScore(t *testing.T) {
 		{"wrong box, no calls: -1 - 0.1", `\boxed{41}`, "42", 0, -1.1, false},
 		{"wrong, 6 calls: -1 + 0.2 capped at -0.6", `\boxed{41}`, "42", 6, -0.8, false},
 		{"wrong, 12 calls: capped at -0.6", `\boxed{41}`, "42", 12, -0.6, false},
+		// An odd number of calls: Python's (calls-2)/2 is a true division, 0.5 per call.
+		{"wrong, 1 call: -1 - 0.05", `\boxed{41}`, "42", 1, -1.05, false},
+		{"wrong, 3 calls: -1 + 0.05", `\boxed{41}`, "42", 3, -0.95, false},
+		{"wrong, 7 calls: -1 + 0.25", `\boxed{41}`, "42", 7, -0.75, false},
 		{"exact string match only", `\boxed{42.0}`, "42", 2, -1, false},
 		{"box outside the last 100 characters", `\boxed{42}` + long, "42", 2, -1, false},
 		{"no box", "42", "42", 2, -1, false},

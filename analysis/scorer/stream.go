@@ -2,7 +2,6 @@ package scorer
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -295,11 +294,8 @@ func toolCalls(obj *jsonl.Ordered, response string) (int, error) {
 
 // jsonString returns s as a JSON string, without HTML escaping.
 func jsonString(s string) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s) // a string always encodes
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	b, _ := jsonl.Marshal(s) // a string always marshals
+	return b
 }
 
 // ScoreFiles runs ScoreStream from files.In to files.Out (see jsonl.Files:

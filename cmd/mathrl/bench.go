@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/bench"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+	"github.com/mathrl/mathrl/internal/jsonl"
 )
 
 // benchOptions are the flags of `mathrl bench`.
@@ -134,7 +134,7 @@ func runBench(ctx context.Context, opts *benchOptions) error {
 		return err
 	}
 	if opts.JSON {
-		return writeJSON(opts.Out, res)
+		return jsonl.WriteLine(opts.Out, res)
 	}
 	return res.WriteText(opts.Out)
 }
@@ -160,17 +160,7 @@ func runBenchCompare(ctx context.Context, opts *benchOptions, main bench.GoMLXSi
 		return err
 	}
 	if opts.JSON {
-		return writeJSON(opts.Out, c)
+		return jsonl.WriteLine(opts.Out, c)
 	}
 	return c.WriteText(opts.Out)
-}
-
-// writeJSON prints v as one line of JSON.
-func writeJSON(w io.Writer, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(w, string(data))
-	return err
 }

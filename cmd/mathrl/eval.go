@@ -29,11 +29,16 @@ func newEvalCmd(runF func(context.Context, *evalOptions) error) *cobra.Command {
 the trainer uses, writes one eval-samples JSONL line per answer (--out) and prints
 avg@k, pass@k and the truncation rate. --model is a Hugging Face folder; a run's
 checkpoint (runs/NAME/ckpt/step-NNNNNN) is one, and its prompts are then
-rendered as that run rendered them (system prompt, tool spec).`,
+rendered as that run rendered them (system prompt, tool spec), and --seed and --batch
+default to that run's, so that with the run's evaluation knobs it gives the run's
+evaluation samples again.`,
 		Example: `  mathrl eval --model runs/demo/ckpt/step-000030 --data arith --samples 4 --max-tokens 160 --scorer math --tools --tokenizer bytes
   mathrl eval --model ~/models/Qwen3-4B-Instruct-2507 --data aime24 --samples 16 --max-tokens 16384 --scorer dapo --tools --backend cuda --dtype bfloat16`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkpointDefaults(cmd, &opts.Request); err != nil {
+				return err
+			}
 			if err := opts.Request.Validate(); err != nil {
 				return err
 			}
@@ -56,17 +61,33 @@ rendered as that run rendered them (system prompt, tool spec).`,
 	f.IntVar(&r.MaxTurns, "max-turns", r.MaxTurns, "tool calls per answer")
 	f.Float64Var(&r.Temperature, "temperature", r.Temperature, "sampling temperature (0: greedy)")
 	f.Float64Var(&r.TopP, "top-p", r.TopP, "nucleus sampling threshold")
-	f.Uint64Var(&r.Seed, "seed", r.Seed, "sampling seed")
+	f.Uint64Var(&r.Seed, "seed", r.Seed, "sampling seed, batch b at seed+b; on a run's checkpoint the run's seed unless given")
 	f.StringVar(&r.DType, "dtype", r.DType, "compute dtype: float32 (f32) or bfloat16 (bf16)")
 	f.StringVar(&r.Tokenizer, "tokenizer", "", `tokenizer.json path, or "bytes" (default: the model folder's)`)
 	f.StringVar(&r.Out, "out", r.Out, "eval-samples JSONL to write")
-	f.IntVar(&r.BatchSize, "batch", r.BatchSize, "sequences generated at once")
+	f.IntVar(&r.BatchSize, "batch", r.BatchSize, "sequences generated at once; on a run's checkpoint the run's evaluation batch (its sampling_batch_size when set) unless given")
 	f.IntVar(&r.ArithDigits, "arith-max-digits", 0, "--data arith: largest operand length (default: the checkpoint run's, else 4)")
 	f.StringVar(&r.ArithOps, "arith-ops", "", `--data arith: operations, "*+", "*" or "+" (default: the checkpoint run's, else "*+")`)
 	defineBackendFlags(f, &opts.Backend, &opts.PJRTPlugin)
 	cmd.MarkFlagRequired("model")
 	cmd.MarkFlagRequired("data")
 	return cmd
+}
+
+// checkpointDefaults sets the --seed and --batch that were not given to
+// those of the run whose checkpoint --model is (see grpo.EvalDefaults).
+func checkpointDefaults(cmd *cobra.Command, r *grpo.EvalRequest) error {
+	d, err := grpo.EvalDefaults(r.Model)
+	if err != nil {
+		return err
+	}
+	if !cmd.Flags().Changed("seed") {
+		r.Seed = d.Seed
+	}
+	if !cmd.Flags().Changed("batch") {
+		r.BatchSize = d.BatchSize
+	}
+	return nil
 }
 
 func runEval(ctx context.Context, opts *evalOptions) error {

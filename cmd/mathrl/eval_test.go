@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,6 +63,57 @@ func TestNewEvalCmd(t *testing.T) {
 				t.Fatalf("eval %q: %v", tc.args, err)
 			}
 			tc.check(t, got)
+		})
+	}
+}
+
+// TestEvalDefaultsOfCheckpoint checks that on a run's checkpoint --seed and
+// --batch default to the run's seed and evaluation batch (its
+// sampling_batch_size), that flags given win, and that a damaged
+// trainer_state.json is an error naming it.
+func TestEvalDefaultsOfCheckpoint(t *testing.T) {
+	cfg := grpo.Default()
+	cfg.Seed, cfg.SamplingBatchSize = 7, 3
+	ckpt := t.TempDir()
+	data, err := json.Marshal(grpo.TrainState{Version: grpo.CheckpointVersion, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ckpt, "trainer_state.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	damaged := t.TempDir()
+	if err := os.WriteFile(filepath.Join(damaged, "trainer_state.json"), data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := grpo.DefaultEvalRequest()
+	for _, tc := range []struct {
+		name        string
+		args        []string
+		seed, batch int
+		err         string
+	}{
+		{"a run's checkpoint", []string{"--model", ckpt}, 7, 3, ""},
+		{"flags win", []string{"--model", ckpt, "--seed", "1", "--batch", "64"}, 1, 64, ""},
+		{"a model folder", []string{"--model", t.TempDir()}, int(d.Seed), d.BatchSize, ""},
+		{"a damaged state", []string{"--model", damaged}, 0, 0, "trainer_state.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got *evalOptions
+			cmd := newEvalCmd(func(_ context.Context, o *evalOptions) error { got = o; return nil })
+			_, _, err := execute(cmd, "", append(tc.args, "--data", "arith")...)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || got != nil {
+					t.Fatalf("err = %v (ran: %v), want %q before any work", err, got != nil, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := got.Request; r.Seed != uint64(tc.seed) || r.BatchSize != tc.batch {
+				t.Errorf("seed %d, batch %d; want %d, %d", r.Seed, r.BatchSize, tc.seed, tc.batch)
+			}
 		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -135,38 +134,4 @@ func TestFullDiskDuringSave(t *testing.T) {
 	}
 	sameFinalCheckpoint(t, straight.Save, cfg.Save)
 	sameStepLines(t, straight.Save, cfg.Save)
-}
-
-// sameFinalCheckpoint requires the newest checkpoints of two run folders to
-// hold the same weights and optimizer state, byte for byte.
-func sameFinalCheckpoint(t *testing.T, runA, runB string) {
-	t.Helper()
-	a, _ := LatestCheckpoint(RunFolder(runA).CkptDir())
-	b, _ := LatestCheckpoint(RunFolder(runB).CkptDir())
-	if a == "" || filepath.Base(a) != filepath.Base(b) {
-		t.Fatalf("newest checkpoints %q and %q", a, b)
-	}
-	for _, name := range []string{"model.safetensors", optimizerFile} {
-		da, errA := os.ReadFile(filepath.Join(a, name))
-		db, errB := os.ReadFile(filepath.Join(b, name))
-		if errA != nil || errB != nil || !bytes.Equal(da, db) {
-			t.Errorf("%s/%s differs (%v, %v)", filepath.Base(a), name, errA, errB)
-		}
-	}
-}
-
-// sameStepLines requires the train.jsonl lines of two run folders to be
-// equal but for their wall-clock fields.
-func sameStepLines(t *testing.T, runA, runB string) {
-	t.Helper()
-	sa, errA := RunFolder(runA).ReadSteps(1 << 30)
-	sb, errB := RunFolder(runB).ReadSteps(1 << 30)
-	if errA != nil || errB != nil || len(sa) != len(sb) || len(sa) == 0 {
-		t.Fatalf("train.jsonl: %d and %d lines (%v, %v)", len(sa), len(sb), errA, errB)
-	}
-	for i := range sa {
-		if a, b := withoutTimes(sa[i]), withoutTimes(sb[i]); !reflect.DeepEqual(a, b) {
-			t.Errorf("step %d: %+v and %+v", i+1, a, b)
-		}
-	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/gomlx/compute"
@@ -173,6 +175,35 @@ func DefaultEvalRequest() EvalRequest {
 		Out: "eval-samples.jsonl"}
 }
 
+// EvalDefaults is DefaultEvalRequest for the model folder model. When model
+// is a checkpoint of a run, the seed and the batch size are that run's
+// (seed, and the evaluation batch: sampling_batch_size when set), so that an
+// evaluation of it samples as the run's own evaluations did, batch b at seed
+// Seed + b; a different batch size regroups the samples and changes them.
+func EvalDefaults(model string) (EvalRequest, error) {
+	req := DefaultEvalRequest()
+	cfg, ok, err := runConfig(model)
+	if err != nil || !ok {
+		return req, err
+	}
+	req.Seed, req.BatchSize = uint64(cfg.Seed), evalBatch(cfg)
+	return req, nil
+}
+
+// runConfig returns the config of the run that wrote the checkpoint folder
+// dir; ok is false when dir is no run's checkpoint (it has no
+// trainer_state.json).
+func runConfig(dir string) (cfg Config, ok bool, err error) {
+	if _, err := os.Stat(filepath.Join(dir, stateFile)); errors.Is(err, os.ErrNotExist) {
+		return Config{}, false, nil
+	}
+	st, err := readTrainState(dir)
+	if err != nil {
+		return Config{}, false, err
+	}
+	return st.Config, true, nil
+}
+
 // Validate reports the first field of req that RunEval cannot use, before any
 // work is done.
 func (req EvalRequest) Validate() error {
@@ -207,21 +238,17 @@ func RunEval(ctx context.Context, backend compute.Backend, req EvalRequest) (met
 	if err != nil {
 		return metrics.Summary{}, err
 	}
-	cfg := req.promptConfig()
+	cfg, err := req.promptConfig()
+	if err != nil {
+		return metrics.Summary{}, err
+	}
 	proto, _, err := newProtocol(cfg, model.Config.VocabSize)
 	if err != nil {
 		return metrics.Summary{}, err
 	}
-	n := req.MaxPrompts
-	if n == 0 {
-		n = 64 // generated tasks: 64 unless asked
-	}
-	problems, err := loadProblems(req.Data, n, evalSeed(req.Seed), cfg.arithTasks())
+	problems, err := loadEvalSet(req.Data, req.MaxPrompts, req.Seed, cfg.arithTasks())
 	if err != nil {
 		return metrics.Summary{}, err
-	}
-	if req.MaxPrompts > 0 && len(problems) > req.MaxPrompts {
-		problems = problems[:req.MaxPrompts]
 	}
 	tools := req.Tools
 	if req.UseTools && tools == nil {
@@ -257,11 +284,15 @@ func (req EvalRequest) loadModel() (*qwen3.Model, error) {
 // promptConfig is the part of a Config that says how prompts are rendered and
 // tasks generated: a checkpoint of a run renders them as that run did, unless
 // the request says otherwise.
-func (req EvalRequest) promptConfig() Config {
+func (req EvalRequest) promptConfig() (Config, error) {
 	cfg := Default()
-	if st, err := readTrainState(req.Model); err == nil {
-		cfg.SystemPrompt, cfg.OfferToolSpec = st.Config.SystemPrompt, st.Config.OfferToolSpec
-		cfg.ArithMaxDigits, cfg.ArithOps = st.Config.ArithMaxDigits, st.Config.ArithOps
+	run, ok, err := runConfig(req.Model)
+	if err != nil {
+		return Config{}, fmt.Errorf("eval: %w", err)
+	}
+	if ok {
+		cfg.SystemPrompt, cfg.OfferToolSpec = run.SystemPrompt, run.OfferToolSpec
+		cfg.ArithMaxDigits, cfg.ArithOps = run.ArithMaxDigits, run.ArithOps
 		if cfg.ArithOps == "" {
 			cfg.ArithOps = Default().ArithOps
 		}
@@ -273,7 +304,26 @@ func (req EvalRequest) promptConfig() Config {
 		cfg.ArithOps = req.ArithOps
 	}
 	cfg.HFCheckpoint, cfg.Tokenizer, cfg.UseTools = req.Model, req.Tokenizer, req.UseTools
-	return cfg
+	return cfg, nil
+}
+
+// loadEvalSet loads the evaluation problems of spec (a dataset name, a JSONL
+// file or "arith"), the first maxPrompts of them (0: all; arith: 64), as the
+// trainer and `mathrl eval` both do. Generated tasks are drawn at
+// evalSeed(seed).
+func loadEvalSet(spec string, maxPrompts int, seed uint64, kind ArithTasks) ([]Problem, error) {
+	n := maxPrompts
+	if n == 0 {
+		n = 64 // generated tasks: 64 unless asked
+	}
+	problems, err := loadProblems(spec, n, evalSeed(seed), kind)
+	if err != nil {
+		return nil, err
+	}
+	if maxPrompts > 0 && len(problems) > maxPrompts {
+		problems = problems[:maxPrompts]
+	}
+	return problems, nil
 }
 
 // evalSeed is the seed of the generated evaluation tasks: far from the

@@ -1,11 +1,13 @@
 package grpo
 
 import (
+	"context"
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 )
 
 // TestEvalLoadsTheRequestedDType is the regression test of `mathrl eval
@@ -35,5 +37,46 @@ func TestEvalLoadsTheRequestedDType(t *testing.T) {
 	req.Model, req.DType = dir, "fp16"
 	if _, err := req.loadModel(); err == nil {
 		t.Error("--dtype fp16: no error")
+	}
+}
+
+// TestEvaluateBatchSeeds evaluates one prompt 4 times in batches of 2: batch
+// b samples at Seed + b, so the two batches differ, and each equals an
+// evaluation of that batch alone at its seed.
+func TestEvaluateBatchSeeds(t *testing.T) {
+	m := tinyModel(t, 3)
+	cfg := Default()
+	cfg.Tokenizer, cfg.UseTools = "bytes", false
+	proto, _, err := newProtocol(cfg, m.Config.VocabSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp := sampler.New(testBackend(t), m)
+	opt := EvalOptions{Problems: []Problem{{ID: "p", Text: "What is 2+3?", Answer: "5"}}, K: 4, Budget: 12,
+		Temperature: 1, TopP: 1, Scorer: "math", Seed: 40, BatchSize: 2}
+	all, err := Evaluate(context.Background(), smp, proto, nil, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 4 {
+		t.Fatalf("%d samples, want 4", len(all))
+	}
+	if all[0].Response == all[2].Response && all[1].Response == all[3].Response {
+		t.Errorf("the two batches of one prompt sampled the same responses %q, %q", all[0].Response, all[1].Response)
+	}
+	for b := range 2 {
+		one := opt
+		one.K, one.Seed = 2, opt.Seed+uint64(b)
+		alone, err := Evaluate(context.Background(), smp, proto, nil, one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range alone {
+			got := all[2*b+i]
+			s.SampleIndex += 2 * b
+			if got != s || got.Seed != int64(opt.Seed)+int64(b) {
+				t.Errorf("batch %d, sample %d: %+v; alone at seed %d: %+v", b, i, got, one.Seed, s)
+			}
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mathrl/mathrl/analysis/plots"
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/internal/atomicfile"
+	"github.com/mathrl/mathrl/internal/jsonl"
 	"github.com/mathrl/mathrl/internal/vcs"
 )
 
@@ -170,7 +171,7 @@ func (r RunFolder) AppendStep(m metrics.StepMetrics) error {
 // step is replaced: a resumed run repeats the evaluation of its checkpoint's
 // step, which TruncateMetrics keeps in case it does not.
 func (r RunFolder) AppendEval(p metrics.EvalPoint) error {
-	line, err := json.Marshal(p)
+	line, err := jsonl.Marshal(p)
 	if err != nil {
 		return fmt.Errorf("grpo: eval line: %w", err)
 	}

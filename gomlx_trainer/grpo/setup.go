@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/data"
@@ -128,7 +129,7 @@ func (t *trainer) loadPolicy(resume bool) error {
 		return err
 	}
 	if key := differingKey(cfg, t.st.Config); key != "" {
-		return fmt.Errorf("grpo: resume: config key %s differs from the checkpoint's (only num_rollout, eval_interval, save_interval, keep_ckpts and backend may change)", key)
+		return fmt.Errorf("grpo: resume: config key %s differs from the checkpoint's (only %s may change)", key, strings.Join(resumeFree, ", "))
 	}
 	t.log.Printf("resumed from %s: rollout %d, step %d", dir, t.st.Rollout, t.st.Step)
 	return nil
@@ -195,17 +196,10 @@ func (t *trainer) loadData() error {
 		}
 	}
 	if cfg.EvalPromptData != "" {
-		n := cfg.EvalMaxPrompts
-		if n == 0 {
-			n = 64
-		}
-		if t.evalSet, err = loadProblems(cfg.EvalPromptData, n, evalSeed(uint64(cfg.Seed)), cfg.arithTasks()); err != nil {
+		if t.evalSet, err = loadEvalSet(cfg.EvalPromptData, cfg.EvalMaxPrompts, uint64(cfg.Seed), cfg.arithTasks()); err != nil {
 			if t.evalSet, err = t.smokeSample(cfg.EvalPromptData, err); err != nil {
 				return err
 			}
-		}
-		if cfg.EvalMaxPrompts > 0 && len(t.evalSet) > cfg.EvalMaxPrompts {
-			t.evalSet = t.evalSet[:cfg.EvalMaxPrompts]
 		}
 	}
 	t.data = newPromptStream(t.train, cfg.RolloutShuffle, uint64(cfg.Seed), t.st.DataEpoch, t.st.DataPosition)

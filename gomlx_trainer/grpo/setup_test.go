@@ -73,3 +73,39 @@ func TestSmokeSampleStandsIn(t *testing.T) {
 		t.Errorf("smoke run with the set: %+v, printed %q, %v", tr.train, log, err)
 	}
 }
+
+// TestDifferingKey changes each knob of Default() in turn: resume accepts
+// the change of a knob that says how long the run goes, how often it
+// evaluates, saves and records rollouts, how many checkpoints it keeps or
+// where it computes, and names any other.
+func TestDifferingKey(t *testing.T) {
+	free := map[string]bool{"num_rollout": true, "eval_interval": true, "save_interval": true, "keep_ckpts": true,
+		"backend": true, "save_rollouts_every": true, "save_rollouts_groups": true}
+	if len(resumeFree) != len(free) {
+		t.Errorf("resumeFree %v, want the keys of %v", resumeFree, free)
+	}
+	for _, k := range Knobs() {
+		c := Default()
+		switch p := k.Ptr(&c).(type) {
+		case *string:
+			*p += "x"
+		case *int:
+			*p++
+		case *int64:
+			*p++
+		case *float64:
+			*p += 0.5
+		case *bool:
+			*p = !*p
+		default:
+			t.Fatalf("knob %s: type %T", k.Key, p)
+		}
+		want := k.Key
+		if free[k.Key] {
+			want = ""
+		}
+		if got := differingKey(Default(), c); got != want {
+			t.Errorf("%s changed: differingKey %q, want %q", k.Key, got, want)
+		}
+	}
+}

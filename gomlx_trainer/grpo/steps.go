@@ -14,18 +14,13 @@ import (
 
 // warmStart runs the supervised warm start if the state has not finished it,
 // then resets the optimizer and saves a checkpoint. Interrupted, it saves
-// first, so that --resume finishes the warm start.
+// first (see stop), so that --resume finishes the warm start.
 func (t *trainer) warmStart(ctx context.Context) error {
 	if t.st.SFTStep >= t.cfg.SFTSteps {
 		return nil
 	}
 	if err := runWarmStart(ctx, t.cfg, &t.st, t.learner, t.proto, t.tools, t.train, t.log); err != nil {
-		if ctx.Err() != nil && !errors.Is(err, ErrNonFinite) {
-			if serr := t.save(); serr != nil {
-				return serr
-			}
-		}
-		return err
+		return t.stop(ctx, err)
 	}
 	if err := resetOptimizer(t.model.Store); err != nil {
 		return err
@@ -57,6 +52,7 @@ func (t *trainer) evaluate(ctx context.Context) error {
 		return nil
 	}
 	cfg, start := t.cfg, time.Now()
+	t.log.Printf("eval at step %d: sampling %d prompts x %d", t.st.Step, len(t.evalSet), cfg.NSamplesPerEvalPrompt)
 	t.marks.mark("eval step %d", t.st.Step)
 	samples, err := Evaluate(ctx, t.smp, t.proto, t.tools, EvalOptions{
 		ModelName: fmt.Sprintf("%s@step-%d", filepath.Base(cfg.Save), t.st.Step), Problems: t.evalSet,

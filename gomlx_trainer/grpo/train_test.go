@@ -1,8 +1,10 @@
 package grpo
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -60,6 +62,9 @@ func TestTrainSmoke(t *testing.T) {
 		t.Skip("trains a tiny model")
 	}
 	cfg := smokeConfig(t)
+	// Neither `mathrl eval`'s default seed nor its default batch: the final
+	// evaluation's 8 samples come in batches of 3, at seeds 7, 8 and 9.
+	cfg.Seed, cfg.SamplingBatchSize = 7, 3
 	var log testLog
 	err := Train(context.Background(), cfg, TrainOptions{Backend: testBackend(t), Tools: arithTools{}, Progress: &log})
 	if err != nil {
@@ -86,14 +91,17 @@ func TestTrainSmoke(t *testing.T) {
 		t.Fatalf("latest checkpoint %q", dir)
 	}
 
-	// `mathrl eval` on the final checkpoint gives the trainer's final evaluation, sample for sample.
+	// `mathrl eval` on the final checkpoint, its seed and batch left to their
+	// defaults, gives the trainer's final evaluation, sample for sample.
+	req, err := EvalDefaults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(t.TempDir(), "eval.jsonl")
-	sum, err := RunEval(context.Background(), testBackend(t), EvalRequest{
-		Model: dir, Data: cfg.EvalPromptData, MaxPrompts: cfg.EvalMaxPrompts, K: cfg.NSamplesPerEvalPrompt,
-		Budget: cfg.EvalMaxResponseLen, Scorer: cfg.RMType, UseTools: cfg.UseTools, MaxTurns: cfg.MaxTurns,
-		Temperature: cfg.EvalTemperature, TopP: cfg.EvalTopP, Seed: uint64(cfg.Seed), DType: cfg.DType,
-		Out: out, BatchSize: evalBatch(cfg), Tools: arithTools{},
-	})
+	req.Model, req.Data, req.MaxPrompts, req.K = dir, cfg.EvalPromptData, cfg.EvalMaxPrompts, cfg.NSamplesPerEvalPrompt
+	req.Budget, req.Scorer, req.UseTools, req.MaxTurns = cfg.EvalMaxResponseLen, cfg.RMType, cfg.UseTools, cfg.MaxTurns
+	req.Temperature, req.TopP, req.DType, req.Out, req.Tools = cfg.EvalTemperature, cfg.EvalTopP, cfg.DType, out, arithTools{}
+	sum, err := RunEval(context.Background(), testBackend(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,6 +204,79 @@ func TestInterruptAndResumeIsExact(t *testing.T) {
 			t.Errorf("step %d: straight %+v, resumed %+v", i+1, a, b)
 		}
 	}
+}
+
+// TestInterruptedEvaluationResumes interrupts a run (as by Ctrl-C) inside an
+// evaluation between rollouts, resumes it, interrupts it inside its final
+// evaluation, and resumes it again: each stop must leave a checkpoint of the
+// step it reached (with save_interval 0 there is no other), and the twice
+// resumed run must end with the weights, train.jsonl, eval.jsonl and final
+// samples of a run that never stopped.
+func TestInterruptedEvaluationResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a tiny model")
+	}
+	backend := testBackend(t)
+	straight := smokeConfig(t)
+	straight.SaveInterval = 0
+	var log testLog
+	if err := Train(context.Background(), straight, TrainOptions{Backend: backend, Tools: arithTools{}, Progress: &log}); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+
+	broken := straight
+	broken.Save = filepath.Join(t.TempDir(), "broken")
+	run := RunFolder(broken.Save)
+	mid, final := straight.StepsPerRollout(), straight.NumRollout*straight.StepsPerRollout()
+	for i, step := range []int{mid, final} {
+		ctx, cancel := context.WithCancel(context.Background())
+		w := &cancelOn{log: &log, line: fmt.Sprintf("mathrl: eval at step %d: sampling", step), cancel: cancel}
+		err := Train(ctx, broken, TrainOptions{Backend: backend, Tools: arithTools{}, Resume: i > 0, Progress: w})
+		cancel()
+		if !errors.Is(err, context.Canceled) || !w.seen {
+			t.Fatalf("run interrupted in the evaluation at step %d returned %v, want context.Canceled\n%s", step, err, log)
+		}
+		if dir, _ := LatestCheckpoint(run.CkptDir()); filepath.Base(dir) != CheckpointName(step) {
+			t.Fatalf("after Ctrl-C in the evaluation at step %d the newest checkpoint is %q", step, dir)
+		}
+	}
+	if err := Train(context.Background(), broken, TrainOptions{Backend: backend, Tools: arithTools{}, Resume: true, Progress: &log}); err != nil {
+		t.Fatalf("resume: %v\n%s", err, log)
+	}
+	sameFinalCheckpoint(t, straight.Save, broken.Save)
+	sameStepLines(t, straight.Save, broken.Save)
+	a, b := readFile(t, RunFolder(straight.Save).EvalsFile()), readFile(t, run.EvalsFile())
+	if !bytes.Equal(a, b) {
+		t.Errorf("eval.jsonl: resumed run's\n%s\nuninterrupted run's\n%s", b, a)
+	}
+	samples := filepath.Join("samples", CheckpointName(final)+".jsonl")
+	sa, sb := readSamples(t, filepath.Join(straight.Save, samples)), readSamples(t, filepath.Join(broken.Save, samples))
+	if len(sa) != len(sb) || len(sa) == 0 {
+		t.Fatalf("%s: %d and %d samples", samples, len(sa), len(sb))
+	}
+	for i := range sa {
+		sa[i].Model, sb[i].Model = "", "" // the run folders' names
+		if sa[i] != sb[i] {
+			t.Errorf("%s sample %d: resumed %+v, uninterrupted %+v", samples, i, sb[i], sa[i])
+		}
+	}
+}
+
+// cancelOn passes a run's progress output to log and calls cancel when a
+// line begins with line, as a Ctrl-C at that point would.
+type cancelOn struct {
+	log    *testLog
+	line   string
+	cancel func()
+	seen   bool
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	if strings.HasPrefix(string(p), c.line) {
+		c.seen = true
+		c.cancel()
+	}
+	return c.log.Write(p)
 }
 
 // withoutTimes is m without its wall-clock fields.
@@ -330,6 +411,40 @@ func TestResumeWithoutCheckpointStarts(t *testing.T) {
 	for i := range want {
 		if a, b := withoutTimes(want[i]), withoutTimes(got[i]); !reflect.DeepEqual(a, b) {
 			t.Errorf("step %d: fresh %+v, resumed %+v", i+1, a, b)
+		}
+	}
+}
+
+// sameFinalCheckpoint requires the newest checkpoints of two run folders to
+// hold the same weights and optimizer state, byte for byte.
+func sameFinalCheckpoint(t *testing.T, runA, runB string) {
+	t.Helper()
+	a, _ := LatestCheckpoint(RunFolder(runA).CkptDir())
+	b, _ := LatestCheckpoint(RunFolder(runB).CkptDir())
+	if a == "" || filepath.Base(a) != filepath.Base(b) {
+		t.Fatalf("newest checkpoints %q and %q", a, b)
+	}
+	for _, name := range []string{"model.safetensors", optimizerFile} {
+		da, errA := os.ReadFile(filepath.Join(a, name))
+		db, errB := os.ReadFile(filepath.Join(b, name))
+		if errA != nil || errB != nil || !bytes.Equal(da, db) {
+			t.Errorf("%s/%s differs (%v, %v)", filepath.Base(a), name, errA, errB)
+		}
+	}
+}
+
+// sameStepLines requires the train.jsonl lines of two run folders to be
+// equal but for their wall-clock fields.
+func sameStepLines(t *testing.T, runA, runB string) {
+	t.Helper()
+	sa, errA := RunFolder(runA).ReadSteps(1 << 30)
+	sb, errB := RunFolder(runB).ReadSteps(1 << 30)
+	if errA != nil || errB != nil || len(sa) != len(sb) || len(sa) == 0 {
+		t.Fatalf("train.jsonl: %d and %d lines (%v, %v)", len(sa), len(sb), errA, errB)
+	}
+	for i := range sa {
+		if a, b := withoutTimes(sa[i]), withoutTimes(sb[i]); !reflect.DeepEqual(a, b) {
+			t.Errorf("step %d: %+v and %+v", i+1, a, b)
 		}
 	}
 }

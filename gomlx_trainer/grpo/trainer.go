@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/gomlx/compute"
@@ -73,16 +74,13 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 	start := time.Now()
 	for t.st.Rollout < cfg.NumRollout {
 		if ctx.Err() != nil { // Ctrl-C: save, then stop
-			if err := t.save(); err != nil {
-				return err
-			}
-			return fmt.Errorf("grpo: interrupted after step %d (checkpoint saved): %w", t.st.Step, ctx.Err())
+			return t.stop(ctx, ctx.Err())
 		}
 
 		// --- evaluation every eval_interval rollouts, and before the first
 		if cfg.EvalInterval > 0 && t.st.Rollout%cfg.EvalInterval == 0 || t.st.Rollout == 0 {
 			if err := t.evaluate(ctx); err != nil {
-				return err
+				return t.stop(ctx, err)
 			}
 		}
 
@@ -90,10 +88,7 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 		// prompts (and, with dynamic sampling's further draws, more groups)
 		r, err := t.rollout(ctx)
 		if err != nil {
-			if ctx.Err() != nil {
-				continue // saved and reported at the top of the loop
-			}
-			return err
+			return t.stop(ctx, err)
 		}
 
 		// --- advantages; dynamic sampling keeps the groups that differ
@@ -102,12 +97,12 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 		// --- optimize: global_batch_size samples per optimizer step, one train.jsonl line each
 		lines, err := t.optimize(seqs, r)
 		if err != nil {
-			return err
+			return t.stop(ctx, err)
 		}
 
 		// --- token-level record of the rollout every save_rollouts_every rollouts, the first and last included
 		if err := t.recordRollout(r); err != nil {
-			return err
+			return t.stop(ctx, err)
 		}
 		t.st.Rollout++
 		t.report(r, seqs, lines, start)
@@ -122,7 +117,7 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 
 	// --- final evaluation, checkpoint and figures
 	if err := t.evaluate(ctx); err != nil {
-		return err
+		return t.stop(ctx, err)
 	}
 	if err := t.save(); err != nil {
 		return err
@@ -135,6 +130,21 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 	t.log.Printf("done: %d rollouts, %d optimizer steps in %s; run folder %s",
 		t.st.Rollout, t.st.Step, time.Since(start).Round(time.Second), t.run.Abs())
 	return nil
+}
+
+// stop ends the run on err. When ctx has ended (Ctrl-C) it first saves a
+// checkpoint, whatever phase err came from (an evaluation, a rollout, the
+// optimizer steps, the final evaluation), so that --resume loses none of the
+// work done, and returns ctx's error. Any other error, a diverged step among
+// them, is returned as it is, with no save.
+func (t *trainer) stop(ctx context.Context, err error) error {
+	if ctx.Err() == nil || errors.Is(err, ErrNonFinite) {
+		return err
+	}
+	if serr := t.save(); serr != nil {
+		return serr
+	}
+	return fmt.Errorf("grpo: interrupted after step %d (checkpoint saved): %w", t.st.Step, ctx.Err())
 }
 
 // evalBatch is the number of sequences evaluated at once.
@@ -162,16 +172,20 @@ func modelName(cfg Config) string {
 	return cfg.HFCheckpoint
 }
 
-// differingKey names the first knob, other than those a resumed run may
-// change, whose value differs between a and b ("" when none).
+// resumeFree are the knobs a resumed run may change: how long it runs, how
+// often it evaluates, saves and records rollouts, how many checkpoints it
+// keeps, and where it computes. Any other must equal the checkpoint's.
+var resumeFree = []string{"num_rollout", "eval_interval", "save_interval", "keep_ckpts", "backend",
+	"save_rollouts_every", "save_rollouts_groups"}
+
+// differingKey names the first knob, other than resumeFree, whose value
+// differs between a and b ("" when none).
 func differingKey(a, b Config) string {
-	free := map[string]bool{"num_rollout": true, "eval_interval": true, "save_interval": true, "keep_ckpts": true, "backend": true,
-		"save_rollouts_every": true, "save_rollouts_groups": true}
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
 	t := va.Type()
 	for i := 0; i < t.NumField(); i++ {
 		k := yamlKey(t.Field(i))
-		if !free[k] && !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+		if !slices.Contains(resumeFree, k) && !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
 			return k
 		}
 	}

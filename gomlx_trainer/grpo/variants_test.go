@@ -300,6 +300,37 @@ func TestTrainVariants(t *testing.T) {
 	}
 }
 
+// TestDynamicSamplingCapsDraws scores every sample 0, so that every group's
+// rewards are all equal and dynamic sampling never fills its batch: each
+// rollout must stop after dynamic_sampling_max_draws further draws of
+// over_sampling_batch_size groups, keep nothing and take no step.
+func TestDynamicSamplingCapsDraws(t *testing.T) {
+	if testing.Short() {
+		t.Skip("samples with a tiny model")
+	}
+	cfg := smokeConfig(t)
+	cfg.EvalPromptData, cfg.EvalInterval, cfg.SaveInterval, cfg.SFTSteps = "", 0, 0, 0
+	cfg.DynamicSampling, cfg.DynamicSamplingMaxDraws, cfg.OverSamplingBatchSize = true, 3, 1
+	var rollouts []RolloutLog
+	var log testLog
+	err := Train(context.Background(), cfg, TrainOptions{Backend: testBackend(t), Tools: arithTools{}, Progress: &log,
+		Reward:    func(_, _ string, _ int) Reward { return Reward{} },
+		OnRollout: func(r RolloutLog) { rollouts = append(rollouts, r) }})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	if len(rollouts) != cfg.NumRollout {
+		t.Fatalf("%d rollouts, want %d", len(rollouts), cfg.NumRollout)
+	}
+	want := cfg.RolloutBatchSize + cfg.DynamicSamplingMaxDraws*cfg.OverSamplingBatchSize
+	for _, r := range rollouts {
+		if len(r.Problems) != want || len(r.Samples) != want*cfg.NSamplesPerPrompt || len(r.Sequences) != 0 || len(r.Steps) != 0 {
+			t.Errorf("rollout %d: %d groups drawn, %d samples, %d sequences kept, %d steps; want %d groups, nothing kept",
+				r.Rollout, len(r.Problems), len(r.Samples), len(r.Sequences), len(r.Steps), want)
+		}
+	}
+}
+
 // alternatingGroups is a reward, for groups of g samples scored in order, that
 // is 0 for every sample of the even groups and 1 only for the first sample of
 // the odd ones.

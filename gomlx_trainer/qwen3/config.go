@@ -153,7 +153,7 @@ func ParseConfig(data []byte) (Config, error) {
 		return Config{}, err
 	}
 	cfg.RopeTheta = theta
-	cfg.TieEmbeddings = true // transformers' PretrainedConfig default
+	cfg.TieEmbeddings = false // transformers' Qwen3Config default
 	if raw.TieWordEmbeddings != nil {
 		cfg.TieEmbeddings = *raw.TieWordEmbeddings
 	}

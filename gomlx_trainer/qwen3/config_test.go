@@ -33,6 +33,13 @@ func TestParseConfig(t *testing.T) {
 		len(cfg.EOSTokenIDs) != 2 {
 		t.Errorf("parsed %+v", cfg)
 	}
+	// Without tie_word_embeddings the embeddings are untied, as in
+	// transformers' Qwen3Config (TestConfigWithoutTieMatchesTransformersLive).
+	cfg, err = ParseConfig([]byte(strings.Replace(old, `"tie_word_embeddings":false`, `"attention_bias":false`, 1)))
+	if err != nil || cfg.TieEmbeddings {
+		t.Errorf("no tie_word_embeddings: tied %v, %v; want untied", cfg.TieEmbeddings, err)
+	}
+	cfg, _ = ParseConfig([]byte(old))
 	// MarshalHF then ParseConfig gives the same config back.
 	data, err := cfg.MarshalHF()
 	if err != nil {

@@ -1,6 +1,9 @@
 package qwen3
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
@@ -38,6 +41,45 @@ func TestLogitsMatchTransformersLive(t *testing.T) {
 		t.Logf("%s on %s: logits against transformers, max error relative to the row's largest %.2e", name, b.String(), worst)
 		if worst > 1e-5 {
 			t.Errorf("%s: logits differ from transformers' by %.2e of the row's largest", name, worst)
+		}
+	}
+}
+
+// TestConfigWithoutTieMatchesTransformersLive writes the untied wide-heads
+// checkpoint with a config.json that leaves tie_word_embeddings out, as
+// Qwen3's own configs do when they keep a separate lm_head, and compares the
+// logits with transformers', which reads the key's default (Qwen3Config's).
+func TestConfigWithoutTieMatchesTransformersLive(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteRandom(wideHeads, dir, "F32", 13); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "config.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	delete(raw, "tie_word_embeddings")
+	if data, err = json.Marshal(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(dir, dtypes.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := [][]int32{{1, 5, 9, 2, 7, 3, 30, 12, 8}}
+	want := hfref.Logits(t, dir, ids)
+	got := logitsOf(t, backendtest.New(t), m, ids)
+	for p := range want[0] {
+		if e := relErr(got[0][p], want[0][p]); e > 1e-5 {
+			t.Fatalf("position %d: logits differ from transformers' by %.2e of the row's largest (tied: %v)", p, e, m.Config.TieEmbeddings)
 		}
 	}
 }

@@ -276,6 +276,22 @@ func TestRunWithoutTools(t *testing.T) {
 	}
 }
 
+// TestRunWithoutToolsEndingOnToolCall has the budget cut a turn right after
+// </tool_call> with tools off: the turn ended on the budget, and no call runs.
+func TestRunWithoutToolsEndingOnToolCall(t *testing.T) {
+	call := append(bytesIDs("<tool_call>code:x"), callID)
+	sess := newFakeSession([][][]int{{append(call, turnOf("y", endID)...)}})
+	tools := &fakeTools{}
+	samples, _, err := Run(context.Background(), sess, 1, fakeProto{}, tools, Options{Budget: len(call), MaxTurns: 2, EndIDs: []int{endID}, ToolCallEnd: callID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := samples[0]
+	if s.Finish != metrics.FinishLength || s.ToolCalls != 0 || len(sess.appended[0]) != 0 || !equalInts(s.IDs, call) || tools.peak.Load() != 0 {
+		t.Errorf("sample %+v (appended %v, tool calls run: %v), want %v ending on %q", s, sess.appended[0], tools.peak.Load() > 0, call, metrics.FinishLength)
+	}
+}
+
 func equalInts(a, b []int) bool {
 	if len(a) != len(b) {
 		return false

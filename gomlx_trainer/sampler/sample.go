@@ -38,6 +38,23 @@ func pick(m mode, logits, temperature, topK, topP, rng *Node) (ids, logProbs, ne
 	}
 	scaled := Div(logits, temperature)
 	logp := LogSoftmax(scaled, -1)
+	keepMask := kept(m, logits, temperature, topK, topP)
+	newRNG, u := RandomUniform(rng, shapes.Make(dtypes.Float32, b, vocab))
+	u = ClipScalar(u, 1e-20, 1-1e-7)
+	gumbel := Neg(Log(Neg(Log(u))))
+	noisy := Add(scaled, gumbel)
+	if keepMask != nil {
+		noisy = Where(keepMask, noisy, Scalar(g, dtypes.Float32, -1e30))
+	}
+	ids = ArgMax(noisy, -1, dtypes.Int32)
+	return ids, chosen(logp, ids), newRNG
+}
+
+// kept returns the mask [b, vocab] of the tokens that top-k and then top-p
+// keep from logits [b, vocab] at temperature (see pick); nil when the mode
+// keeps every token.
+func kept(m mode, logits, temperature, topK, topP *Node) *Node {
+	scaled := Div(logits, temperature)
 	var keepMask *Node // nil keeps every token
 	if m.topK {
 		k := ConvertDType(topK, dtypes.Float32)
@@ -69,15 +86,7 @@ func pick(m mode, logits, temperature, topK, topP, rng *Node) (ids, logProbs, ne
 		}
 		keepMask = top
 	}
-	newRNG, u := RandomUniform(rng, shapes.Make(dtypes.Float32, b, vocab))
-	u = ClipScalar(u, 1e-20, 1-1e-7)
-	gumbel := Neg(Log(Neg(Log(u))))
-	noisy := Add(scaled, gumbel)
-	if keepMask != nil {
-		noisy = Where(keepMask, noisy, Scalar(g, dtypes.Float32, -1e30))
-	}
-	ids = ArgMax(noisy, -1, dtypes.Int32)
-	return ids, chosen(logp, ids), newRNG
+	return keepMask
 }
 
 // chosen returns values[b, ids[b]].

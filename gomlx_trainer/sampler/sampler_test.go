@@ -3,7 +3,9 @@ package sampler
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -428,5 +430,72 @@ func TestStopAndBadInput(t *testing.T) {
 	ss.Close()
 	if _, err := ss.Step(); err == nil {
 		t.Error("step after close: no error")
+	}
+}
+
+// TestKeptSetAtTemperature compares the exact set of tokens that top-p (and
+// top-k then top-p) keep at temperatures other than 1 with the sort-based
+// reference, on rows whose set at temperature 1 differs, so that a filter
+// that ignores the temperature fails.
+func TestKeptSetAtTemperature(t *testing.T) {
+	b := backendtest.New(t)
+	const rows, vocab = 4, 40
+	rng := rand.New(rand.NewPCG(11, 12))
+	logits := make([][]float32, rows)
+	for i := range logits {
+		logits[i] = make([]float32, vocab)
+		for j := range logits[i] {
+			logits[i][j] = float32(rng.NormFloat64() * 2)
+		}
+	}
+	for _, c := range []struct {
+		temp float64
+		k    int
+		p    float64
+	}{
+		{0.5, 0, 0.9}, {2.5, 0, 0.5}, {0.7, 0, 0.3}, {2, 10, 0.6},
+	} {
+		m := mode{topK: c.k > 0, topP: true}
+		got := MustExecOnce(b, func(l, temp, k, p *Node) *Node {
+			return ConvertDType(kept(m, l, temp, k, p), dtypes.Int32)
+		}, logits, float32(c.temp), int32(c.k), float32(c.p)).Value().([][]int32)
+		differs := false
+		for i, row := range logits {
+			want := allowedTokens(row, c.temp, c.k, c.p)
+			differs = differs || !maps.Equal(want, allowedTokens(row, 1, c.k, c.p))
+			for id := range vocab {
+				if (got[i][id] == 1) != want[id] {
+					t.Errorf("temperature %g, top-k %d, top-p %g, row %d: token %d kept %v, want %v (reference set %v)",
+						c.temp, c.k, c.p, i, id, got[i][id] == 1, want[id], want)
+				}
+			}
+		}
+		if !differs {
+			t.Errorf("temperature %g, top-p %g: every row keeps the same set at temperature 1; the case tests nothing", c.temp, c.p)
+		}
+	}
+}
+
+// TestStopAtMaxNewTokens samples greedily a stop token as the last token the
+// budget allows: the sequence ends on the stop ("stop"), not on the budget
+// ("length"), and keeps the stop token.
+func TestStopAtMaxNewTokens(t *testing.T) {
+	m, prompt, want := tinyModel(t)
+	n := 0
+	for i := len(want); i >= 2 && n == 0; i-- {
+		if !slices.Contains(want[:i-1], want[i-1]) {
+			n = i
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no greedy token of %v is new at its place", want)
+	}
+	res, err := New(backendtest.New(t), m).Generate(context.Background(), [][]int{prompt},
+		Options{MaxNewTokens: n, StopIDs: []int{want[n-1]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Finish != Stop || !slices.Equal(res[0].IDs, want[:n]) {
+		t.Errorf("stop id %d as token %d of max_new_tokens %d: %v %q, want %v %q", want[n-1], n, n, res[0].IDs, res[0].Finish, want[:n], Stop)
 	}
 }

@@ -123,7 +123,7 @@ func (o *Ordered) Map() map[string]json.RawMessage {
 // new last field. A value that cannot be marshalled (NaN, a channel) is a
 // *FieldError naming key, and o is left unchanged.
 func (o *Ordered) Set(key string, value any) error {
-	raw, err := marshalNoHTML(value)
+	raw, err := Marshal(value)
 	if err != nil {
 		return &FieldError{Field: key, Err: err}
 	}
@@ -188,21 +188,10 @@ func (o *Ordered) WriteLine(w io.Writer) error {
 func quoteName(key string) (name []byte, plain bool) {
 	for i := 0; i < len(key); i++ {
 		if c := key[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			name, _ := marshalNoHTML(key) // a string always marshals
+			name, _ := Marshal(key) // a string always marshals
 			return name, false
 		}
 	}
 	b := make([]byte, 0, len(key)+2)
 	return append(append(append(b, '"'), key...), '"'), true
-}
-
-// marshalNoHTML is json.Marshal without escaping <, > and &.
-func marshalNoHTML(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

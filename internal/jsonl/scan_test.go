@@ -150,7 +150,7 @@ func checkDecodeString(t *testing.T, raw []byte) {
 
 func TestQuoteName(t *testing.T) {
 	for _, key := range []string{"score", "error", "", "a b", "<|im_end|>&", `q"uote`, `back\slash`, "tab\t", "héllo", "\u2028", "del\x7f", "\xff"} {
-		want, _ := marshalNoHTML(key)
+		want, _ := Marshal(key)
 		if got, _ := quoteName(key); !bytes.Equal(got, want) {
 			t.Errorf("quoteName(%q) = %s, want %s", key, got, want)
 		}
