@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
@@ -308,3 +309,26 @@ func statsFrom(out []*tensors.Tensor) (StepStats, error) {
 	}
 	return StepStats{Loss: v[0], PGLoss: v[1], Tokens: v[2], ClipTokens: v[3], KLSum: v[4], EntropySum: v[5], RatioSum: v[6]}, nil
 }
+
+// resetOptimizer sets the AdamW moments and step counter to zero (between the
+// warm start and GRPO, whose learning rates and loss scales differ).
+func (l *Learner) resetOptimizer() error {
+	for v := range l.Model.Store.IterVariables() {
+		if strings.HasPrefix(v.Scope(), AdamScope) {
+			if err := v.SetValue(tensors.FromShape(v.Shape())); err != nil {
+				return fmt.Errorf("grpo: reset optimizer: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// save writes the learner's state, the policy's weights and the optimizer
+// moments, with tokenizerJSON and st as the checkpoint folder dir (see
+// SaveCheckpoint), marking the phase once the temporary folder exists.
+func (l *Learner) save(dir string, tokenizerJSON []byte, st TrainState, marks *PhaseMarks) error {
+	return saveCheckpoint(dir, l.Model, tokenizerJSON, st, marks)
+}
+
+// params is the number of the policy's parameters.
+func (l *Learner) params() int64 { return l.Model.Config.Params() }

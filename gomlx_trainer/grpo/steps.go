@@ -22,7 +22,7 @@ func (t *trainer) warmStart(ctx context.Context) error {
 	if err := runWarmStart(ctx, t.cfg, &t.st, t.learner, t.proto, t.tools, t.train, t.log); err != nil {
 		return t.stop(ctx, err)
 	}
-	if err := resetOptimizer(t.model.Store); err != nil {
+	if err := t.learner.resetOptimizer(); err != nil {
 		return err
 	}
 	return t.save()
@@ -33,8 +33,8 @@ func (t *trainer) save() error {
 	t.st.Config, t.st.RNG = t.cfg, marshalRNG(t.rngSrc)
 	t.st.DataEpoch, t.st.DataPosition = t.data.epoch, t.data.pos
 	dir, start := filepath.Join(t.run.CkptDir(), CheckpointName(t.st.Step)), time.Now()
-	t.log.Printf("saving checkpoint %s (%d parameters)", dir, t.model.Config.Params())
-	if err := saveCheckpoint(dir, t.model, t.tokJSON, t.st, t.marks); err != nil {
+	t.log.Printf("saving checkpoint %s (%d parameters)", dir, t.learner.params())
+	if err := t.learner.save(dir, t.tokJSON, t.st, t.marks); err != nil {
 		return fmt.Errorf("grpo: checkpoint %s: %w", dir, err)
 	}
 	size, err := diskBytes(dir)
@@ -277,7 +277,7 @@ func (t *trainer) stepMetrics(r *rolloutBatch, part []Sequence, kept, n int, ss 
 		tokens += len(q.Prompt) + len(q.Response)
 	}
 	// model FLOPs (matmuls only, 2 per weight per token forward, 6 forward+backward)
-	params := float64(t.model.Config.Params())
+	params := float64(t.learner.params())
 	m.Extra = map[string]float64{
 		"rollout": float64(t.st.Rollout + 1), "kept_samples": float64(kept), "scorer_errors": float64(r.stats.errors),
 		"train_tokens": float64(tokens), "sampled_tokens": float64(r.gen.SampledTokens) / per,

@@ -5,12 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/gomlx/gomlx/core/tensors"
-	mlmodel "github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/data/arith"
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
@@ -169,17 +165,4 @@ func traceSequence(proto *tokenizer.Protocol, tr arith.Trace, toolOutput string)
 	}
 	add(proto.Tok.Encode(tr.Final+tokenizer.IMEnd), 1)
 	return s, nil
-}
-
-// resetOptimizer sets the AdamW moments and step counter to zero (between the
-// warm start and GRPO, whose learning rates and loss scales differ).
-func resetOptimizer(store *mlmodel.Store) error {
-	for v := range store.IterVariables() {
-		if strings.HasPrefix(v.Scope(), AdamScope) {
-			if err := v.SetValue(tensors.FromShape(v.Shape())); err != nil {
-				return fmt.Errorf("grpo: reset optimizer: %w", err)
-			}
-		}
-	}
-	return nil
 }
