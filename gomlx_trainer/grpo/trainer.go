@@ -86,26 +86,32 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 
 		// --- sample and score: n_samples_per_prompt completions of rollout_batch_size
 		// prompts (and, with dynamic sampling's further draws, more groups)
-		r, err := t.rollout(ctx)
+		b, err := t.drawBatch(ctx)
 		if err != nil {
 			return t.stop(ctx, err)
 		}
 
 		// --- advantages; dynamic sampling keeps the groups that differ
-		seqs := t.sequences(r)
+		kept, seqs := t.sequences(b)
 
-		// --- optimize: global_batch_size samples per optimizer step, one train.jsonl line each
-		lines, err := t.optimize(seqs, r)
+		// --- log-probs of the training graph, when use_tis, the sequence mask or the mismatch metrics ask for them
+		trained, mm, err := t.correct(seqs)
 		if err != nil {
 			return t.stop(ctx, err)
 		}
 
-		// --- token-level record of the rollout every save_rollouts_every rollouts, the first and last included
-		if err := t.recordRollout(r); err != nil {
+		// --- optimize: global_batch_size samples per optimizer step, one train.jsonl line each
+		lines, trainSteps, err := t.optimize(b, trained, mm)
+		if err != nil {
+			return t.stop(ctx, err)
+		}
+
+		// --- token-level records of the batch every save_rollouts_every rollouts, the first and last included
+		if err := t.writeRecords(b, kept, trained, trainSteps); err != nil {
 			return t.stop(ctx, err)
 		}
 		t.st.Rollout++
-		t.report(r, seqs, lines, start)
+		t.report(b, seqs, lines, start)
 
 		// --- checkpoint every save_interval rollouts
 		if cfg.SaveInterval > 0 && t.st.Rollout%cfg.SaveInterval == 0 && t.st.Rollout < cfg.NumRollout {

@@ -5,50 +5,33 @@ import (
 	"math"
 )
 
-// rollout samples and scores one rollout: rollout_batch_size prompt groups,
-// and with dynamic sampling and dynamic_sampling_max_draws, further draws of
-// over_sampling_batch_size groups while fewer than rollout_batch_size groups
-// have rewards that are not all equal (as DAPO and slime fill their batches).
-func (t *trainer) rollout(ctx context.Context) (*rolloutBatch, error) {
+// drawBatch samples and scores one rollout's batch: rollout_batch_size prompt
+// groups, and with dynamic sampling and dynamic_sampling_max_draws, further
+// draws of over_sampling_batch_size groups while fewer than
+// rollout_batch_size groups have rewards that are not all equal (as DAPO and
+// slime fill their batches).
+func (t *trainer) drawBatch(ctx context.Context) (batch, error) {
 	cfg := t.cfg
-	r, err := t.sample(ctx, cfg.RolloutBatchSize)
+	d, err := t.sample(ctx, cfg.RolloutBatchSize)
 	if err != nil {
-		return nil, err
+		return batch{}, err
 	}
-	r.step = t.st.Step
-	t.score(r)
+	b := batch{draw: d, scores: t.score(d), step: t.st.Step}
 	if !cfg.DynamicSampling {
-		return r, nil
+		return b, nil
 	}
 	more := cfg.OverSamplingBatchSize
 	if more == 0 {
 		more = cfg.RolloutBatchSize
 	}
-	for draw := 0; draw < cfg.DynamicSamplingMaxDraws && len(KeepGroups(r.rewards, cfg.NSamplesPerPrompt)) < cfg.RolloutBatchSize; draw++ {
+	for n := 0; n < cfg.DynamicSamplingMaxDraws && len(KeepGroups(b.rewards, cfg.NSamplesPerPrompt)) < cfg.RolloutBatchSize; n++ {
 		extra, err := t.sample(ctx, more)
 		if err != nil {
-			return nil, err
+			return batch{}, err
 		}
-		t.score(extra)
-		r.append(extra)
+		b.draw, b.scores = b.draw.plus(extra), b.scores.plus(t.score(extra))
 	}
-	return r, nil
-}
-
-// append adds o's groups, samples and statistics to r.
-func (r *rolloutBatch) append(o *rolloutBatch) {
-	r.problems = append(r.problems, o.problems...)
-	r.prompts = append(r.prompts, o.prompts...)
-	r.samples = append(r.samples, o.samples...)
-	r.rewards = append(r.rewards, o.rewards...)
-	r.verdicts = append(r.verdicts, o.verdicts...)
-	r.stats.merge(o.stats)
-	r.gen.GenerateSeconds += o.gen.GenerateSeconds
-	r.gen.ToolSeconds += o.gen.ToolSeconds
-	r.gen.SampledTokens += o.gen.SampledTokens
-	r.seconds += o.seconds
-	r.scoreSeconds += o.scoreSeconds
-	r.drawn += o.drawn
+	return b, nil
 }
 
 // mismatchStats describe the rollout/trainer mismatch of one rollout's kept
