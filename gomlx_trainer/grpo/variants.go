@@ -34,11 +34,11 @@ func (t *trainer) drawBatch(ctx context.Context) (batch, error) {
 	return b, nil
 }
 
-// mismatchStats describe the rollout/trainer mismatch of one rollout's kept
+// mismatchStats describe the sampler/trainer mismatch of one rollout's kept
 // sequences, measured before its first update.
 type mismatchStats struct {
 	measured      bool
-	meanAbsDiff   float64 // mean |log π_train − log π_rollout| over sampled tokens
+	meanAbsDiff   float64 // mean |log π_train − log π_sampler| over sampled tokens
 	maxAbsDiff    float64
 	isWeightMean  float64 // mean truncated importance weight (use_tis)
 	maskedSeqs    int     // sequences left out by the sequence mask
@@ -87,7 +87,7 @@ func correctSequences(seqs []Sequence, train [][]float32, cfg Config) []Sequence
 	return out
 }
 
-// sequenceRatioOf is exp of the mean of log π_train − log π_rollout over the
+// sequenceRatioOf is exp of the mean of log π_train − log π_sampler over the
 // sequence's sampled tokens (1 for a sequence without any).
 func sequenceRatioOf(s Sequence, train []float32) float64 {
 	var d, n float64
@@ -103,7 +103,7 @@ func sequenceRatioOf(s Sequence, train []float32) float64 {
 	return math.Exp(d / n)
 }
 
-// mismatchOf measures |log π_train − log π_rollout| over the sampled tokens.
+// mismatchOf measures |log π_train − log π_sampler| over the sampled tokens.
 func mismatchOf(seqs []Sequence, train [][]float32, cfg Config) mismatchStats {
 	m := mismatchStats{measured: true}
 	var sum, isSum float64

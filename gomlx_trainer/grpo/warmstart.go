@@ -138,8 +138,8 @@ func traceSequences(ctx context.Context, proto *tokenizer.Protocol, tools rollou
 	return seqs, nil
 }
 
-// traceSequence renders a warm-start trace as the token stream a rollout
-// would produce: the prompt, then the response with mask 1 on what the
+// traceSequence renders a warm-start trace as the training sequence that
+// sampling the same response would give: the prompt, then the response with mask 1 on what the
 // assistant writes and 0 on the tool's response turn. toolOutput is the real
 // output of the trace's code.
 func traceSequence(proto *tokenizer.Protocol, tr arith.Trace, toolOutput string) (Sequence, error) {
