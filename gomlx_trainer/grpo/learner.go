@@ -46,9 +46,11 @@ func (s *StepStats) Add(o StepStats) {
 	s.RatioSum += o.RatioSum
 }
 
-// Learner owns the policy's training graphs: one that adds a micro-batch's
-// gradients into accumulators, one that clips and applies them with AdamW, and
-// one that computes per-token log-probs (for the frozen reference).
+// Learner owns the policy, its optimizer state (in the model's store) and
+// its training graphs: one that adds a micro-batch's gradients into
+// accumulators, one that clips and applies them with AdamW, and one that
+// computes per-token log-probs (for the frozen reference). The trainer's loop
+// goes through it to reset the optimizer and to save a checkpoint.
 type Learner struct {
 	Model   *qwen3.Model
 	backend compute.Backend
