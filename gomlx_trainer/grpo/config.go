@@ -85,7 +85,7 @@ type Config struct {
 	KLLossType                  string  `yaml:"kl_loss_type" json:"kl_loss_type" slime:"--kl-loss-type" help:"KL estimator: k1 (logp − ref), k2 ((logp − ref)²/2), k3, or low_var_kl (k3 clamped to [-10, 10])"`
 	EntropyCoef                 float64 `yaml:"entropy_coef" json:"entropy_coef" slime:"--entropy-coef" help:"weight of an entropy bonus (subtracted from the loss)"`
 
-	// --- rollout/trainer mismatch and length shaping
+	// --- sampler/trainer mismatch and length shaping
 	GetMismatchMetrics    bool    `yaml:"get_mismatch_metrics" json:"get_mismatch_metrics,omitempty" slime:"--get-mismatch-metrics" help:"before each rollout's first update, recompute the response tokens' log-probs with the training graph and log the mean and max |log π_train − log π_rollout| (train_rollout_logprob_abs_diff)"`
 	UseTIS                bool    `yaml:"use_tis" json:"use_tis,omitempty" slime:"--use-tis" help:"truncated importance sampling: the policy loss of each token is weighted by clamp(π_train/π_rollout, tis_clip_low, tis_clip), and the PPO ratio is taken against π_train (the recomputed log-probs, as slime does)"`
 	TISClip               float64 `yaml:"tis_clip" json:"tis_clip" slime:"--tis-clip" help:"upper clamp C of the importance weights"`

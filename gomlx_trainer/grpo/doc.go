@@ -9,19 +9,42 @@
 // # Overview
 //
 // Train is one loop that reads top to bottom; each rollout goes through
-// these steps, each a method of the run's trainer value: RolloutBatchSize
-// prompts × NSamplesPerPrompt samples are generated with the multi-turn tool
-// loop of package rollout (the sampler keeps its KV cache while the sandbox
-// runs tool calls), scored (the rm_type scorer of package scorer, or
-// TrainOptions.Reward), turned into per-group advantages (GroupAdvantages,
-// optionally filtered by KeepGroups), and split into GlobalBatchSize-sample
-// optimizer steps; each step (Learner.Step) sums the gradients of its
-// micro-batches (AccumulateGradients), clips them to a global norm and applies
-// AdamW (ApplyAdamW). Log-probs recorded at sampling time are the "old" policy
+// these steps, each a method of the run's trainer value that returns what it
+// computed to the next: drawBatch generates RolloutBatchSize prompts ×
+// NSamplesPerPrompt samples with the tool loop of package rollout (the
+// sampler keeps its KV cache while the sandbox runs tool calls) and scores
+// them (the rm_type scorer of package scorer, or TrainOptions.Reward);
+// sequences turns them into per-group advantages (GroupAdvantages, optionally
+// filtered by KeepGroups); correct recomputes their log-probs with the
+// training graph when use_tis, the sequence mask or the mismatch metrics ask
+// for them; optimize splits them into GlobalBatchSize-sample optimizer
+// steps. Each step (Learner.Step) sums the gradients of its micro-batches
+// (AccumulateGradients), clips them to a global norm and applies AdamW
+// (ApplyAdamW). Log-probs recorded at sampling time are the "old" policy
 // of the PPO ratio. The supervised warm start takes the same Learner.Step.
-// Every save_rollouts_every rollouts the trainer records the rollout token by
-// token (package rollouts' schema) from the arrays its loss took: the masks,
-// old log-probs and advantages of the sequences after every correction.
+// The Learner owns the policy and its optimizer state: the loop asks it to
+// reset the optimizer and to save a checkpoint. Every save_rollouts_every
+// rollouts the trainer writes the batch's records token by token (package
+// rollouts' schema) from the arrays its loss took: the masks, old log-probs
+// and advantages of the sequences after every correction.
+//
+// # Words
+//
+// The word "rollout" could mean several things; in this package each has its
+// own name:
+//
+//   - a rollout is one iteration of the loop (num_rollout of them): a batch
+//     drawn, scored and trained on (TrainState.Rollout counts them);
+//   - a batch is the scored samples of one rollout, every draw of them (a
+//     draw samples some prompt groups once; dynamic sampling draws again),
+//     not to be confused with the padded Batch of a micro-batch;
+//   - a sample is one response to one prompt (rollout.Sample), and a
+//     sequence is a sample's prompt and response as the loss takes them
+//     (Sequence);
+//   - a record is a sample written token by token to rollouts/step-N.jsonl
+//     (rollouts.Record);
+//   - the tool loop is package rollout's multi-turn generation (rollout.Run),
+//     and the sampler's log-probs are π_sampler, the training graph's π_train.
 //
 // Graph-building functions (PolicyLoss, KL, ClipByGlobalNorm, ApplyAdamW) are
 // tested on tiny inputs against numbers computed independently.

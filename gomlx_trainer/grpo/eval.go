@@ -97,7 +97,7 @@ func Evaluate(ctx context.Context, smp *sampler.Sampler, proto *tokenizer.Protoc
 	return out, nil
 }
 
-// genOptions are the sampling knobs of one batch of rollouts.
+// genOptions are the sampling knobs of one batch of samples.
 type genOptions struct {
 	budget        int
 	temperature   float64

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
@@ -45,9 +46,11 @@ func (s *StepStats) Add(o StepStats) {
 	s.RatioSum += o.RatioSum
 }
 
-// Learner owns the policy's training graphs: one that adds a micro-batch's
-// gradients into accumulators, one that clips and applies them with AdamW, and
-// one that computes per-token log-probs (for the frozen reference).
+// Learner owns the policy, its optimizer state (in the model's store) and
+// its training graphs: one that adds a micro-batch's gradients into
+// accumulators, one that clips and applies them with AdamW, and one that
+// computes per-token log-probs (for the frozen reference). The trainer's loop
+// goes through it to reset the optimizer and to save a checkpoint.
 type Learner struct {
 	Model   *qwen3.Model
 	backend compute.Backend
@@ -308,3 +311,26 @@ func statsFrom(out []*tensors.Tensor) (StepStats, error) {
 	}
 	return StepStats{Loss: v[0], PGLoss: v[1], Tokens: v[2], ClipTokens: v[3], KLSum: v[4], EntropySum: v[5], RatioSum: v[6]}, nil
 }
+
+// resetOptimizer sets the AdamW moments and step counter to zero (between the
+// warm start and GRPO, whose learning rates and loss scales differ).
+func (l *Learner) resetOptimizer() error {
+	for v := range l.Model.Store.IterVariables() {
+		if strings.HasPrefix(v.Scope(), AdamScope) {
+			if err := v.SetValue(tensors.FromShape(v.Shape())); err != nil {
+				return fmt.Errorf("grpo: reset optimizer: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// save writes the learner's state, the policy's weights and the optimizer
+// moments, with tokenizerJSON and st as the checkpoint folder dir (see
+// SaveCheckpoint), marking the phase once the temporary folder exists.
+func (l *Learner) save(dir string, tokenizerJSON []byte, st TrainState, marks *PhaseMarks) error {
+	return saveCheckpoint(dir, l.Model, tokenizerJSON, st, marks)
+}
+
+// params is the number of the policy's parameters.
+func (l *Learner) params() int64 { return l.Model.Config.Params() }

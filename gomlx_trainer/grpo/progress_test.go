@@ -50,7 +50,7 @@ type statusLog []rollout.Status
 
 func (l *statusLog) Update(s rollout.Status) { *l = append(*l, s) }
 
-// TestGenerateProgress runs the rollout loop on a tiny random policy with and
+// TestGenerateProgress runs the tool loop on a tiny random policy with and
 // without a Progress: listening changes no sample, and the sampler adapter
 // reports every sampled token, step by step.
 func TestGenerateProgress(t *testing.T) {

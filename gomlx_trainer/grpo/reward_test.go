@@ -12,7 +12,7 @@ func TestScorerReward(t *testing.T) {
 	if r := ScorerReward("dapo")("Answer: 7", `\frac{1}{2}`, 0); r.Err == nil || r.Value != 0 {
 		t.Errorf("dapo on a symbolic label: %+v, want an error and reward 0", r)
 	}
-	// retool reads the rollout's tool-call count, not the text's
+	// retool reads the sample's tool-call count, not the text's
 	if r := ScorerReward("retool")(`\boxed{41}`, "42", 6); r.Correct || r.Value != -0.8 {
 		t.Errorf("retool with 6 calls: %+v, want -0.8", r)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
 )
 
-// TestTrainRecordsRollouts trains a tiny model, recording every rollout, and
+// TestTrainRecordsRollouts trains a tiny model, recording every rollout's batch, and
 // checks the records against what the loss was handed (the OnRollout hook's
 // sequences) and against the tool protocol: the tokens with mask 0 are
 // exactly the tool-response turns that the tokenizer's Protocol renders for

@@ -28,7 +28,7 @@ import (
 //	train.jsonl       one metrics.StepMetrics line per optimizer step
 //	eval.jsonl        one metrics.EvalPoint line per evaluation
 //	samples/          eval samples (metrics.Sample JSONL), step-NNNNNN.jsonl
-//	rollouts/         training rollouts token by token (rollouts.Record JSONL), step-NNNNNN.jsonl, every save_rollouts_every rollouts
+//	rollouts/         records of the training samples token by token (rollouts.Record JSONL), step-NNNNNN.jsonl, every save_rollouts_every rollouts
 //	ckpt/             checkpoints, step-NNNNNN/ (Hugging Face folders + optimizer and trainer state)
 //	figures/          training curves, training_NAME.{png,svg} (NAME: the folder's name)
 type RunFolder string

@@ -24,8 +24,7 @@ type trainer struct {
 	reward    RewardFunc
 	onRollout func(RolloutLog)
 
-	model   *qwen3.Model
-	learner *Learner
+	learner *Learner // the policy and its optimizer state
 	smp     *sampler.Sampler
 	proto   *tokenizer.Protocol
 	tokJSON []byte // tokenizer.json, copied into checkpoints
@@ -54,7 +53,8 @@ func newTrainer(cfg Config, opt TrainOptions) (*trainer, error) {
 	if t.reward == nil {
 		t.reward = ScorerReward(cfg.RMType)
 	}
-	if err := t.loadPolicy(opt.Resume); err != nil {
+	model, err := t.loadPolicy(opt.Resume)
+	if err != nil {
 		return nil, err
 	}
 	t.rngSrc = rand.NewPCG(uint64(cfg.Seed), 0x6772706f)
@@ -70,7 +70,7 @@ func newTrainer(cfg Config, opt TrainOptions) (*trainer, error) {
 			t.close()
 		}
 	}()
-	isolation, err := t.setupModels(opt)
+	isolation, err := t.setupModels(opt, model)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func newTrainer(cfg Config, opt TrainOptions) (*trainer, error) {
 		return nil, err
 	}
 	t.log.Printf("policy %s: %d parameters, vocabulary %d; %d training prompts, %d evaluation prompts",
-		modelName(cfg), t.model.Config.Params(), t.model.Config.VocabSize, len(t.train), len(t.evalSet))
+		modelName(cfg), model.Config.Params(), model.Config.VocabSize, len(t.train), len(t.evalSet))
 	t.log.Printf("samples per rollout: %d (%d prompts x %d); optimizer steps per rollout: %d; response budget %d tokens",
 		cfg.Samples(), cfg.RolloutBatchSize, cfg.NSamplesPerPrompt, cfg.StepsPerRollout(), cfg.RolloutMaxResponseLen)
 	ok = true
@@ -93,54 +93,57 @@ func newTrainer(cfg Config, opt TrainOptions) (*trainer, error) {
 }
 
 // loadPolicy makes a fresh policy, or with resume loads the newest intact
-// checkpoint of the run folder and its trainer state. A resume that finds no
+// checkpoint of the run folder (the policy with its optimizer state) and its
+// trainer state, which it sets in t.st. A resume that finds no
 // checkpoint (a run stopped before its first save) starts the run; one that
 // finds only damaged checkpoints fails (see resumeCheckpoint).
-func (t *trainer) loadPolicy(resume bool) error {
+func (t *trainer) loadPolicy(resume bool) (*qwen3.Model, error) {
 	cfg, ckptDir := t.cfg, t.run.CkptDir()
 	if err := tidyCheckpoints(ckptDir, t.log); err != nil {
-		return err
+		return nil, err
 	}
 	dir := ""
 	if resume {
 		var err error
 		if dir, err = resumeCheckpoint(ckptDir, t.log); err != nil {
-			return err
+			return nil, err
 		}
 		if dir == "" {
 			t.log.Printf("resume: no checkpoint in %s yet; starting the run", ckptDir)
 		}
 	} else if latest, _ := LatestCheckpoint(ckptDir); latest != "" {
-		return fmt.Errorf("grpo: %s already holds checkpoints: pass --resume to continue, or choose another --save", cfg.Save)
+		return nil, fmt.Errorf("grpo: %s already holds checkpoints: pass --resume to continue, or choose another --save", cfg.Save)
 	}
 	if dir == "" {
 		model, err := newPolicy(cfg)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		t.model, t.st = model, TrainState{Config: cfg}
-		return nil
+		t.st = TrainState{Config: cfg}
+		return model, nil
 	}
 	dtype, err := qwen3.ParseDType(cfg.DType)
 	if err != nil {
-		return fmt.Errorf("grpo: config dtype: %w", err)
+		return nil, fmt.Errorf("grpo: config dtype: %w", err)
 	}
-	if t.model, t.st, err = loadCheckpoint(dir, dtype); err != nil {
-		return err
+	model, st, err := loadCheckpoint(dir, dtype)
+	if err != nil {
+		return nil, err
 	}
+	t.st = st
 	if key := differingKey(cfg, t.st.Config); key != "" {
-		return fmt.Errorf("grpo: resume: config key %s differs from the checkpoint's (only %s may change)", key, strings.Join(resumeFree, ", "))
+		return nil, fmt.Errorf("grpo: resume: config key %s differs from the checkpoint's (only %s may change)", key, strings.Join(resumeFree, ", "))
 	}
 	t.log.Printf("resumed from %s: rollout %d, step %d", dir, t.st.Rollout, t.st.Step)
-	return nil
+	return model, nil
 }
 
-// setupModels builds the chat protocol, the tools, the sampler and the
-// learner (with the frozen reference when the KL penalty is on). It returns
-// the tools' isolation level.
-func (t *trainer) setupModels(opt TrainOptions) (isolation string, err error) {
+// setupModels builds the chat protocol, the tools, and the sampler and the
+// learner of model (the learner with the frozen reference when the KL penalty
+// is on). It returns the tools' isolation level.
+func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation string, err error) {
 	cfg := t.cfg
-	if t.proto, t.tokJSON, err = newProtocol(cfg, t.model.Config.VocabSize); err != nil {
+	if t.proto, t.tokJSON, err = newProtocol(cfg, model.Config.VocabSize); err != nil {
 		return "", err
 	}
 	t.tools, isolation = opt.Tools, "injected"
@@ -154,8 +157,8 @@ func (t *trainer) setupModels(opt TrainOptions) (isolation string, err error) {
 	if t.tools != nil && t.marks != nil {
 		t.tools = markedTools{t.tools, t.marks}
 	}
-	t.learner = NewLearnerWith(opt.Backend, t.model, lossConfig(cfg), adamConfig(cfg), cfg.RolloutTemperature, modelOptions(cfg))
-	t.smp = sampler.New(opt.Backend, t.model)
+	t.learner = NewLearnerWith(opt.Backend, model, lossConfig(cfg), adamConfig(cfg), cfg.RolloutTemperature, modelOptions(cfg))
+	t.smp = sampler.New(opt.Backend, model)
 	if klCoef(cfg) != 0 {
 		ref, err := newPolicy(cfg)
 		if err != nil {

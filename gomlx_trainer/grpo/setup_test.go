@@ -76,7 +76,7 @@ func TestSmokeSampleStandsIn(t *testing.T) {
 
 // TestDifferingKey changes each knob of Default() in turn: resume accepts
 // the change of a knob that says how long the run goes, how often it
-// evaluates, saves and records rollouts, how many checkpoints it keeps or
+// evaluates, saves and writes records, how many checkpoints it keeps or
 // where it computes, and names any other.
 func TestDifferingKey(t *testing.T) {
 	free := map[string]bool{"num_rollout": true, "eval_interval": true, "save_interval": true, "keep_ckpts": true,

@@ -7,8 +7,8 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 )
 
-// rolloutStats sums what one rollout's samples did.
-type rolloutStats struct {
+// batchStats sums what one rollout's samples did.
+type batchStats struct {
 	n, correct, errors, truncated int
 	rewardSum, rewardSq           float64
 	lenSum                        int
@@ -17,7 +17,7 @@ type rolloutStats struct {
 	toolNoOutput                  int
 }
 
-func (r *rolloutStats) add(s rollout.Sample, rw Reward) {
+func (r *batchStats) add(s rollout.Sample, rw Reward) {
 	r.n++
 	if rw.Correct {
 		r.correct++
@@ -37,12 +37,12 @@ func (r *rolloutStats) add(s rollout.Sample, rw Reward) {
 	r.toolNoOutput += s.NoOutput
 }
 
-func (r *rolloutStats) rewardMean() float64     { return r.rewardSum / float64(max(r.n, 1)) }
-func (r *rolloutStats) accuracy() float64       { return float64(r.correct) / float64(max(r.n, 1)) }
-func (r *rolloutStats) lenMean() float64        { return float64(r.lenSum) / float64(max(r.n, 1)) }
-func (r *rolloutStats) toolsPerSample() float64 { return float64(r.toolCalls) / float64(max(r.n, 1)) }
+func (r *batchStats) rewardMean() float64     { return r.rewardSum / float64(max(r.n, 1)) }
+func (r *batchStats) accuracy() float64       { return float64(r.correct) / float64(max(r.n, 1)) }
+func (r *batchStats) lenMean() float64        { return float64(r.lenSum) / float64(max(r.n, 1)) }
+func (r *batchStats) toolsPerSample() float64 { return float64(r.toolCalls) / float64(max(r.n, 1)) }
 
-func (r *rolloutStats) metrics(step int, ss StepStats, gradNorm, lr float64) metrics.StepMetrics {
+func (r *batchStats) metrics(step int, ss StepStats, gradNorm, lr float64) metrics.StepMetrics {
 	mean := r.rewardMean()
 	variance := math.Max(r.rewardSq/float64(max(r.n, 1))-mean*mean, 0)
 	m := metrics.StepMetrics{
@@ -64,7 +64,7 @@ func (r *rolloutStats) metrics(step int, ss StepStats, gradNorm, lr float64) met
 }
 
 // merge adds o's sums to r.
-func (r *rolloutStats) merge(o rolloutStats) {
+func (r *batchStats) merge(o batchStats) {
 	r.n += o.n
 	r.correct += o.correct
 	r.errors += o.errors

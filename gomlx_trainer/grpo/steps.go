@@ -22,7 +22,7 @@ func (t *trainer) warmStart(ctx context.Context) error {
 	if err := runWarmStart(ctx, t.cfg, &t.st, t.learner, t.proto, t.tools, t.train, t.log); err != nil {
 		return t.stop(ctx, err)
 	}
-	if err := resetOptimizer(t.model.Store); err != nil {
+	if err := t.learner.resetOptimizer(); err != nil {
 		return err
 	}
 	return t.save()
@@ -33,8 +33,8 @@ func (t *trainer) save() error {
 	t.st.Config, t.st.RNG = t.cfg, marshalRNG(t.rngSrc)
 	t.st.DataEpoch, t.st.DataPosition = t.data.epoch, t.data.pos
 	dir, start := filepath.Join(t.run.CkptDir(), CheckpointName(t.st.Step)), time.Now()
-	t.log.Printf("saving checkpoint %s (%d parameters)", dir, t.model.Config.Params())
-	if err := saveCheckpoint(dir, t.model, t.tokJSON, t.st, t.marks); err != nil {
+	t.log.Printf("saving checkpoint %s (%d parameters)", dir, t.learner.params())
+	if err := t.learner.save(dir, t.tokJSON, t.st, t.marks); err != nil {
 		return fmt.Errorf("grpo: checkpoint %s: %w", dir, err)
 	}
 	size, err := diskBytes(dir)
@@ -79,130 +79,153 @@ func (t *trainer) evaluate(ctx context.Context) error {
 	return nil
 }
 
-// rolloutBatch is one rollout on its way through the loop.
-type rolloutBatch struct {
-	problems     []Problem        // rollout_batch_size problems
-	prompts      [][]int          // one per sample: n_samples_per_prompt copies of each problem's prompt
-	samples      []rollout.Sample // one per prompt
-	gen          rollout.Stats    // generation and tool times
-	seconds      float64          // wall time of the sampling
-	rewards      []float64        // one per sample, set by score
-	stats        rolloutStats     // set by score
-	scoreSeconds float64          // wall time of the scoring
-	drawn        int              // prompt groups drawn (more than problems' rollout_batch_size with dynamic sampling's further draws)
-	mismatch     mismatchStats    // set by correct, before the first update
-	step         int              // optimizer steps the sampling policy had taken, set by rollout
-	verdicts     []Reward         // one per sample, set by score
-	kept         []int            // the sample behind each sequence, set by sequences
-	trained      []Sequence       // the sequences as the loss took them (after correct), set by optimize
-	trainSteps   []int            // the optimizer step of each of trained, set by optimize
+// draw is what sampling some prompt groups once produced: n_samples_per_prompt
+// samples of each problem, problem by problem.
+type draw struct {
+	problems      []Problem        // one per group
+	prompts       [][]int          // one per sample: its problem's prompt
+	samples       []rollout.Sample // one per prompt
+	gen           rollout.Stats    // generation and tool times
+	sampleSeconds float64          // wall time of the sampling
+}
+
+// plus is d followed by o's groups.
+func (d draw) plus(o draw) draw {
+	d.problems = append(d.problems, o.problems...)
+	d.prompts = append(d.prompts, o.prompts...)
+	d.samples = append(d.samples, o.samples...)
+	d.gen.GenerateSeconds += o.gen.GenerateSeconds
+	d.gen.ToolSeconds += o.gen.ToolSeconds
+	d.gen.SampledTokens += o.gen.SampledTokens
+	d.sampleSeconds += o.sampleSeconds
+	return d
+}
+
+// scores are the rewards of a draw's samples and what the samples did.
+type scores struct {
+	rewards      []float64 // one per sample, the overlong penalty included
+	verdicts     []Reward  // one per sample
+	stats        batchStats
+	scoreSeconds float64 // wall time of the scoring
+}
+
+// plus is s followed by o's samples.
+func (s scores) plus(o scores) scores {
+	s.rewards = append(s.rewards, o.rewards...)
+	s.verdicts = append(s.verdicts, o.verdicts...)
+	s.stats.merge(o.stats)
+	s.scoreSeconds += o.scoreSeconds
+	return s
+}
+
+// batch is the scored samples of one rollout, every draw of it (see
+// drawBatch): what the later steps of the loop read.
+type batch struct {
+	draw
+	scores
+	step int // optimizer steps the sampling policy had taken
 }
 
 // sample draws the next groups prompts that fit rollout_max_prompt_len and
 // generates n_samples_per_prompt responses to each, sampling_batch_size
 // sequences at a time.
-func (t *trainer) sample(ctx context.Context, groups int) (*rolloutBatch, error) {
+func (t *trainer) sample(ctx context.Context, groups int) (draw, error) {
 	cfg, start := t.cfg, time.Now()
-	r := &rolloutBatch{drawn: groups}
-	for skipped := 0; len(r.problems) < groups; {
+	var d draw
+	for skipped := 0; len(d.problems) < groups; {
 		p := t.data.next()
 		ids, err := t.proto.PromptIDs(p.Text)
 		if err != nil {
-			return nil, err
+			return draw{}, err
 		}
 		if len(ids) > cfg.RolloutMaxPromptLen {
 			if skipped++; skipped >= len(t.train) {
-				return nil, fmt.Errorf("grpo: no training prompt fits rollout_max_prompt_len %d (e.g. %s: %d tokens)", cfg.RolloutMaxPromptLen, p.ID, len(ids))
+				return draw{}, fmt.Errorf("grpo: no training prompt fits rollout_max_prompt_len %d (e.g. %s: %d tokens)", cfg.RolloutMaxPromptLen, p.ID, len(ids))
 			}
 			continue
 		}
-		r.problems = append(r.problems, p)
+		d.problems = append(d.problems, p)
 		for range cfg.NSamplesPerPrompt {
-			r.prompts = append(r.prompts, ids)
+			d.prompts = append(d.prompts, ids)
 		}
 	}
 	chunk := cfg.SamplingBatchSize
 	if chunk <= 0 {
-		chunk = len(r.prompts)
+		chunk = len(d.prompts)
 	}
 	seed := t.rng.Uint64()
-	ph := t.log.phase(fmt.Sprintf("rollout %d", t.st.Rollout+1), len(r.prompts), chunk, cfg.RolloutMaxResponseLen)
-	for c := 0; c < len(r.prompts); c += chunk {
+	ph := t.log.phase(fmt.Sprintf("rollout %d", t.st.Rollout+1), len(d.prompts), chunk, cfg.RolloutMaxResponseLen)
+	for c := 0; c < len(d.prompts); c += chunk {
 		t.marks.mark("sample rollout %d, data %d.%d, sequence %d", t.st.Rollout+1, t.data.epoch, t.data.pos, c)
-		part, stats, err := generate(ctx, t.smp, t.proto, t.tools, r.prompts[c:min(c+chunk, len(r.prompts))], genOptions{
+		part, stats, err := generate(ctx, t.smp, t.proto, t.tools, d.prompts[c:min(c+chunk, len(d.prompts))], genOptions{
 			budget: cfg.RolloutMaxResponseLen, temperature: cfg.RolloutTemperature, topP: cfg.RolloutTopP,
 			topK: cfg.RolloutTopK, useTools: cfg.UseTools, maxTurns: cfg.MaxTurns, concurrency: cfg.ToolConcurrency,
 			seed: seed + uint64(c), toolDeadlineS: toolDeadline(cfg.ToolTimeout).Seconds(), progress: ph.batch(),
 		})
 		if err != nil {
-			return nil, err
+			return draw{}, err
 		}
-		r.samples = append(r.samples, part...)
-		r.gen.GenerateSeconds += stats.GenerateSeconds
-		r.gen.ToolSeconds += stats.ToolSeconds
-		r.gen.SampledTokens += stats.SampledTokens
+		d = d.plus(draw{samples: part, gen: stats})
 	}
-	r.seconds = time.Since(start).Seconds()
-	return r, nil
+	d.sampleSeconds = time.Since(start).Seconds()
+	return d, nil
 }
 
-// score sets the rewards of r's samples (with the overlong penalty, when
+// score returns the rewards of d's samples (with the overlong penalty, when
 // overlong_buffer_len is set) and sums up what they did.
-func (t *trainer) score(r *rolloutBatch) {
+func (t *trainer) score(d draw) scores {
 	start := time.Now()
 	cfg := t.cfg
-	r.rewards = make([]float64, len(r.samples))
-	r.verdicts = make([]Reward, len(r.samples))
-	for i, s := range r.samples {
-		rw := t.reward(s.Text, r.problems[i/cfg.NSamplesPerPrompt].Answer, s.ToolCalls)
-		rw.Value += OverlongPenalty(len(s.IDs), cfg.RolloutMaxResponseLen, cfg.OverlongBufferLen, cfg.OverlongPenaltyFactor)
-		r.rewards[i], r.verdicts[i] = rw.Value, rw
-		r.stats.add(s, rw)
+	s := scores{rewards: make([]float64, len(d.samples)), verdicts: make([]Reward, len(d.samples))}
+	for i, smp := range d.samples {
+		rw := t.reward(smp.Text, d.problems[i/cfg.NSamplesPerPrompt].Answer, smp.ToolCalls)
+		rw.Value += OverlongPenalty(len(smp.IDs), cfg.RolloutMaxResponseLen, cfg.OverlongBufferLen, cfg.OverlongPenaltyFactor)
+		s.rewards[i], s.verdicts[i] = rw.Value, rw
+		s.stats.add(smp, rw)
 	}
-	r.scoreSeconds = time.Since(start).Seconds()
+	s.scoreSeconds = time.Since(start).Seconds()
+	return s
 }
 
-// sequences turns r's samples into training sequences with their
-// advantages; with dynamic sampling, groups whose rewards are all equal are
-// left out, and at most rollout_batch_size groups are kept. With
-// mask_truncated, responses cut at the length limit keep their place in the
-// advantages but not in the loss.
-func (t *trainer) sequences(r *rolloutBatch) []Sequence {
+// sequences turns b's samples into training sequences with their advantages,
+// and returns the sample behind each sequence (kept) and the sequences; with
+// dynamic sampling, groups whose rewards are all equal are left out, and at
+// most rollout_batch_size groups are kept. With mask_truncated, responses cut
+// at the length limit keep their place in the advantages but not in the loss.
+func (t *trainer) sequences(b batch) (kept []int, seqs []Sequence) {
 	cfg := t.cfg
 	g := cfg.NSamplesPerPrompt
-	groups := KeepGroups(r.rewards, g)
+	groups := KeepGroups(b.rewards, g)
 	if !cfg.DynamicSampling {
 		groups = groups[:0]
-		for k := range len(r.problems) {
+		for k := range len(b.problems) {
 			groups = append(groups, k)
 		}
 	}
 	groups = groups[:min(len(groups), cfg.RolloutBatchSize)]
-	var kept []int // sample indices
 	var rewards []float64
 	var tokens []int
 	for _, k := range groups {
 		for i := k * g; i < (k+1)*g; i++ {
 			kept = append(kept, i)
-			rewards = append(rewards, r.rewards[i])
-			tokens = append(tokens, int(sum(r.samples[i].Mask)))
+			rewards = append(rewards, b.rewards[i])
+			tokens = append(tokens, int(sum(b.samples[i].Mask)))
 		}
 	}
-	r.kept = kept
 	if len(kept) == 0 {
-		return nil
+		return kept, nil
 	}
 	adv := Advantages(cfg.AdvantageEstimator, rewards, g, tokens, cfg.AdvantageEps, !cfg.DisableGRPOStdNormalization)
-	seqs := make([]Sequence, len(kept))
+	seqs = make([]Sequence, len(kept))
 	for j, i := range kept {
-		s := r.samples[i]
+		s := b.samples[i]
 		mask := s.Mask
 		if cfg.MaskTruncated && s.Finish == metrics.FinishLength {
 			mask = make([]float32, len(s.Mask))
 		}
-		seqs[j] = Sequence{Prompt: r.prompts[i], Response: s.IDs, Mask: mask, LogProbs: s.LogProbs, Advantage: adv[j]}
+		seqs[j] = Sequence{Prompt: b.prompts[i], Response: s.IDs, Mask: mask, LogProbs: s.LogProbs, Advantage: adv[j]}
 	}
-	return seqs
+	return kept, seqs
 }
 
 func sum(x []float32) float64 {
@@ -213,60 +236,59 @@ func sum(x []float32) float64 {
 	return s
 }
 
-// optimize takes the optimizer steps of one rollout, global_batch_size
-// sequences each, and appends one train.jsonl line per step.
-func (t *trainer) optimize(seqs []Sequence, r *rolloutBatch) ([]metrics.StepMetrics, error) {
+// optimize takes the optimizer steps of one rollout on trained (the batch's
+// sequences after correct, whose mismatch was mm), global_batch_size
+// sequences each, and appends one train.jsonl line per step. It returns the
+// lines and the optimizer step that took each of trained.
+func (t *trainer) optimize(b batch, trained []Sequence, mm mismatchStats) ([]metrics.StepMetrics, []int, error) {
 	cfg := t.cfg
-	n := max(len(seqs)/cfg.GlobalBatchSize, 1)
-	if len(seqs) == 0 {
+	n := max(len(trained)/cfg.GlobalBatchSize, 1)
+	if len(trained) == 0 {
 		t.log.Printf("rollout %d: every group had equal rewards; no update", t.st.Rollout+1)
-		return nil, nil
+		return nil, nil, nil
 	}
-	seqs, mm, err := t.correct(seqs)
-	if err != nil {
-		return nil, err
-	}
-	r.mismatch, r.trained, r.trainSteps = mm, seqs, make([]int, len(seqs))
+	steps := make([]int, len(trained))
 	var lines []metrics.StepMetrics
 	for k := range n {
 		start := time.Now()
-		part := seqs[k*len(seqs)/n : (k+1)*len(seqs)/n]
+		part := trained[k*len(trained)/n : (k+1)*len(trained)/n]
 		lr := LearningRate(t.st.Step, cfg.LRWarmupIters, cfg.LR)
 		t.marks.mark("step %d", t.st.Step+1)
 		ss, gradNorm, err := t.learner.Step(part, StepOptions{PerTokenLoss: cfg.CalculatePerTokenLoss,
 			MicroBatch: cfg.MicroBatchSize, MaxTokens: cfg.MaxTokensPerMicroBatch, LR: lr})
 		if errors.Is(err, ErrNonFinite) {
-			return nil, fmt.Errorf("grpo: step %d: %w; stopping, the last good checkpoint is kept in %s", t.st.Step+1, err, t.run.CkptDir())
+			return nil, nil, fmt.Errorf("grpo: step %d: %w; stopping, the last good checkpoint is kept in %s", t.st.Step+1, err, t.run.CkptDir())
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		t.st.Step++
-		for j := k * len(seqs) / n; j < (k+1)*len(seqs)/n; j++ {
-			r.trainSteps[j] = t.st.Step
+		for j := k * len(trained) / n; j < (k+1)*len(trained)/n; j++ {
+			steps[j] = t.st.Step
 		}
-		m := t.stepMetrics(r, part, len(seqs), n, ss, gradNorm, lr)
+		m := t.stepMetrics(b, mm, part, len(trained), n, ss, gradNorm, lr)
 		m.TrainSeconds = time.Since(start).Seconds()
 		t.steps = append(t.steps, m)
 		if err := t.run.AppendStep(m); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		lines = append(lines, m)
 	}
-	return lines, nil
+	return lines, steps, nil
 }
 
 // stepMetrics is the train.jsonl line of the optimizer step just taken on
 // part, one of the rollout's n steps on its kept sequences (times and counts
-// of the rollout are shared out evenly between the steps).
-func (t *trainer) stepMetrics(r *rolloutBatch, part []Sequence, kept, n int, ss StepStats, gradNorm, lr float64) metrics.StepMetrics {
-	m := r.stats.metrics(t.st.Step, ss, gradNorm, lr)
+// of the batch b are shared out evenly between the steps; mm is the
+// mismatch of the kept sequences).
+func (t *trainer) stepMetrics(b batch, mm mismatchStats, part []Sequence, kept, n int, ss StepStats, gradNorm, lr float64) metrics.StepMetrics {
+	m := b.stats.metrics(t.st.Step, ss, gradNorm, lr)
 	per := float64(n)
-	m.RolloutSeconds = math.Max(r.seconds-r.gen.ToolSeconds, 0) / per
-	m.ToolSeconds = r.gen.ToolSeconds / per
-	m.ScoreSeconds = r.scoreSeconds / per
-	if r.gen.GenerateSeconds > 0 {
-		m.TokensPerSecond = float64(r.gen.SampledTokens) / r.gen.GenerateSeconds
+	m.RolloutSeconds = math.Max(b.sampleSeconds-b.gen.ToolSeconds, 0) / per
+	m.ToolSeconds = b.gen.ToolSeconds / per
+	m.ScoreSeconds = b.scoreSeconds / per
+	if b.gen.GenerateSeconds > 0 {
+		m.TokensPerSecond = float64(b.gen.SampledTokens) / b.gen.GenerateSeconds
 	}
 	if klCoef(t.cfg) != 0 && ss.Tokens > 0 {
 		kl := ss.KLSum / ss.Tokens
@@ -277,17 +299,17 @@ func (t *trainer) stepMetrics(r *rolloutBatch, part []Sequence, kept, n int, ss 
 		tokens += len(q.Prompt) + len(q.Response)
 	}
 	// model FLOPs (matmuls only, 2 per weight per token forward, 6 forward+backward)
-	params := float64(t.model.Config.Params())
+	params := float64(t.learner.params())
 	m.Extra = map[string]float64{
-		"rollout": float64(t.st.Rollout + 1), "kept_samples": float64(kept), "scorer_errors": float64(r.stats.errors),
-		"train_tokens": float64(tokens), "sampled_tokens": float64(r.gen.SampledTokens) / per,
-		"train_flops": 6 * params * float64(tokens), "rollout_flops": 2 * params * float64(r.gen.SampledTokens) / per,
+		"rollout": float64(t.st.Rollout + 1), "kept_samples": float64(kept), "scorer_errors": float64(b.stats.errors),
+		"train_tokens": float64(tokens), "sampled_tokens": float64(b.gen.SampledTokens) / per,
+		"train_flops": 6 * params * float64(tokens), "rollout_flops": 2 * params * float64(b.gen.SampledTokens) / per,
 	}
 	if t.cfg.DynamicSampling {
-		m.Extra["groups_drawn"] = float64(r.drawn)
+		m.Extra["groups_drawn"] = float64(len(b.problems))
 		m.Extra["groups_kept"] = float64(kept / t.cfg.NSamplesPerPrompt)
 	}
-	if mm := r.mismatch; mm.measured {
+	if mm.measured {
 		m.Extra["train_rollout_logprob_abs_diff"] = mm.meanAbsDiff
 		m.Extra["train_rollout_logprob_abs_diff_max"] = mm.maxAbsDiff
 		if t.cfg.UseTIS {
@@ -297,23 +319,23 @@ func (t *trainer) stepMetrics(r *rolloutBatch, part []Sequence, kept, n int, ss 
 			m.Extra["tis_seq_masked"] = float64(mm.maskedSeqs)
 		}
 	}
-	if r.stats.toolCalls > 0 {
+	if b.stats.toolCalls > 0 {
 		// calls that ran cleanly but printed nothing: what the demo's GRPO unlearns
-		m.Extra["tool_no_output_rate"] = float64(r.stats.toolNoOutput) / float64(r.stats.toolCalls)
+		m.Extra["tool_no_output_rate"] = float64(b.stats.toolNoOutput) / float64(b.stats.toolCalls)
 	}
 	return m
 }
 
 // report writes the rollout's progress line and now and then a sample, and
-// hands the rollout to the OnRollout hook.
-func (t *trainer) report(r *rolloutBatch, seqs []Sequence, lines []metrics.StepMetrics, start time.Time) {
-	s := r.stats
+// hands what the rollout did to the OnRollout hook.
+func (t *trainer) report(b batch, seqs []Sequence, lines []metrics.StepMetrics, start time.Time) {
+	s := b.stats
 	t.log.Bar(t.st.Rollout, t.cfg.NumRollout, time.Since(start), fmt.Sprintf("step %d  reward %+.3f  acc %.3f  len %.0f  tools %.2f",
 		t.st.Step, s.rewardMean(), s.accuracy(), s.lenMean(), s.toolsPerSample()))
-	if len(r.samples) > 0 {
-		t.log.Sample(r.problems[0].Text, r.samples[0].Text, r.rewards[0])
+	if len(b.samples) > 0 {
+		t.log.Sample(b.problems[0].Text, b.samples[0].Text, b.rewards[0])
 	}
 	if t.onRollout != nil {
-		t.onRollout(RolloutLog{Rollout: t.st.Rollout, Problems: r.problems, Samples: r.samples, Rewards: r.rewards, Sequences: seqs, Steps: lines})
+		t.onRollout(RolloutLog{Rollout: t.st.Rollout, Problems: b.problems, Samples: b.samples, Rewards: b.rewards, Sequences: seqs, Steps: lines})
 	}
 }

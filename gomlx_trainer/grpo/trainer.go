@@ -26,7 +26,7 @@ type TrainOptions struct {
 	Progress   io.Writer          // progress bar and log lines (nil: none)
 	Tools      rollout.ToolRunner // nil: a sandbox pool built from the config
 	Provenance metrics.Provenance // recorded in provenance.json
-	// Reward scores the training rollouts (nil: the rm_type scorer), as slime's
+	// Reward scores the training samples (nil: the rm_type scorer), as slime's
 	// --custom-rm-path does. Evaluations always use the rm_type scorer, so that
 	// their numbers compare with `mathrl eval`.
 	Reward RewardFunc
@@ -86,26 +86,32 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 
 		// --- sample and score: n_samples_per_prompt completions of rollout_batch_size
 		// prompts (and, with dynamic sampling's further draws, more groups)
-		r, err := t.rollout(ctx)
+		b, err := t.drawBatch(ctx)
 		if err != nil {
 			return t.stop(ctx, err)
 		}
 
 		// --- advantages; dynamic sampling keeps the groups that differ
-		seqs := t.sequences(r)
+		kept, seqs := t.sequences(b)
 
-		// --- optimize: global_batch_size samples per optimizer step, one train.jsonl line each
-		lines, err := t.optimize(seqs, r)
+		// --- log-probs of the training graph, when use_tis, the sequence mask or the mismatch metrics ask for them
+		trained, mm, err := t.correct(seqs)
 		if err != nil {
 			return t.stop(ctx, err)
 		}
 
-		// --- token-level record of the rollout every save_rollouts_every rollouts, the first and last included
-		if err := t.recordRollout(r); err != nil {
+		// --- optimize: global_batch_size samples per optimizer step, one train.jsonl line each
+		lines, trainSteps, err := t.optimize(b, trained, mm)
+		if err != nil {
+			return t.stop(ctx, err)
+		}
+
+		// --- token-level records of the batch every save_rollouts_every rollouts, the first and last included
+		if err := t.writeRecords(b, kept, trained, trainSteps); err != nil {
 			return t.stop(ctx, err)
 		}
 		t.st.Rollout++
-		t.report(r, seqs, lines, start)
+		t.report(b, seqs, lines, start)
 
 		// --- checkpoint every save_interval rollouts
 		if cfg.SaveInterval > 0 && t.st.Rollout%cfg.SaveInterval == 0 && t.st.Rollout < cfg.NumRollout {
@@ -133,9 +139,9 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 }
 
 // stop ends the run on err. When ctx has ended (Ctrl-C) it first saves a
-// checkpoint, whatever phase err came from (an evaluation, a rollout, the
-// optimizer steps, the final evaluation), so that --resume loses none of the
-// work done, and returns ctx's error. Any other error, a diverged step among
+// checkpoint, whatever phase err came from (an evaluation, a rollout's
+// sampling, the optimizer steps, the final evaluation), so that --resume loses
+// none of the work done, and returns ctx's error. Any other error, a diverged step among
 // them, is returned as it is, with no save.
 func (t *trainer) stop(ctx context.Context, err error) error {
 	if ctx.Err() == nil || errors.Is(err, ErrNonFinite) {
@@ -173,7 +179,7 @@ func modelName(cfg Config) string {
 }
 
 // resumeFree are the knobs a resumed run may change: how long it runs, how
-// often it evaluates, saves and records rollouts, how many checkpoints it
+// often it evaluates, saves and writes records, how many checkpoints it
 // keeps, and where it computes. Any other must equal the checkpoint's.
 var resumeFree = []string{"num_rollout", "eval_interval", "save_interval", "keep_ckpts", "backend",
 	"save_rollouts_every", "save_rollouts_groups"}

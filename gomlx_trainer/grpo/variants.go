@@ -5,57 +5,40 @@ import (
 	"math"
 )
 
-// rollout samples and scores one rollout: rollout_batch_size prompt groups,
-// and with dynamic sampling and dynamic_sampling_max_draws, further draws of
-// over_sampling_batch_size groups while fewer than rollout_batch_size groups
-// have rewards that are not all equal (as DAPO and slime fill their batches).
-func (t *trainer) rollout(ctx context.Context) (*rolloutBatch, error) {
+// drawBatch samples and scores one rollout's batch: rollout_batch_size prompt
+// groups, and with dynamic sampling and dynamic_sampling_max_draws, further
+// draws of over_sampling_batch_size groups while fewer than
+// rollout_batch_size groups have rewards that are not all equal (as DAPO and
+// slime fill their batches).
+func (t *trainer) drawBatch(ctx context.Context) (batch, error) {
 	cfg := t.cfg
-	r, err := t.sample(ctx, cfg.RolloutBatchSize)
+	d, err := t.sample(ctx, cfg.RolloutBatchSize)
 	if err != nil {
-		return nil, err
+		return batch{}, err
 	}
-	r.step = t.st.Step
-	t.score(r)
+	b := batch{draw: d, scores: t.score(d), step: t.st.Step}
 	if !cfg.DynamicSampling {
-		return r, nil
+		return b, nil
 	}
 	more := cfg.OverSamplingBatchSize
 	if more == 0 {
 		more = cfg.RolloutBatchSize
 	}
-	for draw := 0; draw < cfg.DynamicSamplingMaxDraws && len(KeepGroups(r.rewards, cfg.NSamplesPerPrompt)) < cfg.RolloutBatchSize; draw++ {
+	for n := 0; n < cfg.DynamicSamplingMaxDraws && len(KeepGroups(b.rewards, cfg.NSamplesPerPrompt)) < cfg.RolloutBatchSize; n++ {
 		extra, err := t.sample(ctx, more)
 		if err != nil {
-			return nil, err
+			return batch{}, err
 		}
-		t.score(extra)
-		r.append(extra)
+		b.draw, b.scores = b.draw.plus(extra), b.scores.plus(t.score(extra))
 	}
-	return r, nil
+	return b, nil
 }
 
-// append adds o's groups, samples and statistics to r.
-func (r *rolloutBatch) append(o *rolloutBatch) {
-	r.problems = append(r.problems, o.problems...)
-	r.prompts = append(r.prompts, o.prompts...)
-	r.samples = append(r.samples, o.samples...)
-	r.rewards = append(r.rewards, o.rewards...)
-	r.verdicts = append(r.verdicts, o.verdicts...)
-	r.stats.merge(o.stats)
-	r.gen.GenerateSeconds += o.gen.GenerateSeconds
-	r.gen.ToolSeconds += o.gen.ToolSeconds
-	r.gen.SampledTokens += o.gen.SampledTokens
-	r.seconds += o.seconds
-	r.scoreSeconds += o.scoreSeconds
-	r.drawn += o.drawn
-}
-
-// mismatchStats describe the rollout/trainer mismatch of one rollout's kept
+// mismatchStats describe the sampler/trainer mismatch of one rollout's kept
 // sequences, measured before its first update.
 type mismatchStats struct {
 	measured      bool
-	meanAbsDiff   float64 // mean |log π_train − log π_rollout| over sampled tokens
+	meanAbsDiff   float64 // mean |log π_train − log π_sampler| over sampled tokens
 	maxAbsDiff    float64
 	isWeightMean  float64 // mean truncated importance weight (use_tis)
 	maskedSeqs    int     // sequences left out by the sequence mask
@@ -104,7 +87,7 @@ func correctSequences(seqs []Sequence, train [][]float32, cfg Config) []Sequence
 	return out
 }
 
-// sequenceRatioOf is exp of the mean of log π_train − log π_rollout over the
+// sequenceRatioOf is exp of the mean of log π_train − log π_sampler over the
 // sequence's sampled tokens (1 for a sequence without any).
 func sequenceRatioOf(s Sequence, train []float32) float64 {
 	var d, n float64
@@ -120,7 +103,7 @@ func sequenceRatioOf(s Sequence, train []float32) float64 {
 	return math.Exp(d / n)
 }
 
-// mismatchOf measures |log π_train − log π_rollout| over the sampled tokens.
+// mismatchOf measures |log π_train − log π_sampler| over the sampled tokens.
 func mismatchOf(seqs []Sequence, train [][]float32, cfg Config) mismatchStats {
 	m := mismatchStats{measured: true}
 	var sum, isSum float64

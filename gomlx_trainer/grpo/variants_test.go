@@ -126,7 +126,7 @@ func TestGSPOAgainstReference(t *testing.T) {
 }
 
 // referenceSequences are the reference rows as Sequences: one prompt token,
-// then four response tokens sampled with the rollout log-probs.
+// then four response tokens sampled with the sampler's log-probs.
 func referenceSequences(ref variantReference) []Sequence {
 	seqs := make([]Sequence, len(ref.Inputs.Mask))
 	for i := range seqs {

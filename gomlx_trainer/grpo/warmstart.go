@@ -5,12 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/gomlx/gomlx/core/tensors"
-	mlmodel "github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/data/arith"
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
@@ -142,8 +138,8 @@ func traceSequences(ctx context.Context, proto *tokenizer.Protocol, tools rollou
 	return seqs, nil
 }
 
-// traceSequence renders a warm-start trace as the token stream a rollout
-// would produce: the prompt, then the response with mask 1 on what the
+// traceSequence renders a warm-start trace as the training sequence that
+// sampling the same response would give: the prompt, then the response with mask 1 on what the
 // assistant writes and 0 on the tool's response turn. toolOutput is the real
 // output of the trace's code.
 func traceSequence(proto *tokenizer.Protocol, tr arith.Trace, toolOutput string) (Sequence, error) {
@@ -169,17 +165,4 @@ func traceSequence(proto *tokenizer.Protocol, tr arith.Trace, toolOutput string)
 	}
 	add(proto.Tok.Encode(tr.Final+tokenizer.IMEnd), 1)
 	return s, nil
-}
-
-// resetOptimizer sets the AdamW moments and step counter to zero (between the
-// warm start and GRPO, whose learning rates and loss scales differ).
-func resetOptimizer(store *mlmodel.Store) error {
-	for v := range store.IterVariables() {
-		if strings.HasPrefix(v.Scope(), AdamScope) {
-			if err := v.SetValue(tensors.FromShape(v.Shape())); err != nil {
-				return fmt.Errorf("grpo: reset optimizer: %w", err)
-			}
-		}
-	}
-	return nil
 }

@@ -49,7 +49,7 @@ func newProtocol(cfg Config, modelVocab int) (*tokenizer.Protocol, []byte, error
 // call steps the session until every listed sequence has stopped.
 type samplerSession struct {
 	ss   *sampler.Session
-	seen []int // ids of each sequence already handed to the rollout loop
+	seen []int // ids of each sequence already handed to the tool loop
 }
 
 func (a *samplerSession) Generate(ctx context.Context, active, maxNew []int, step func(rollout.StepReport)) ([]rollout.Turn, error) {
@@ -144,7 +144,7 @@ func toolLimits(toolTimeout float64) (cpuSeconds int, wall time.Duration) {
 	return cpuSeconds, max(toolWallMin, time.Duration(toolWallFactor*cpuSeconds)*time.Second)
 }
 
-// toolDeadline is how long the rollout loop waits for a tool call: 5 s past
+// toolDeadline is how long the tool loop waits for a tool call: 5 s past
 // the sandbox's own backstop, which therefore ends the call first.
 func toolDeadline(toolTimeout float64) time.Duration {
 	_, wall := toolLimits(toolTimeout)
