@@ -155,6 +155,11 @@ func (t *trainer) setupModels(opt TrainOptions) (isolation string, err error) {
 		t.tools = markedTools{t.tools, t.marks}
 	}
 	t.learner = NewLearnerWith(opt.Backend, t.model, lossConfig(cfg), adamConfig(cfg), cfg.RolloutTemperature, modelOptions(cfg))
+	if cfg.Sharding == ShardData {
+		if err := t.learner.ShardData(cfg.NumDevices); err != nil {
+			return "", err
+		}
+	}
 	t.smp = sampler.New(opt.Backend, t.model)
 	if klCoef(cfg) != 0 {
 		ref, err := newPolicy(cfg)
