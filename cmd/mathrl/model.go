@@ -137,7 +137,13 @@ func (f *modelFlags) openBackend(log io.Writer) (compute.Backend, backend.Plan, 
 // one line that says which it is (and, where auto fell back to the pure Go
 // backend, why).
 func openBackend(kind, plugin string, log io.Writer) (compute.Backend, backend.Plan, error) {
-	b, plan, err := backend.New(backend.Options{Kind: kind, PJRTPlugin: plugin})
+	return openBackendOn(backend.Options{Kind: kind, PJRTPlugin: plugin}, log)
+}
+
+// openBackendOn is openBackend with every backend option (the device count of
+// mathrl train).
+func openBackendOn(opts backend.Options, log io.Writer) (compute.Backend, backend.Plan, error) {
+	b, plan, err := backend.New(opts)
 	if err != nil {
 		return nil, plan, err
 	}

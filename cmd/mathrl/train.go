@@ -13,6 +13,7 @@ import (
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/configs"
+	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 )
 
@@ -43,7 +44,8 @@ rollouts are cut to a few minutes on a CPU, keeping the optimizer steps per
 rollout, and each cut is printed. Flags you set are kept as you set them;
 --hf-checkpoint "" keeps the whole recipe.
 
-Every recipe key is also a flag (rollout_batch_size is --rollout-batch-size). A flag
+Every recipe key is also a flag (rollout_batch_size is --rollout-batch-size;
+num_devices is --devices). A flag
 you set overrides the recipe; a default shown below is the value a recipe gets for a
 key it leaves out. configs/README.md lists the keys with slime's equivalents.`,
 		Example: `  mathrl train
@@ -78,8 +80,14 @@ key it leaves out. configs/README.md lists the keys with slime's equivalents.`,
 }
 
 // knobFlag is the flag of a recipe key: "rollout_batch_size" is
-// --rollout-batch-size, as in slime.
-func knobFlag(key string) string { return strings.ReplaceAll(key, "_", "-") }
+// --rollout-batch-size, as in slime, unless the knob names its own flag
+// (num_devices is --devices).
+func knobFlag(k grpo.Knob) string {
+	if k.Flag != "" {
+		return k.Flag
+	}
+	return strings.ReplaceAll(k.Key, "_", "-")
+}
 
 // bindKnobFlags adds one flag per grpo.Config knob to fs, writing into c: its
 // usage is the knob's description, its default c's value. The knob backend is
@@ -91,7 +99,7 @@ func bindKnobFlags(fs *pflag.FlagSet, c *grpo.Config, plugin *string) {
 			defineBackendFlags(fs, &c.Backend, plugin)
 			continue
 		}
-		name := knobFlag(k.Key)
+		name := knobFlag(k)
 		switch p := k.Ptr(c).(type) {
 		case *string:
 			fs.StringVar(p, name, *p, k.Help)
@@ -115,7 +123,7 @@ func bindKnobFlags(fs *pflag.FlagSet, c *grpo.Config, plugin *string) {
 func applyKnobFlags(fs *pflag.FlagSet, from grpo.Config, dst *grpo.Config) {
 	src, out := reflect.ValueOf(from), reflect.ValueOf(dst).Elem()
 	for _, k := range grpo.Knobs() {
-		if fs.Changed(knobFlag(k.Key)) {
+		if fs.Changed(knobFlag(k)) {
 			out.Field(k.Index).Set(src.Field(k.Index))
 		}
 	}
@@ -125,7 +133,7 @@ func applyKnobFlags(fs *pflag.FlagSet, from grpo.Config, dst *grpo.Config) {
 func setKnobs(fs *pflag.FlagSet) map[string]bool {
 	set := map[string]bool{}
 	for _, k := range grpo.Knobs() {
-		if fs.Changed(knobFlag(k.Key)) {
+		if fs.Changed(knobFlag(k)) {
 			set[k.Key] = true
 		}
 	}
@@ -144,7 +152,7 @@ func printSmoke(w io.Writer, cfg grpo.Config, changes []grpo.Change) {
 }
 
 func runTrain(ctx context.Context, opts *trainOptions) error {
-	b, _, err := openBackend(opts.Config.Backend, opts.PJRTPlugin, opts.Out)
+	b, _, err := openBackendOn(backend.Options{Kind: opts.Config.Backend, PJRTPlugin: opts.PJRTPlugin, NumDevices: opts.Config.NumDevices}, opts.Out)
 	if err != nil {
 		return err
 	}

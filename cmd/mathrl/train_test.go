@@ -64,6 +64,12 @@ func TestNewTrainCmd(t *testing.T) {
 				t.Errorf("config %+v\nwant %+v", o.Config, want)
 			}
 		}, ""},
+		{"--devices sets num_devices", []string{"--backend", "xla-cpu", "--devices", "2", "--sharding", "data"}, func(t *testing.T, o *trainOptions) {
+			if o.Config.NumDevices != 2 || o.Config.Sharding != grpo.ShardData {
+				t.Errorf("num_devices %d, sharding %q", o.Config.NumDevices, o.Config.Sharding)
+			}
+		}, ""},
+		{"devices on the Go backend", []string{"--devices", "2", "--sharding", "data"}, nil, "num_devices: 2 on backend cpu"},
 		{"bad value", []string{"--eps-clip", "2"}, nil, "eps_clip"},
 		{"ill-typed flag", []string{"--rollout-batch-size", "many"}, nil, "rollout-batch-size"},
 		{"unknown recipe", []string{"--config", "nope"}, nil, "no recipe"},
@@ -103,9 +109,9 @@ func TestTrainHelp(t *testing.T) {
 	_, help, _ := strings.Cut(out.String(), "\nFlags:\n")
 	last := 0
 	for _, k := range grpo.Knobs() {
-		i := strings.Index(help[last:], "  --"+knobFlag(k.Key)+" ")
+		i := strings.Index(help[last:], "  --"+knobFlag(k)+" ")
 		if i < 0 {
-			t.Errorf("help: flag --%s missing or out of order", knobFlag(k.Key))
+			t.Errorf("help: flag --%s missing or out of order", knobFlag(k))
 			continue
 		}
 		last += i

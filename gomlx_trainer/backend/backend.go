@@ -12,8 +12,9 @@ import (
 	"syscall"
 
 	"github.com/gomlx/compute"
-	_ "github.com/gomlx/compute/gobackend"  // the pure Go backend
-	_ "github.com/gomlx/go-xla/compute/xla" // XLA through a PJRT plugin (dlopen'ed; nothing is linked)
+	_ "github.com/gomlx/compute/gobackend" // the pure Go backend
+	"github.com/gomlx/go-xla/compute/xla"  // XLA through a PJRT plugin (dlopen'ed; nothing is linked)
+	"github.com/gomlx/go-xla/pjrt"
 )
 
 // The backend kinds accepted by --backend.
@@ -45,6 +46,10 @@ type Options struct {
 	// plugin for cuda and auto, the CPU plugin for xla-cpu); it overrides
 	// MATHRL_PJRT_PLUGIN or MATHRL_PJRT_CPU_PLUGIN and discovery.
 	PJRTPlugin string
+	// NumDevices is the devices the backend must have (num_devices; 0 or 1:
+	// one). xla-cpu opens its plugin with that many CPU devices; cuda must see
+	// at least that many GPUs; cpu has one.
+	NumDevices int
 }
 
 // Plan is a resolved choice: the GoMLX backend configuration and the
@@ -392,10 +397,14 @@ func New(opts Options) (compute.Backend, Plan, error) {
 	if err != nil {
 		return nil, p, err
 	}
+	if opts.NumDevices > 1 && p.Kind == CPU {
+		return nil, p, fmt.Errorf("backend: num_devices %d: the pure Go backend (cpu) has one device; "+
+			"use --backend xla-cpu (its CPU plugin opens as many devices as asked) or cuda, or num_devices 1", opts.NumDevices)
+	}
 	if err := Apply(p); err != nil {
 		return nil, p, err
 	}
-	b, err := open(p)
+	b, err := open(p, opts.NumDevices)
 	if err != nil {
 		if p.Kind == XLACPU {
 			return nil, p, fmt.Errorf("backend: --backend xla-cpu: cannot load the PJRT CPU plugin %s (%s): %w",
@@ -403,7 +412,19 @@ func New(opts Options) (compute.Backend, Plan, error) {
 		}
 		return nil, p, fmt.Errorf("backend: %s: %w", p.Config, err)
 	}
+	if err := checkDevices(p.Kind, b.NumDevices(), opts.NumDevices); err != nil {
+		b.Finalize()
+		return nil, p, err
+	}
 	return b, p, nil
+}
+
+// checkDevices refuses num_devices want on a backend of kind with have devices.
+func checkDevices(kind string, have, want int) error {
+	if want > have {
+		return fmt.Errorf("backend: num_devices %d: the %s backend has %d device(s); set num_devices at most %d", want, kind, have, have)
+	}
+	return nil
 }
 
 // CUDAOptions are the XLA backend's options for the CUDA plugin, written after
@@ -414,9 +435,34 @@ func New(opts Options) (compute.Backend, Plan, error) {
 // passes them to the PJRT client as its create options.
 const CUDAOptions = "preallocate=false,memory_fraction=0.97"
 
-// open opens the backend of a plan by its configuration.
-func open(p Plan) (compute.Backend, error) {
+// CPUDeviceCountOption is the PJRT create option that sets how many devices
+// XLA's CPU plugin opens. GoMLX's configuration string cannot carry it (the
+// plugin rejects unknown options given there), so open passes it through
+// xla.NewWithOptions.
+const CPUDeviceCountOption = "cpu_device_count"
+
+// open opens the backend of a plan by its configuration, on xla-cpu with
+// numDevices CPU devices when more than one is asked.
+func open(p Plan, numDevices int) (compute.Backend, error) {
+	if p.Kind == XLACPU && numDevices > 1 {
+		return newXLACPU(p.CPUPlugin, numDevices)
+	}
 	return newWithConfig(p.Config)
+}
+
+// newXLACPU opens XLA's CPU plugin with n devices, turning its panics into
+// errors.
+func newXLACPU(plugin string, n int) (b compute.Backend, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	xb, err := xla.NewWithOptions(plugin, pjrt.NamedValuesMap{CPUDeviceCountOption: int64(n)})
+	if err != nil {
+		return nil, err // not xb: a nil *xla.Backend is a non-nil compute.Backend
+	}
+	return xb, nil
 }
 
 // newWithConfig opens a GoMLX backend, turning its panics into errors.

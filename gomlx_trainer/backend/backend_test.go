@@ -186,9 +186,29 @@ func TestApplyReexecsOnce(t *testing.T) {
 // panic.
 func TestOpenCUDAWithoutPluginIsAnError(t *testing.T) {
 	plugin := filepath.Join(t.TempDir(), "xla_cuda_plugin.so")
-	_, err := open(Plan{Kind: CUDA, Config: "xla:" + plugin + "," + CUDAOptions})
+	_, err := open(Plan{Kind: CUDA, Config: "xla:" + plugin + "," + CUDAOptions}, 1)
 	if err == nil || !strings.Contains(err.Error(), plugin) {
 		t.Errorf("open of a missing plugin: %v, want an error naming %s", err, plugin)
+	}
+}
+
+// TestNumDevicesOnCPUIsAnError asks the pure Go backend for two devices: one
+// error naming num_devices, its value and the backends that have more.
+func TestNumDevicesOnCPUIsAnError(t *testing.T) {
+	_, _, err := New(Options{Kind: CPU, NumDevices: 2})
+	if err == nil || !strings.Contains(err.Error(), "num_devices 2") || !strings.Contains(err.Error(), "xla-cpu") {
+		t.Errorf("cpu with 2 devices: %v, want an error naming num_devices 2 and xla-cpu", err)
+	}
+}
+
+// TestCheckDevices refuses more devices than a backend has, saying how many would work.
+func TestCheckDevices(t *testing.T) {
+	if err := checkDevices(CUDA, 8, 8); err != nil {
+		t.Errorf("8 of 8: %v", err)
+	}
+	err := checkDevices(CUDA, 2, 8)
+	if err == nil || !strings.Contains(err.Error(), "num_devices 8") || !strings.Contains(err.Error(), "at most 2") {
+		t.Errorf("8 of 2: %v, want an error naming num_devices 8 and at most 2", err)
 	}
 }
 

@@ -48,3 +48,19 @@ func TestXLACPUPluginRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestXLACPUDeviceCount opens XLA's CPU plugin with 2 and with 6 devices (its
+// default is 4): the backend has as many as num_devices asks.
+func TestXLACPUDeviceCount(t *testing.T) {
+	plugin := backendtest.XLACPUPlugin(t)
+	for _, n := range []int{2, 6} {
+		b, _, err := backend.New(backend.Options{Kind: backend.XLACPU, PJRTPlugin: plugin, NumDevices: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.NumDevices(); got != n {
+			t.Errorf("num_devices %d: the backend has %d devices", n, got)
+		}
+		b.Finalize()
+	}
+}

@@ -36,6 +36,8 @@ type Config struct {
 	Tokenizer    string `yaml:"tokenizer" json:"tokenizer" help:"tokenizer.json path, or bytes for the byte-level vocabulary; empty: the one in hf_checkpoint (bytes for a tiny_model whose vocabulary is under 1000)"`
 	DType        string `yaml:"dtype" json:"dtype" help:"dtype of the policy's weights and compute: float32 or bfloat16"`
 	Backend      string `yaml:"backend" json:"backend" help:"where the model runs: cpu (GoMLX's pure Go backend), xla-cpu (XLA's CPU compiler), cuda, or auto (cuda when a PJRT plugin and an NVIDIA driver are found, else xla-cpu when its plugin is installed, else cpu)"`
+	NumDevices   int    `yaml:"num_devices" json:"num_devices" flag:"devices" slime:"--actor-num-gpus-per-node" help:"devices the learner's train step spreads over (flag --devices), one host's: GPUs with cuda, or the CPU devices XLA's CPU plugin opens with xla-cpu; more than 1 needs sharding data and an XLA backend"`
+	Sharding     string `yaml:"sharding" json:"sharding" help:"how the train step uses num_devices: replicate (one device), data (each micro-batch split over the devices on its batch axis, weights, gradients and AdamW moments replicated, XLA's SPMD partitioner reducing the gradients) or fsdp (weights sharded too; not built yet)"`
 	Seed         int64  `yaml:"seed" json:"seed" slime:"--seed" help:"seeds the prompt order, generated tasks, sampling and the tiny_model initialisation"`
 
 	// --- data
@@ -137,9 +139,11 @@ type Config struct {
 // single-machine run otherwise. A recipe file only needs the keys it changes.
 func Default() Config {
 	return Config{
-		DType:   "float32",
-		Backend: "auto",
-		Seed:    1,
+		DType:      "float32",
+		Backend:    "auto",
+		NumDevices: 1,
+		Sharding:   ShardReplicate,
+		Seed:       1,
 
 		RolloutShuffle: true,
 		ArithMaxDigits: 4,
@@ -204,7 +208,7 @@ func (c Config) StepsPerRollout() int { return c.Samples() / c.GlobalBatchSize }
 // The error ends with the knob's description unless it lists the allowed
 // values.
 func (c Config) Validate() error {
-	checks := []func() error{c.validateFinite, c.validatePolicyData, c.validateRollout, c.validateLoss, c.validateOptimizer, c.validateRun}
+	checks := []func() error{c.validateFinite, c.validatePolicyData, c.validateRollout, c.validateLoss, c.validateOptimizer, c.validateDevices, c.validateRun}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return err
@@ -234,6 +238,16 @@ func (c Config) validatePolicyData() error {
 		return notOneOf("dtype", c.DType, "float32", "bfloat16")
 	case !slices.Contains([]string{backend.CPU, backend.XLACPU, backend.CUDA, backend.Auto}, c.Backend):
 		return notOneOf("backend", c.Backend, backend.CPU, backend.XLACPU, backend.CUDA, backend.Auto)
+	case c.NumDevices < 1:
+		return bad("num_devices", "%d, want at least 1", c.NumDevices)
+	case !slices.Contains(Shardings(), c.Sharding):
+		return notOneOf("sharding", c.Sharding, Shardings()...)
+	case c.Sharding == ShardFSDP:
+		return fmt.Errorf("grpo: config sharding: %q is not built yet; use sharding %s (num_devices > 1) or %s", c.Sharding, ShardData, ShardReplicate)
+	case c.NumDevices > 1 && c.Sharding != ShardData:
+		return fmt.Errorf("grpo: config sharding: %q runs on one device, but num_devices is %d; set sharding %s, or num_devices 1", c.Sharding, c.NumDevices, ShardData)
+	case c.NumDevices > 1 && c.Backend == backend.CPU:
+		return fmt.Errorf("grpo: config num_devices: %d on backend cpu, which has one device; use backend xla-cpu or cuda, or num_devices 1", c.NumDevices)
 	case c.PromptData == "":
 		return bad("prompt_data", "empty")
 	case c.EvalMaxPrompts < 0:
@@ -304,6 +318,16 @@ func (c Config) validateLoss() error {
 	return c.validateShaping()
 }
 
+// The sharding values.
+const (
+	ShardReplicate = "replicate" // the train step on one device
+	ShardData      = "data"      // micro-batches split over num_devices, variables replicated
+	ShardFSDP      = "fsdp"      // variables sharded too (not built yet)
+)
+
+// Shardings lists the sharding values.
+func Shardings() []string { return []string{ShardReplicate, ShardData, ShardFSDP} }
+
 // AdvantageEstimators lists the advantage_estimator values.
 func AdvantageEstimators() []string {
 	return []string{"grpo", "gspo", "rloo", "reinforce_plus_plus_baseline"}
@@ -369,6 +393,30 @@ func (c Config) validateOptimizer() error {
 	return nil
 }
 
+// validateDevices checks the batch knobs against num_devices > 1: every
+// micro-batch is split evenly over the devices on its batch axis.
+func (c Config) validateDevices() error {
+	if c.NumDevices <= 1 {
+		return nil
+	}
+	rows, key := c.MicroBatchSize, "micro_batch_size"
+	if rows == 0 {
+		rows, key = c.GlobalBatchSize, "global_batch_size"
+	}
+	switch {
+	case c.MaxTokensPerMicroBatch > 0:
+		return fmt.Errorf("grpo: config max_tokens_per_micro_batch: %d packs micro-batches of any row count, which num_devices %d cannot split; "+
+			"set it to 0 and micro_batch_size to a multiple of %d", c.MaxTokensPerMicroBatch, c.NumDevices, c.NumDevices)
+	case rows%c.NumDevices != 0:
+		return fmt.Errorf("grpo: config %s: %d rows per micro-batch do not split over num_devices %d; want a multiple of %d",
+			key, rows, c.NumDevices, c.NumDevices)
+	case c.SFTSteps > 0 && c.SFTBatchSize%c.NumDevices != 0:
+		return fmt.Errorf("grpo: config sft_batch_size: %d warm-start traces per step do not split over num_devices %d; want a multiple of %d",
+			c.SFTBatchSize, c.NumDevices, c.NumDevices)
+	}
+	return nil
+}
+
 func (c Config) validateRun() error {
 	switch {
 	case c.EvalInterval < 0:
@@ -423,6 +471,7 @@ type Knob struct {
 	Type  reflect.Type // the field's type: string, int, int64, float64 or bool
 	Help  string       // what the knob is, in one line (help tag)
 	Slime string       // slime's equivalent, "" when slime has none (slime tag)
+	Flag  string       // the flag of mathrl train when it is not the key with '-' for '_' (flag tag), else ""
 }
 
 // Knobs returns every knob of Config, in declaration order.
@@ -431,7 +480,7 @@ func Knobs() []Knob {
 	knobs := make([]Knob, t.NumField())
 	for i := range knobs {
 		f := t.Field(i)
-		knobs[i] = Knob{Key: yamlKey(f), Index: i, Type: f.Type, Help: f.Tag.Get("help"), Slime: f.Tag.Get("slime")}
+		knobs[i] = Knob{Key: yamlKey(f), Index: i, Type: f.Type, Help: f.Tag.Get("help"), Slime: f.Tag.Get("slime"), Flag: f.Tag.Get("flag")}
 	}
 	return knobs
 }

@@ -225,6 +225,17 @@ func TestKnobs(t *testing.T) {
 	}
 }
 
+// TestValidateDevices accepts a data-parallel recipe whose micro-batches
+// split over the devices.
+func TestValidateDevices(t *testing.T) {
+	c := Default()
+	c.PromptData, c.TinyModel = "arith", "tiny"
+	c.NumDevices, c.Sharding, c.MicroBatchSize, c.Backend = 4, ShardData, 8, "xla-cpu"
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestValidateErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -239,6 +250,19 @@ func TestValidateErrors(t *testing.T) {
 		{"infinity", func(c *Config) { c.WeightDecay = math.Inf(1) }, "grpo: config weight_decay: +Inf, want a finite number"},
 		{"negative recording interval", func(c *Config) { c.SaveRolloutsEvery = -1 }, "grpo: config save_rollouts_every: -1 is negative — record the training rollouts"},
 		{"negative recorded groups", func(c *Config) { c.SaveRolloutsGroups = -2 }, "grpo: config save_rollouts_groups: -2 is negative — prompt groups"},
+		{"no devices", func(c *Config) { c.NumDevices = 0 }, "grpo: config num_devices: 0, want at least 1 — devices"},
+		{"unknown sharding", func(c *Config) { c.Sharding = "zero" }, `grpo: config sharding: "zero" is not replicate, data or fsdp`},
+		{"fsdp not built", func(c *Config) { c.NumDevices, c.Sharding = 2, ShardFSDP }, `grpo: config sharding: "fsdp" is not built yet; use sharding data`},
+		{"devices replicated", func(c *Config) { c.NumDevices = 2 }, `grpo: config sharding: "replicate" runs on one device, but num_devices is 2; set sharding data`},
+		{"devices on the Go backend", func(c *Config) { c.NumDevices, c.Sharding, c.Backend = 2, ShardData, "cpu" }, "grpo: config num_devices: 2 on backend cpu, which has one device; use backend xla-cpu or cuda"},
+		{"micro-batch does not split", func(c *Config) { c.NumDevices, c.Sharding, c.MicroBatchSize = 4, ShardData, 2 },
+			"grpo: config micro_batch_size: 2 rows per micro-batch do not split over num_devices 4; want a multiple of 4"},
+		{"whole batch does not split", func(c *Config) { c.NumDevices, c.Sharding, c.GlobalBatchSize = 3, ShardData, 16 },
+			"grpo: config global_batch_size: 16 rows per micro-batch do not split over num_devices 3"},
+		{"token packing on devices", func(c *Config) { c.NumDevices, c.Sharding, c.MaxTokensPerMicroBatch = 2, ShardData, 4096 },
+			"grpo: config max_tokens_per_micro_batch: 4096 packs micro-batches of any row count"},
+		{"warm start does not split", func(c *Config) { c.NumDevices, c.Sharding, c.SFTSteps, c.SFTBatchSize = 4, ShardData, 1, 6 },
+			"grpo: config sft_batch_size: 6 warm-start traces per step do not split over num_devices 4"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Default()

@@ -7,9 +7,11 @@ import (
 	"strings"
 
 	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/distributed"
 	"github.com/gomlx/compute/dtypes"
 	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck // graph-building code reads better unqualified
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors/dtensor"
 	mlmodel "github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
@@ -61,6 +63,18 @@ type Learner struct {
 	logp    *mlmodel.Exec // (ids, targets) -> log-probs
 	ref     *Learner      // the frozen reference policy of the KL penalty (nil: none)
 	opts    qwen3.ModelOptions
+	dp      *dataParallel // the device mesh of sharding data (nil: one device)
+}
+
+// dataParallel is how the learner's graphs run under sharding data: over a
+// 1-D mesh "data", each batch input split on its first axis, the variables
+// (weights, gradient accumulators, AdamW moments) and every output
+// replicated; XLA's SPMD partitioner (Shardy) inserts the all-reduce of the
+// gradients.
+type dataParallel struct {
+	devices int
+	batch   *distributed.ShardingSpec // axis 0 split over "data"
+	repl    *distributed.ShardingSpec // whole on every device
 }
 
 // NewLearner builds the graphs for model (compiled lazily, once per shape).
@@ -108,6 +122,86 @@ func NewLearnerWith(backend compute.Backend, model *qwen3.Model, loss LossConfig
 		return logp
 	})
 	return l
+}
+
+// ShardData runs the learner's graphs (the micro-batch's forward and
+// backward pass, the optimizer step and the log-probs) on n devices of its
+// backend as sharding data says: every micro-batch split on its batch axis
+// over the devices, the variables replicated. Every micro-batch's rows must
+// then divide by n. n = 1 leaves the graphs on one device (GoMLX cannot
+// compile a 1-device mesh). It must be called before the first step, and
+// leaves the reference policy (WithReference) on one device.
+func (l *Learner) ShardData(n int) error {
+	if n <= 1 {
+		return nil
+	}
+	if have := l.backend.NumDevices(); n > have {
+		return fmt.Errorf("grpo: num_devices %d: the backend has %d device(s); set num_devices at most %d", n, have, have)
+	}
+	mesh, err := distributed.NewDeviceMesh([]int{n}, []string{"data"})
+	if err != nil {
+		return fmt.Errorf("grpo: num_devices %d: %w", n, err)
+	}
+	batch, err := distributed.BuildSpec(mesh).S("data").Done()
+	if err != nil {
+		return fmt.Errorf("grpo: num_devices %d: %w", n, err)
+	}
+	dp := &dataParallel{devices: n, batch: batch, repl: distributed.NewReplicatedShardingSpec(mesh)}
+	for _, e := range []*mlmodel.Exec{l.grpo, l.sft, l.apply, l.logp} {
+		// One output spec stands for all: GoMLX repeats the last. The outputs
+		// are the changed variables first, then the graph's results; a nil
+		// spec would crash in dtensor.
+		e.AutoSharding(mesh).WithOutputShardingSpecs(dp.repl)
+		if err := e.SetDefaultShardingSpec(dp.repl); err != nil {
+			return fmt.Errorf("grpo: num_devices %d: %w", n, err)
+		}
+	}
+	l.grpo.WithInputShardingSpecs(batch) // a slice of inputs: the spec repeats
+	l.sft.WithInputShardingSpecs(batch, batch, batch)
+	l.apply.WithInputShardingSpecs(dp.repl)
+	l.logp.WithInputShardingSpecs(batch, batch)
+	l.dp = dp
+	return nil
+}
+
+// call runs e on args: on one device as they are, under sharding data each
+// split as specs say (the last spec repeating), returning the first device's
+// outputs (all are replicated).
+func (l *Learner) call(e *mlmodel.Exec, specs []*distributed.ShardingSpec, args ...any) ([]*tensors.Tensor, error) {
+	if l.dp == nil {
+		return e.Call(args...)
+	}
+	sharded := make([]any, len(args))
+	for i, a := range args {
+		t, err := tensors.FromAnyValue(a)
+		if err != nil {
+			return nil, err
+		}
+		spec := specs[min(i, len(specs)-1)]
+		if spec == l.dp.batch {
+			if rows := t.Shape().Dimensions[0]; rows%l.dp.devices != 0 {
+				return nil, fmt.Errorf("a micro-batch of %d rows does not split over num_devices %d; want micro_batch_size a multiple of %d",
+					rows, l.dp.devices, l.dp.devices)
+			}
+		}
+		if sharded[i], err = dtensor.ShardTensor(spec, t); err != nil {
+			return nil, err
+		}
+	}
+	out, err := e.Call(sharded...)
+	if err != nil {
+		return nil, err
+	}
+	return out[:len(out)/l.dp.devices], nil
+}
+
+// batchSpecs are the input specs of a graph whose inputs are all batches
+// (nil on one device).
+func (l *Learner) batchSpecs() []*distributed.ShardingSpec {
+	if l.dp == nil {
+		return nil
+	}
+	return []*distributed.ShardingSpec{l.dp.batch}
 }
 
 // WithReference gives the learner a frozen reference policy, whose log-probs
@@ -214,7 +308,7 @@ func (l *Learner) accumulatePolicy(b Batch) (StepStats, error) {
 	if ref == nil {
 		ref = b.OldLogProbs // unused by the graph
 	}
-	out, err := l.grpo.Call([]any{b.IDs, b.Targets, b.OldLogProbs, ref, b.Advantages, b.Weights, b.ISWeights}...)
+	out, err := l.call(l.grpo, l.batchSpecs(), b.IDs, b.Targets, b.OldLogProbs, ref, b.Advantages, b.Weights, b.ISWeights)
 	if err != nil {
 		return StepStats{}, fmt.Errorf("grpo: train step: %w", err)
 	}
@@ -224,7 +318,7 @@ func (l *Learner) accumulatePolicy(b Batch) (StepStats, error) {
 // accumulateSFT adds the gradients of the weighted negative log-likelihood of
 // the targets (supervised warm start) to the accumulators.
 func (l *Learner) accumulateSFT(b Batch) (StepStats, error) {
-	out, err := l.sft.Call(b.IDs, b.Targets, b.Weights)
+	out, err := l.call(l.sft, l.batchSpecs(), b.IDs, b.Targets, b.Weights)
 	if err != nil {
 		return StepStats{}, fmt.Errorf("grpo: warm-start step: %w", err)
 	}
@@ -234,7 +328,11 @@ func (l *Learner) accumulateSFT(b Batch) (StepStats, error) {
 // Apply clips the accumulated gradients, takes one AdamW step with learning rate
 // lr, zeroes the accumulators and returns the gradient norm before clipping.
 func (l *Learner) Apply(lr float64) (float64, error) {
-	out, err := l.apply.Call(float32(lr))
+	var specs []*distributed.ShardingSpec
+	if l.dp != nil {
+		specs = []*distributed.ShardingSpec{l.dp.repl}
+	}
+	out, err := l.call(l.apply, specs, float32(lr))
 	if err != nil {
 		return 0, fmt.Errorf("grpo: optimizer step: %w", err)
 	}
@@ -244,7 +342,7 @@ func (l *Learner) Apply(lr float64) (float64, error) {
 // LogProbs returns the per-position log-probs of the targets under the current
 // weights.
 func (l *Learner) LogProbs(ids, targets [][]int32) ([][]float32, error) {
-	out, err := l.logp.Call(ids, targets)
+	out, err := l.call(l.logp, l.batchSpecs(), ids, targets)
 	if err != nil {
 		return nil, fmt.Errorf("grpo: log-probs: %w", err)
 	}

@@ -80,7 +80,7 @@ func TestSmokeSampleStandsIn(t *testing.T) {
 // where it computes, and names any other.
 func TestDifferingKey(t *testing.T) {
 	free := map[string]bool{"num_rollout": true, "eval_interval": true, "save_interval": true, "keep_ckpts": true,
-		"backend": true, "save_rollouts_every": true, "save_rollouts_groups": true}
+		"backend": true, "num_devices": true, "sharding": true, "save_rollouts_every": true, "save_rollouts_groups": true}
 	if len(resumeFree) != len(free) {
 		t.Errorf("resumeFree %v, want the keys of %v", resumeFree, free)
 	}
