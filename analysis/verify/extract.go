@@ -84,21 +84,13 @@ const maxBoxes = 64
 func lastLineBoxes(text string) []string {
 	var out []string
 	lineStart := -1
-	last := map[string]int{} // each macro's last position before end
-	for _, m := range boxMacros {
-		last[m] = strings.LastIndex(text, m)
-	}
+	end := len(text)
 	for tried := 0; tried < maxBoxes; tried++ {
-		i, m := -1, ""
-		for _, name := range boxMacros {
-			if last[name] > i {
-				i, m = last[name], name
-			}
-		}
+		i, m := lastBox(text[:end])
 		if i < 0 || i < lineStart {
 			break
 		}
-		last[m] = strings.LastIndex(text[:i], m)
+		end = i
 		content, _, ok := boxArgument(text, i+len(m))
 		if !ok {
 			continue
@@ -110,6 +102,22 @@ func lastLineBoxes(text string) []string {
 	}
 	slices.Reverse(out)
 	return out
+}
+
+// lastBox returns the position and the name of the last box macro in s, or
+// -1: one backward pass over s from x to x (both names hold one).
+func lastBox(s string) (int, string) {
+	for j := len(s); ; {
+		if j = strings.LastIndexByte(s[:j], 'x'); j < 0 {
+			return -1, ""
+		}
+		for _, m := range boxMacros {
+			at := j - strings.IndexByte(m, 'x')
+			if at >= 0 && strings.HasPrefix(s[at:], m) {
+				return at, m
+			}
+		}
+	}
 }
 
 // boxArgument reads the argument of a box macro whose name ends at i: a
