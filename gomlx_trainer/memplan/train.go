@@ -16,7 +16,13 @@ type Step struct {
 	RecomputeLayers bool         // recompute each decoder layer in the backward, keeping only its input
 	Reference       bool         // a frozen reference policy for the KL penalty
 	FusedAttention  bool         // fused (flash) attention: see FusedAttention
+	Devices         int          // num_devices the step spreads over (Rows split over them); 0 or 1: one device
+	FSDP            bool         // with Devices > 1: sharding fsdp (the state sharded too), else data
 }
+
+// rowsOn is the rows of the micro-batch one device runs: Rows/Devices (the
+// rows split on the batch axis; the caller checks that they divide).
+func (s Step) rowsOn() int { return s.Rows / max(s.Devices, 1) }
 
 // FusedAttention reports whether a training step of that dtype under rules r
 // runs its attention as one fused op, with a fused backward, and so never
@@ -44,35 +50,61 @@ const (
 	TermRecomputed   = "recomputed layer"
 	TermGradients    = "weight gradients"
 	TermUpdate       = "optimizer update"
+	TermGathered     = "gathered weights"
 )
 
-// TrainStep returns the peak of one optimizer step under rules r: the
-// accumulate graph of one micro-batch (forward, backward, gradients added into
-// the accumulators) or the AdamW update, whichever holds more. The phases are:
+// TrainStep returns the peak of one optimizer step under rules r, on one
+// device (the first, with Devices > 1: see Sharded): the accumulate graph of
+// one micro-batch (forward, backward, gradients added into the accumulators)
+// or the AdamW update, whichever holds more. The phases are:
 //
 //	head backward:    resident + kept activations + log-prob head
 //	layer backward:   resident + kept activations + one layer's backward (+ its recomputation)
-//	end of backward:  resident + every weight gradient (CPU only)
+//	end of backward:  resident + every weight gradient (CPU, and XLA on several devices)
 //	optimizer update: resident + update temporaries
 //
-// where resident is Resident(cfg, s.DType, s.Reference).
+// where resident is Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP),
+// and on several devices the activations are those of Rows/Devices rows.
 func TrainStep(cfg qwen3.Config, s Step, r Rules) Breakdown {
 	d := int64(s.DType.Size())
-	resident := Resident(cfg, s.DType, s.Reference)
+	resident := Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP)
+	devices := max(s.Devices, 1)
+	s.Rows = s.rowsOn()
 	kept := keptActivations(cfg, s, r)
 	layer := []Term{{TermLayerBack, layerBackward(cfg, s, r)}}
 	if s.RecomputeLayers {
 		layer = append(layer, Term{TermRecomputed, recomputedLayer(cfg, s, r)})
 	}
+	gathered := []Term{{TermGathered, gatheredWeights(cfg, d, s)}}
 	phases := []Breakdown{
-		with("head backward", resident, kept, []Term{{TermHead, logProbHead(cfg, s, r)}}),
-		with("layer backward", resident, kept, layer),
-		with("optimizer update", resident, []Term{{TermUpdate, optimizerUpdate(cfg, r)}}),
+		with("head backward", resident, gathered, kept, []Term{{TermHead, logProbHead(cfg, s, r)}}),
+		with("layer backward", resident, gathered, kept, layer),
+		with("optimizer update", resident, []Term{{TermUpdate, optimizerUpdate(cfg, r) / int64(shards(s))}}),
 	}
-	if r == CPU {
-		phases = append(phases, with("end of backward", resident, []Term{{TermGradients, weightGradients(cfg, d)}}))
+	if r == CPU || devices > 1 {
+		phases = append(phases, with("end of backward", resident, gathered, []Term{{TermGradients, weightGradients(cfg, d)}}))
 	}
 	return peak(phases...)
+}
+
+// shards is the number of pieces fsdp cuts each tensor of the state into: the
+// devices under fsdp, else 1.
+func shards(s Step) int {
+	if s.FSDP && s.Devices > 1 {
+		return s.Devices
+	}
+	return 1
+}
+
+// gatheredWeights is, under fsdp, the whole weights XLA gathers on a device
+// during a step, beyond its own shard: P·d·(1 − 1/Devices). The SPMD
+// partitioner all-gathers each weight where the forward uses it and keeps the
+// gathered copy for the backward (the same all-gather serves both: nothing
+// rematerialises it), so at the backward's peak every weight is whole on every
+// device. 0 without fsdp.
+func gatheredWeights(cfg qwen3.Config, d int64, s Step) int64 {
+	n := int64(shards(s))
+	return cfg.Params() * d * (n - 1) / n
 }
 
 // Resident returns what a training run keeps on the device between steps, for
@@ -92,6 +124,24 @@ func Resident(cfg qwen3.Config, dtype dtypes.DType, reference bool) []Term {
 		terms = append(terms, Term{TermReference, p * d})
 	}
 	return append(terms, Term{TermAccumulators, 4 * p}, Term{TermMoments, 8 * p})
+}
+
+// Sharded is Resident on the first of devices: under fsdp (and devices > 1)
+// every tensor of the weights, accumulators and moments is split along its
+// largest axis over the devices, so each holds 1/devices of it; under data
+// each device holds them whole. The reference policy runs on the first device
+// (grpo.Learner leaves it there), whole. devices 0 or 1 is Resident.
+func Sharded(cfg qwen3.Config, dtype dtypes.DType, reference bool, devices int, fsdp bool) []Term {
+	terms := Resident(cfg, dtype, reference)
+	if !fsdp || devices <= 1 {
+		return terms
+	}
+	for i := range terms {
+		if terms[i].Name != TermReference {
+			terms[i].Bytes /= int64(devices)
+		}
+	}
+	return terms
 }
 
 // keptActivations are what the forward pass leaves for the backward, for all

@@ -1,0 +1,72 @@
+package memplan_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gomlx/compute/dtypes"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
+	"github.com/mathrl/mathrl/gomlx_trainer/memplan"
+)
+
+// TestShardedByHand: 4 rows on 2 devices are 2 rows each, so data on 2
+// devices holds the whole state and the activations of TestTrainStepByHand's
+// rows/2, and fsdp holds 1/2 of the state plus the other half of the weights
+// gathered, P·d/2; both also pass through the end of the backward, every
+// weight gradient alive for the collective, (P + 2·V·H)·d = (356 + 80)·4.
+func TestShardedByHand(t *testing.T) {
+	cfg := handConfig()
+	one := memplan.TrainStep(cfg, memplan.Step{DType: dtypes.Float32, Rows: 2, SeqLen: 5}, memplan.XLA)
+	for _, fsdp := range []bool{false, true} {
+		got := memplan.TrainStep(cfg, memplan.Step{DType: dtypes.Float32, Rows: 4, SeqLen: 5, Devices: 2, FSDP: fsdp}, memplan.XLA)
+		state, gathered := int64(16*356), int64(0)
+		if fsdp {
+			state, gathered = 8*356, 2*356
+		}
+		resident := got.Term(memplan.TermWeights) + got.Term(memplan.TermAccumulators) + got.Term(memplan.TermMoments)
+		if resident != state || got.Term(memplan.TermGathered) != gathered {
+			t.Errorf("fsdp %v: resident %d gathered %d, want %d and %d (%+v)", fsdp, resident, got.Term(memplan.TermGathered), state, gathered, got)
+		}
+		if got.Phase == "end of backward" {
+			if got.Term(memplan.TermGradients) != (356+80)*4 {
+				t.Errorf("fsdp %v: %+v", fsdp, got)
+			}
+		} else if got.Term(memplan.TermLayers) != one.Term(memplan.TermLayers) {
+			t.Errorf("fsdp %v: activations %d, want those of 2 rows on one device, %d", fsdp, got.Term(memplan.TermLayers), one.Term(memplan.TermLayers))
+		}
+	}
+	s := memplan.Session{DType: dtypes.Float32, Batch: 4, PromptLen: 100, ResponseLen: 60, Training: true, Devices: 2, FSDP: true}
+	if got := memplan.Sampling(cfg, s, memplan.XLA); got.Term(memplan.TermGathered) != 4*356 || got.Term(memplan.TermMoments) != 4*356 {
+		t.Errorf("fsdp sampling: %+v, want the whole weights gathered beside half the moments", got)
+	}
+}
+
+// TestCheckDevices: each bad setting is one error naming its flag, the value
+// and what would work.
+func TestCheckDevices(t *testing.T) {
+	cfg := handConfig() // largest axes: 10 (embedding), 8 (MLP), 4 (norms, attention), 2 (head norms): gcd 2
+	ok := memplan.Recipe{DType: dtypes.Float32, GlobalBatch: 8, MicroBatch: 4, Devices: 2, Sharding: grpo.ShardFSDP}
+	if err := ok.CheckDevices(cfg, memplan.XLA); err != nil {
+		t.Fatalf("2 devices under fsdp: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*memplan.Recipe)
+		r    memplan.Rules
+		want string
+	}{
+		{"rows", func(rc *memplan.Recipe) { rc.MicroBatch = 3 }, memplan.XLA, "--micro-batch-size) 3: the rows of a micro-batch do not split over num_devices (--devices) 2; want a multiple of 2"},
+		{"axis", func(rc *memplan.Recipe) { rc.Devices, rc.MicroBatch = 4, 4 }, memplan.XLA, "(--devices) 4 with sharding fsdp: model.embed_tokens.weight [10 4] does not split along its largest axis; --devices must divide every weight's largest axis (use one of 2)"},
+		{"sharding", func(rc *memplan.Recipe) { rc.Sharding = "zero" }, memplan.XLA, `--sharding) "zero": want one of replicate, data, fsdp`},
+		{"replicate", func(rc *memplan.Recipe) { rc.Sharding = grpo.ShardReplicate }, memplan.XLA, "runs on one device, but num_devices (--devices) is 2; use data or fsdp"},
+		{"tokens", func(rc *memplan.Recipe) { rc.MaxTokens = 100 }, memplan.XLA, "(--max-tokens-per-micro-batch) 100 packs micro-batches"},
+		{"cpu rules", func(rc *memplan.Recipe) {}, memplan.CPU, "(--devices) 2 under the cpu rules"},
+	} {
+		rc := ok
+		tc.edit(&rc)
+		if err := rc.CheckDevices(cfg, tc.r); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+}
