@@ -82,7 +82,8 @@ func TrainStep(cfg qwen3.Config, s Step, r Rules) Breakdown {
 		with("optimizer update", resident, []Term{{TermUpdate, optimizerUpdate(cfg, r) / int64(shards(s))}}),
 	}
 	if r == CPU || devices > 1 {
-		phases = append(phases, with("end of backward", resident, gathered, []Term{{TermGradients, weightGradients(cfg, d)}}))
+		grads := weightGradients(cfg, d) / int64(shards(s))
+		phases = append(phases, with("end of backward", resident, gathered, []Term{{TermGradients, grads}}))
 	}
 	return peak(phases...)
 }
@@ -96,15 +97,28 @@ func shards(s Step) int {
 	return 1
 }
 
-// gatheredWeights is, under fsdp, the whole weights XLA gathers on a device
-// during a step, beyond its own shard: P·d·(1 − 1/Devices). The SPMD
-// partitioner all-gathers each weight where the forward uses it and keeps the
-// gathered copy for the backward (the same all-gather serves both: nothing
-// rematerialises it), so at the backward's peak every weight is whole on every
-// device. 0 without fsdp.
+// gatheredWeights is, under fsdp, what XLA gathers on a device during a
+// step beyond its own shards: the decoder layers' weights whole,
+// (P − E)·d·(1 − 1/Devices), E the embedding's and head's parameters. As
+// measured on XLA's CPU devices (TestShardedPeakOnXLA), the SPMD partitioner
+// all-gathers each layer's weights where the forward uses them and keeps them
+// for the backward, but it leaves the embedding and head split on their
+// vocabulary axis and gathers the micro-batch's rows instead: the head
+// computes the logits of every row for 1/Devices of the vocabulary, which is
+// as many bytes as logProbHead counts for the device's rows, and the head's
+// weight gradient stays split too. 0 without fsdp.
 func gatheredWeights(cfg qwen3.Config, d int64, s Step) int64 {
 	n := int64(shards(s))
-	return cfg.Params() * d * (n - 1) / n
+	return (cfg.Params() - embeddingParams(cfg)) * d * (n - 1) / n
+}
+
+// embeddingParams is the parameters of the embedding and, untied, the head.
+func embeddingParams(cfg qwen3.Config) int64 {
+	e := int64(cfg.VocabSize) * int64(cfg.Hidden)
+	if !cfg.TieEmbeddings {
+		e *= 2
+	}
+	return e
 }
 
 // Resident returns what a training run keeps on the device between steps, for
@@ -328,7 +342,7 @@ func logProbHead(cfg qwen3.Config, s Step, r Rules) int64 {
 			perLogit = 4 * 4
 		}
 	}
-	return int64(s.Rows)*c*v*perLogit + v*int64(cfg.Hidden)*d
+	return int64(s.Rows)*c*v*perLogit + v*int64(cfg.Hidden)*d/int64(shards(s))
 }
 
 // optimizerUpdate is what the AdamW step holds beyond the resident state.
@@ -353,7 +367,12 @@ func optimizerUpdate(cfg qwen3.Config, r Rules) int64 {
 // accumulators were built after the whole backward, plus two more of the
 // largest weight's size, 2·W·d (the embedding's two gradients, from the head
 // and from the lookup, and their sum; or a transposed copy of a matmul's
-// weight gradient).
+// weight gradient). XLA on several devices holds the same (measured on its
+// CPU devices): its all-reduce combiner makes one collective of every
+// gradient, which are then all alive at the end of the backward; under fsdp
+// each is reduce-scattered onto its shards, 1/Devices of it (TrainStep
+// divides). On a GPU XLA's combiner caps the bytes of one collective, so
+// there this is an upper bound.
 func weightGradients(cfg qwen3.Config, d int64) int64 {
 	return (cfg.Params() + 2*largestWeight(cfg)) * d
 }
