@@ -11,7 +11,8 @@ import (
 
 // CheckDevices reports whether the recipe's devices and sharding can run a
 // step of a model of shape cfg under rules r, as grpo.Learner splits it: the
-// rows of every micro-batch split over the devices, and under fsdp every
+// rows of every micro-batch split over the devices (those packed by
+// max_tokens_per_micro_batch padded with empty rows to do so), and under fsdp every
 // weight split along its largest axis (the first of equals). The error names
 // the recipe key and its flag, the value, and what would work.
 func (rc Recipe) CheckDevices(cfg qwen3.Config, r Rules) error {
@@ -26,10 +27,7 @@ func (rc Recipe) CheckDevices(cfg qwen3.Config, r Rules) error {
 			rc.Sharding, n, grpo.ShardData, grpo.ShardFSDP)
 	case r == CPU:
 		return fmt.Errorf("memplan: num_devices (--devices) %d under the cpu rules: the pure Go backend has one device; use --rules xla, or --devices 1", n)
-	case rc.MaxTokens > 0:
-		return fmt.Errorf("memplan: max_tokens_per_micro_batch (--max-tokens-per-micro-batch) %d packs micro-batches of any row count, "+
-			"which num_devices (--devices) %d cannot split; set it to 0 and --micro-batch-size to a multiple of %d", rc.MaxTokens, n, n)
-	case rc.Rows()%n != 0:
+	case rc.MaxTokens == 0 && rc.Rows()%n != 0: // packed micro-batches are padded to split (grpo.Config's validateDevices)
 		return fmt.Errorf("memplan: micro_batch_size (--micro-batch-size) %d: the rows of a micro-batch do not split over num_devices (--devices) %d; "+
 			"want a multiple of %d", rc.Rows(), n, n)
 	case rc.fsdp():

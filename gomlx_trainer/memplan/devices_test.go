@@ -12,8 +12,8 @@ import (
 
 // TestShardedByHand: 4 rows on 2 devices are 2 rows each, so data on 2
 // devices holds the whole state and the activations of TestTrainStepByHand's
-// rows/2, and fsdp holds 1/2 of the state plus the other half of the decoder
-// layers' weights gathered, (P − V·H)·d/2 = 316·4/2; both also pass through
+// rows/2, and fsdp holds 1/2 of the state plus the other half of one decoder
+// layer's weights gathered, (P − V·H)/L·d/2 = 158·4/2; both also pass through
 // the end of the backward, every weight gradient alive for the collective,
 // (P + 2·V·H)·d = (356 + 80)·4, under fsdp half of it.
 func TestShardedByHand(t *testing.T) {
@@ -23,7 +23,7 @@ func TestShardedByHand(t *testing.T) {
 		got := memplan.TrainStep(cfg, memplan.Step{DType: dtypes.Float32, Rows: 4, SeqLen: 5, Devices: 2, FSDP: fsdp}, memplan.XLA)
 		state, gathered := int64(16*356), int64(0)
 		if fsdp {
-			state, gathered = 8*356, 2*316
+			state, gathered = 8*356, 2*158
 		}
 		resident := got.Term(memplan.TermWeights) + got.Term(memplan.TermAccumulators) + got.Term(memplan.TermMoments)
 		if resident != state || got.Term(memplan.TermGathered) != gathered {
@@ -51,6 +51,16 @@ func TestCheckDevices(t *testing.T) {
 	if err := ok.CheckDevices(cfg, memplan.XLA); err != nil {
 		t.Fatalf("2 devices under fsdp: %v", err)
 	}
+	packed := ok
+	packed.MaxTokens, packed.PromptLen, packed.ResponseLen = 192, 30, 30 // 3 rows of 64 tokens, padded to 4
+	if err := packed.CheckDevices(cfg, memplan.XLA); err != nil {
+		t.Errorf("micro-batches packed by tokens are padded to split: %v", err)
+	}
+	three := memplan.TrainStep(cfg, memplan.Step{DType: dtypes.Float32, Rows: 3, SeqLen: 5, Devices: 2}, memplan.XLA)
+	two := memplan.TrainStep(cfg, memplan.Step{DType: dtypes.Float32, Rows: 2, SeqLen: 5}, memplan.XLA)
+	if three.Term(memplan.TermLayers) != two.Term(memplan.TermLayers) {
+		t.Errorf("3 rows padded over 2 devices: activations %d, want those of 2 rows, %d", three.Term(memplan.TermLayers), two.Term(memplan.TermLayers))
+	}
 	for _, tc := range []struct {
 		name string
 		edit func(*memplan.Recipe)
@@ -61,7 +71,6 @@ func TestCheckDevices(t *testing.T) {
 		{"axis", func(rc *memplan.Recipe) { rc.Devices, rc.MicroBatch = 4, 4 }, memplan.XLA, "(--devices) 4 with sharding fsdp: model.embed_tokens.weight [10 4] does not split along its largest axis; --devices must divide every weight's largest axis (use one of 2)"},
 		{"sharding", func(rc *memplan.Recipe) { rc.Sharding = "zero" }, memplan.XLA, `--sharding) "zero": want one of replicate, data, fsdp`},
 		{"replicate", func(rc *memplan.Recipe) { rc.Sharding = grpo.ShardReplicate }, memplan.XLA, "runs on one device, but num_devices (--devices) is 2; use data or fsdp"},
-		{"tokens", func(rc *memplan.Recipe) { rc.MaxTokens = 100 }, memplan.XLA, "(--max-tokens-per-micro-batch) 100 packs micro-batches"},
 		{"cpu rules", func(rc *memplan.Recipe) {}, memplan.CPU, "(--devices) 2 under the cpu rules"},
 	} {
 		rc := ok

@@ -23,20 +23,28 @@ import (
 )
 
 // measureEnv, set in a child test process, makes TestShardedPeakOnXLA run one
-// measured step ("sharding devices dir") instead of the comparison.
+// measured step (see measureShardedStep) instead of the comparison.
 const measureEnv = "MATHRL_MEMPLAN_MEASURE"
 
-// shardedShape is the model of the measurement: float32, a vocabulary of
-// 16,384 (a [16384, 256] embedding is 16 MiB, 78% of the 5.4M parameters), 2
-// layers. At 4 rows of 64 tokens the state (16 bytes a parameter, 86 MB) and
-// the weight gradients that the collective holds (55 MB) dominate a device's
-// peak, and fsdp changes both.
-func shardedShape() qwen3.Config { return shape(256, 2, 16384, 512, 4, 2) }
+// The measured models are float32, with 4 query and 2 key/value heads.
+// vocabHeavy's [16384, 256] embedding is 78% of its 5.4M parameters;
+// layerHeavy's 4 decoder layers are 94% of its 16.8M. At 4 rows of 64 tokens
+// the state (16 bytes a parameter) and the weight gradients the collective
+// holds dominate a device's peak, and fsdp changes both: in vocabHeavy what
+// stays split on the vocabulary (the embedding, the head and its gradient),
+// in layerHeavy what is gathered (one layer's weights at a time).
+var vocabHeavy, layerHeavy = shardedModel{256, 2, 16384, 512}, shardedModel{512, 4, 2048, 2048}
+
+// shardedModel is a measured model's hidden size, layers, vocabulary and
+// intermediate size.
+type shardedModel struct{ hidden, layers, vocab, inter int }
+
+func (m shardedModel) config() qwen3.Config { return shape(m.hidden, m.layers, m.vocab, m.inter, 4, 2) }
 
 const shardedRows, shardedPrompt, shardedResponse = 4, 30, 30
 
-// TestShardedPeakOnXLA runs an optimizer step of shardedShape over 2 and 4 of
-// XLA's CPU devices (sharding data, and fsdp) and compares the first device's
+// TestShardedPeakOnXLA runs an optimizer step of vocabHeavy and layerHeavy
+// over 2 and 4 of XLA's CPU devices (sharding data, and fsdp) and compares the first device's
 // peak with TrainStep's per-device prediction under the XLA rules, within
 // tolerance. The measured peak is what XLA itself reports:
 //
@@ -67,19 +75,23 @@ func TestShardedPeakOnXLA(t *testing.T) {
 		t.Skipf("several devices need XLA: %s=%s, not %s", backendtest.KindEnv, k, backend.XLACPU)
 	}
 	backendtest.XLACPUPlugin(t)
-	cfg := shardedShape()
-	for _, sharding := range []string{grpo.ShardData} {
-		for _, n := range []int{2, 4} {
-			t.Run(fmt.Sprintf("%s on %d devices", sharding, n), func(t *testing.T) {
-				step := memplan.Step{DType: dtypes.Float32, Rows: shardedRows, SeqLen: grpo.PadLength(shardedPrompt + shardedResponse),
-					Devices: n, FSDP: sharding == grpo.ShardFSDP}
-				want := memplan.TrainStep(cfg, step, memplan.XLA)
-				m := runMeasurement(t, sharding, n)
-				t.Logf("resident %.1f MB (plan %.1f); largest temporaries %.1f MB; without aliasing, as GoMLX runs it, the peak is %.1f MB",
-					float64(m.Resident)/1e6, float64(residentOf(want))/1e6, float64(m.Temp)/1e6, float64(m.Resident+m.Fresh)/1e6)
-				report(t, m.Resident+m.Temp, want)
-			})
-		}
+	for _, tc := range []struct {
+		model    shardedModel
+		sharding string
+		devices  int
+	}{
+		{vocabHeavy, grpo.ShardData, 2}, {vocabHeavy, grpo.ShardData, 4},
+		{vocabHeavy, grpo.ShardFSDP, 4}, {layerHeavy, grpo.ShardFSDP, 2}, {layerHeavy, grpo.ShardFSDP, 4},
+	} {
+		t.Run(fmt.Sprintf("%d layers, vocabulary %d, %s on %d devices", tc.model.layers, tc.model.vocab, tc.sharding, tc.devices), func(t *testing.T) {
+			step := memplan.Step{DType: dtypes.Float32, Rows: shardedRows, SeqLen: grpo.PadLength(shardedPrompt + shardedResponse),
+				Devices: tc.devices, FSDP: tc.sharding == grpo.ShardFSDP}
+			want := memplan.TrainStep(tc.model.config(), step, memplan.XLA)
+			m := runMeasurement(t, tc.model, tc.sharding, tc.devices)
+			t.Logf("resident %.1f MB (plan %.1f); largest temporaries %.1f MB; without aliasing, as GoMLX runs it, the peak is %.1f MB",
+				float64(m.Resident)/1e6, float64(residentOf(want))/1e6, float64(m.Temp)/1e6, float64(m.Resident+m.Fresh)/1e6)
+			report(t, m.Resident+m.Temp, want)
+		})
 	}
 }
 
@@ -97,10 +109,11 @@ type measured struct {
 
 // runMeasurement runs measureShardedStep in a child process and reads its
 // result and XLA's dump.
-func runMeasurement(t *testing.T, sharding string, n int) measured {
+func runMeasurement(t *testing.T, model shardedModel, sharding string, n int) measured {
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestShardedPeakOnXLA$", "-test.v")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d %s", measureEnv, sharding, n, dir),
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d %s %d %d %d %d", measureEnv, sharding, n, dir,
+		model.hidden, model.layers, model.vocab, model.inter),
 		"XLA_FLAGS="+strings.TrimSpace(os.Getenv("XLA_FLAGS")+" --xla_dump_to="+filepath.Join(dir, "dump")))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("measuring %s on %d devices: %v\n%s", sharding, n, err, out)
@@ -117,13 +130,14 @@ func runMeasurement(t *testing.T, sharding string, n int) measured {
 	return m
 }
 
-// measureShardedStep runs, in the child process, two optimizer steps of
-// shardedShape as spec ("sharding devices dir") says and writes the first
-// device's shards of the store's variables to dir/resident.json.
+// measureShardedStep runs, in the child process, two optimizer steps as spec
+// ("sharding devices dir hidden layers vocab inter") says and writes the
+// first device's shards of the store's variables to dir/resident.json.
 func measureShardedStep(t *testing.T, spec string) {
 	var sharding, dir string
 	var n int
-	if _, err := fmt.Sscanf(spec, "%s %d %s", &sharding, &n, &dir); err != nil {
+	var shape shardedModel
+	if _, err := fmt.Sscanf(spec, "%s %d %s %d %d %d %d", &sharding, &n, &dir, &shape.hidden, &shape.layers, &shape.vocab, &shape.inter); err != nil {
 		t.Fatalf("%s=%q: %v", measureEnv, spec, err)
 	}
 	b, _, err := backend.New(backend.Options{Kind: backend.XLACPU, PJRTPlugin: backendtest.XLACPUPlugin(t), NumDevices: n})
@@ -131,13 +145,13 @@ func measureShardedStep(t *testing.T, spec string) {
 		t.Fatal(err)
 	}
 	defer b.Finalize()
-	cfg := shardedShape()
+	cfg := shape.config()
 	model, err := qwen3.NewRandom(cfg, dtypes.Float32, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := grpo.NewLearner(b, model, grpo.LossConfig{EpsLow: 0.2, EpsHigh: 0.28}, grpo.AdamWConfig{Beta1: 0.9, Beta2: 0.98, Eps: 1e-8, ClipNorm: 1}, 1)
-	if err := l.ShardData(n); err != nil {
+	if err := l.Shard(n, sharding); err != nil {
 		t.Fatal(err)
 	}
 	seqs := sequences(rand.New(rand.NewPCG(1, 2)), shardedRows, shardedPrompt, shardedResponse, cfg.VocabSize)

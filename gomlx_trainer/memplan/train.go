@@ -20,9 +20,13 @@ type Step struct {
 	FSDP            bool         // with Devices > 1: sharding fsdp (the state sharded too), else data
 }
 
-// rowsOn is the rows of the micro-batch one device runs: Rows/Devices (the
-// rows split on the batch axis; the caller checks that they divide).
-func (s Step) rowsOn() int { return s.Rows / max(s.Devices, 1) }
+// rowsOn is the rows of the micro-batch one device runs: Rows/Devices, the
+// rows split on the batch axis, rounded up (grpo.Learner pads a micro-batch
+// packed by tokens with empty rows to split).
+func (s Step) rowsOn() int {
+	n := max(s.Devices, 1)
+	return (s.Rows + n - 1) / n
+}
 
 // FusedAttention reports whether a training step of that dtype under rules r
 // runs its attention as one fused op, with a fused backward, and so never
@@ -59,7 +63,8 @@ const (
 // or the AdamW update, whichever holds more. The phases are:
 //
 //	head backward:    resident + kept activations + log-prob head
-//	layer backward:   resident + kept activations + one layer's backward (+ its recomputation)
+//	layer backward:   resident + kept activations + one layer's backward (+ its recomputation;
+//	                  under fsdp + its weights gathered)
 //	end of backward:  resident + every weight gradient (CPU, and XLA on several devices)
 //	optimizer update: resident + update temporaries
 //
@@ -77,13 +82,13 @@ func TrainStep(cfg qwen3.Config, s Step, r Rules) Breakdown {
 	}
 	gathered := []Term{{TermGathered, gatheredWeights(cfg, d, s)}}
 	phases := []Breakdown{
-		with("head backward", resident, gathered, kept, []Term{{TermHead, logProbHead(cfg, s, r)}}),
+		with("head backward", resident, kept, []Term{{TermHead, logProbHead(cfg, s, r)}}),
 		with("layer backward", resident, gathered, kept, layer),
 		with("optimizer update", resident, []Term{{TermUpdate, optimizerUpdate(cfg, r) / int64(shards(s))}}),
 	}
 	if r == CPU || devices > 1 {
 		grads := weightGradients(cfg, d) / int64(shards(s))
-		phases = append(phases, with("end of backward", resident, gathered, []Term{{TermGradients, grads}}))
+		phases = append(phases, with("end of backward", resident, []Term{{TermGradients, grads}}))
 	}
 	return peak(phases...)
 }
@@ -97,19 +102,20 @@ func shards(s Step) int {
 	return 1
 }
 
-// gatheredWeights is, under fsdp, what XLA gathers on a device during a
-// step beyond its own shards: the decoder layers' weights whole,
-// (P − E)·d·(1 − 1/Devices), E the embedding's and head's parameters. As
-// measured on XLA's CPU devices (TestShardedPeakOnXLA), the SPMD partitioner
-// all-gathers each layer's weights where the forward uses them and keeps them
-// for the backward, but it leaves the embedding and head split on their
-// vocabulary axis and gathers the micro-batch's rows instead: the head
-// computes the logits of every row for 1/Devices of the vocabulary, which is
-// as many bytes as logProbHead counts for the device's rows, and the head's
-// weight gradient stays split too. 0 without fsdp.
+// gatheredWeights is, under fsdp, what XLA gathers on a device beyond its
+// own shards while a decoder layer runs: that layer's weights whole,
+// (P − E)/L·d·(1 − 1/Devices), E the embedding's and head's parameters. As
+// measured on XLA's CPU devices (TestShardedPeakOnXLA, and shapes of larger
+// layers), the SPMD partitioner gathers a layer's weights where it uses
+// them and frees them after, so one layer's are whole at a time; it leaves
+// the embedding and head split on their vocabulary axis and gathers the
+// micro-batch's rows there instead (the head computes the logits of every row
+// for 1/Devices of the vocabulary: as many bytes as logProbHead counts for
+// the device's rows), and the head's weight gradient stays split too. 0
+// without fsdp.
 func gatheredWeights(cfg qwen3.Config, d int64, s Step) int64 {
 	n := int64(shards(s))
-	return (cfg.Params() - embeddingParams(cfg)) * d * (n - 1) / n
+	return (cfg.Params() - embeddingParams(cfg)) / int64(cfg.Layers) * d * (n - 1) / n
 }
 
 // embeddingParams is the parameters of the embedding and, untied, the head.
