@@ -24,9 +24,9 @@ type planOptions struct {
 
 // planFlags are the flags of `mathrl plan` before they are resolved.
 type planFlags struct {
-	recipe, gpuMemory, hfCheckpoint, tinyModel, rules  string
-	microBatch, maxTokens, samplingBatch, logProbChunk int
-	recompute, fused                                   bool
+	recipe, gpuMemory, hfCheckpoint, tinyModel, rules, sharding string
+	microBatch, maxTokens, samplingBatch, logProbChunk, devices int
+	recompute, fused                                            bool
 }
 
 func newPlanCmd(runF func(*planOptions) error) *cobra.Command {
@@ -43,10 +43,12 @@ recipe does not fit.
 
 The model's shape comes from --tiny-model (a built-in shape: qwen3-4b, qwen3-8b, ...)
 or from the config.json of --hf-checkpoint, else from the recipe. The other flags
-try settings without editing the recipe.`,
+try settings without editing the recipe. With --devices N and --sharding data or
+fsdp the figures are those of one device (the first, which also runs the sampler).`,
 		Example: `  mathrl plan --config retool-grpo-qwen3-4b --tiny-model qwen3-4b
   mathrl plan --config math-grpo-qwen3-8b --hf-checkpoint ~/models/Qwen3-8B --gpu-memory 80GiB
-  mathrl plan --config math-grpo-qwen3-8b --tiny-model qwen3-8b --micro-batch-size 1 --recompute-layers`,
+  mathrl plan --config math-grpo-qwen3-8b --tiny-model qwen3-8b --micro-batch-size 1 --recompute-layers
+  mathrl plan --config math-grpo-qwen3-8b --tiny-model qwen3-8b --micro-batch-size 8 --devices 8 --sharding fsdp`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := f.resolve(cmd)
@@ -70,6 +72,8 @@ try settings without editing the recipe.`,
 	fs.IntVar(&f.maxTokens, "max-tokens-per-micro-batch", 0, "padded tokens per micro-batch, instead of a number of sequences (default: the recipe's)")
 	fs.IntVar(&f.samplingBatch, "sampling-batch-size", 0, "sequences sampled at once (default: the recipe's)")
 	fs.IntVar(&f.logProbChunk, "logprob-chunk", 0, "positions per chunk of the log-prob head, 0 for all at once (default: the recipe's)")
+	fs.IntVar(&f.devices, "devices", 1, "devices the training step spreads over (default: the recipe's num_devices)")
+	fs.StringVar(&f.sharding, "sharding", "", "how the step spreads over --devices: "+strings.Join(grpo.Shardings(), ", ")+" (default: the recipe's)")
 	fs.BoolVar(&f.recompute, "recompute-layers", false, "recompute each decoder layer in the backward (default: the recipe's)")
 	fs.BoolVar(&f.fused, "fused-attention", false, "plan the training step's attention as fused (flash) attention, without [B, heads, T, T] scores "+
 		"(default: as the trainer runs it, fused under the xla rules in bfloat16 or float16; --fused-attention=false plans the decomposed graph)")
@@ -108,6 +112,9 @@ func (f planFlags) resolve(cmd *cobra.Command) (*planOptions, error) {
 			*o.dst = o.v
 		}
 	}
+	if err := f.shardingOf(set, cfg, &rc); err != nil {
+		return nil, err
+	}
 	if set("recompute-layers") {
 		rc.RecomputeLayers = f.recompute
 	}
@@ -130,6 +137,27 @@ func (f planFlags) resolve(cmd *cobra.Command) (*planOptions, error) {
 	return &planOptions{Config: cfg, Recipe: rc, Limit: limit, Rules: rules}, nil
 }
 
+// shardingOf sets rc's devices and sharding from the recipe's num_devices
+// and sharding, or the flags where set: one device under replicate leaves
+// both zero, as memplan.RecipeOf does.
+func (f planFlags) shardingOf(set func(string) bool, cfg grpo.Config, rc *memplan.Recipe) error {
+	devices, sharding := cfg.NumDevices, cfg.Sharding
+	if set("devices") {
+		if f.devices < 1 {
+			return fmt.Errorf("--devices %d: want at least 1", f.devices)
+		}
+		devices = f.devices
+	}
+	if set("sharding") {
+		sharding = f.sharding
+	}
+	rc.Devices, rc.Sharding = devices, sharding
+	if devices <= 1 && (sharding == "" || sharding == grpo.ShardReplicate) {
+		rc.Devices, rc.Sharding = 0, ""
+	}
+	return nil
+}
+
 // planRules chooses the buffer rules: the flag's, else cpu for a recipe that
 // runs on the pure Go backend and xla for one that runs on a GPU.
 func planRules(flag, backend string) (memplan.Rules, error) {
@@ -149,6 +177,9 @@ func runPlan(opts *planOptions) error {
 	}
 	fmt.Fprintf(opts.Out, "model %s: %s parameters, %s; prompts of %d + responses of %d tokens\n",
 		name, count(model.Params()), opts.Config.DType, opts.Recipe.PromptLen, opts.Recipe.ResponseLen)
+	if err := opts.Recipe.CheckDevices(model, opts.Rules); err != nil {
+		return err
+	}
 	rep := memplan.Plan(model, opts.Recipe, opts.Limit, opts.Rules)
 	if _, err := rep.WriteTo(opts.Out); err != nil {
 		return err

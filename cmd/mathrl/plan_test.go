@@ -151,3 +151,29 @@ func TestReadmePlanOutput(t *testing.T) {
 		t.Errorf("README.md shows for `mathrl plan %s`:\n%s\nthe command prints:\n%s", cmdLine, want, got)
 	}
 }
+
+// TestPlanDevices: --devices and --sharding reach the recipe (one device
+// under replicate leaves them zero, as the recipe's defaults do), a count
+// below 1 is refused at once, and a micro-batch that does not split is one
+// error naming the flag.
+func TestPlanDevices(t *testing.T) {
+	var got *planOptions
+	args := []string{"--config", "math-grpo-qwen3-8b", "--devices", "8", "--sharding", "fsdp", "--micro-batch-size", "64"}
+	if _, _, err := execute(newPlanCmd(func(o *planOptions) error { got = o; return nil }), "", args...); err != nil {
+		t.Fatal(err)
+	}
+	if got.Recipe.Devices != 8 || got.Recipe.Sharding != "fsdp" {
+		t.Errorf("recipe %+v, want 8 devices under fsdp", got.Recipe)
+	}
+	if _, _, err := execute(newPlanCmd(func(o *planOptions) error { got = o; return nil }), "", "--devices", "1", "--sharding", "replicate"); err != nil ||
+		got.Recipe.Devices != 0 || got.Recipe.Sharding != "" {
+		t.Errorf("one device: %v, recipe %+v", err, got.Recipe)
+	}
+	if _, _, err := execute(newPlanCmd(nil), "", "--devices", "0"); err == nil || !strings.Contains(err.Error(), "--devices 0: want at least 1") {
+		t.Errorf("--devices 0: %v", err)
+	}
+	_, _, err := runCLI(t, "", "plan", "--config", "math-grpo-qwen3-8b", "--tiny-model", "qwen3-8b", "--devices", "8", "--sharding", "data", "--micro-batch-size", "4")
+	if err == nil || !strings.Contains(err.Error(), "micro_batch_size (--micro-batch-size) 4: the rows of a micro-batch do not split over num_devices (--devices) 8") {
+		t.Errorf("4 rows on 8 devices: %v", err)
+	}
+}

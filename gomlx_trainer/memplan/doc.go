@@ -24,6 +24,15 @@
 //     and every weight gradient is alive until the accumulators are added at
 //     the end. The package's tests measure these constants on small shapes.
 //
+// # Several devices
+//
+// With Devices > 1 (num_devices, sharding data or fsdp) the figures are those
+// of the first device, which also runs the sampler and the KL reference
+// (Sharded, TrainStep, Sampling). The XLA rules then follow what XLA's SPMD
+// partitioner made of grpo.Learner's graphs on XLA's CPU devices, checked
+// there against the shards each device holds and XLA's buffer assignment of
+// the per-device programs (TestShardedPeakOnXLA).
+//
 // Terms below a megabyte (norm statistics, per-row scalars, masks of one row)
 // are left out.
 package memplan

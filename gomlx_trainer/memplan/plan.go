@@ -31,7 +31,15 @@ type Recipe struct {
 	RecomputeLayers bool         // recompute_layers
 	Reference       bool         // use_kl_loss with a non-zero kl_loss_coef
 	FusedAttention  bool         // the training step's attention is fused (see FusedAttention)
+	Devices         int          // num_devices; 0 or 1: one device
+	Sharding        string       // sharding: grpo.ShardReplicate, ShardData or ShardFSDP
 }
+
+// fsdp reports whether the recipe shards its state over several devices.
+func (rc Recipe) fsdp() bool { return rc.Devices > 1 && rc.Sharding == grpo.ShardFSDP }
+
+// devices is the recipe's device count, at least 1.
+func (rc Recipe) devices() int { return max(rc.Devices, 1) }
 
 // SeqLen is the padded length of the longest training sequence: prompt plus
 // response, padded as grpo packs a batch (grpo.PadLength).
@@ -51,13 +59,15 @@ func (rc Recipe) Rows() int {
 // step is the training step of a micro-batch of rows longest sequences.
 func (rc Recipe) step(rows int) Step {
 	return Step{DType: rc.DType, Rows: rows, SeqLen: rc.SeqLen(), LogProbChunk: rc.LogProbChunk,
-		RecomputeLayers: rc.RecomputeLayers, Reference: rc.Reference, FusedAttention: rc.FusedAttention}
+		RecomputeLayers: rc.RecomputeLayers, Reference: rc.Reference, FusedAttention: rc.FusedAttention,
+		Devices: rc.Devices, FSDP: rc.fsdp()}
 }
 
 // rollout and eval are the sampling sessions of batch sequences.
 func (rc Recipe) rollout(batch int) Session {
 	return Session{DType: rc.DType, Batch: batch, PromptLen: rc.PromptLen, ResponseLen: rc.ResponseLen,
-		AppendChunks: rc.Tools, Training: true, Reference: rc.Reference}
+		AppendChunks: rc.Tools, Training: true, Reference: rc.Reference,
+		Devices: rc.Devices, FSDP: rc.fsdp()}
 }
 
 func (rc Recipe) eval(batch int) Session {
@@ -77,6 +87,8 @@ func (rc Recipe) samplingBatches() (rollout, eval int) {
 // Report is a recipe's memory plan.
 type Report struct {
 	Rules            Rules
+	Devices          int       // devices the training step spreads over (the figures are the first one's)
+	Sharding         string    // how: grpo.ShardData or ShardFSDP, with Devices > 1
 	FusedAttention   bool      // the training step's attention is fused
 	Limit            int64     // bytes the device may use
 	SeqLen, Rows     int       // the micro-batch planned: Rows sequences of SeqLen tokens
@@ -95,7 +107,7 @@ type Report struct {
 // and the largest micro-batch and sampling batch that fit in limit bytes.
 func Plan(cfg qwen3.Config, rc Recipe, limit int64, r Rules) Report {
 	rb, eb := rc.samplingBatches()
-	rep := Report{Rules: r, FusedAttention: rc.FusedAttention, Limit: limit, SeqLen: rc.SeqLen(), Rows: rc.Rows(), RolloutBatch: rb, EvalBatch: eb}
+	rep := Report{Rules: r, Devices: rc.devices(), Sharding: rc.Sharding, FusedAttention: rc.FusedAttention, Limit: limit, SeqLen: rc.SeqLen(), Rows: rc.Rows(), RolloutBatch: rb, EvalBatch: eb}
 	rep.Train = TrainStep(cfg, rc.step(rep.Rows), r)
 	rep.Rollout = Sampling(cfg, rc.rollout(rb), r)
 	if rc.EvalResponseLen > 0 {
@@ -113,10 +125,12 @@ func Plan(cfg qwen3.Config, rc Recipe, limit int64, r Rules) Report {
 }
 
 // maxRows is the largest micro-batch of the longest sequences whose training
-// step fits in limit bytes, at most the global batch (0: none).
+// step fits in limit bytes, at most the global batch, a multiple of the
+// devices (0: none).
 func maxRows(cfg qwen3.Config, rc Recipe, limit int64, r Rules) int {
-	return largest(max(rc.GlobalBatch, 1), func(n int) bool {
-		return TrainStep(cfg, rc.step(n), r).Total() <= limit
+	n := rc.devices()
+	return n * largest(max(rc.GlobalBatch/n, 1), func(k int) bool {
+		return TrainStep(cfg, rc.step(k*n), r).Total() <= limit
 	})
 }
 
@@ -149,7 +163,14 @@ func (rep Report) WriteTo(w io.Writer) (int64, error) {
 		attention = "fused (flash: no [B, heads, T, T] scores)"
 	}
 	fmt.Fprintf(cw, "memory plan (%s rules), device limit %s; training attention %s\n", rep.Rules, FormatGiB(rep.Limit), attention)
-	rep.table(cw, fmt.Sprintf("training step: micro-batch of %d x %d tokens", rep.Rows, rep.SeqLen), rep.Train)
+	if rep.Devices > 1 {
+		fmt.Fprintf(cw, "%d devices, sharding %s: the figures are the first device's (it also runs the sampler)\n", rep.Devices, rep.Sharding)
+	}
+	title := fmt.Sprintf("training step: micro-batch of %d x %d tokens", rep.Rows, rep.SeqLen)
+	if rep.Devices > 1 {
+		title += fmt.Sprintf(", %d rows per device", rep.Rows/rep.Devices)
+	}
+	rep.table(cw, title, rep.Train)
 	rep.table(cw, fmt.Sprintf("rollout sampling: %d sequences", rep.RolloutBatch), rep.Rollout)
 	if len(rep.Eval.Terms) > 0 {
 		rep.table(cw, fmt.Sprintf("evaluation sampling: %d sequences", rep.EvalBatch), rep.Eval)

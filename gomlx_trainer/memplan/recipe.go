@@ -19,6 +19,9 @@ func RecipeOf(cfg grpo.Config) (Recipe, error) {
 		RolloutSamples: cfg.Samples(), SamplingBatch: cfg.SamplingBatchSize, Tools: cfg.UseTools,
 		Reference: cfg.UseKLLoss && cfg.KLLossCoef != 0,
 	}
+	if cfg.NumDevices > 1 { // one device leaves them zero
+		rc.Devices, rc.Sharding = cfg.NumDevices, cfg.Sharding
+	}
 	if cfg.EvalPromptData != "" {
 		rc.EvalResponseLen = cfg.EvalMaxResponseLen
 	}

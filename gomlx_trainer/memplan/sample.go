@@ -17,6 +17,8 @@ type Session struct {
 	AppendChunks bool         // tool outputs are appended between turns: chunks of MaxChunk fed at the full cache
 	Training     bool         // inside `mathrl train`: the optimizer state stays resident (Resident)
 	Reference    bool         // with Training, a frozen reference policy is resident too
+	Devices      int          // with Training, num_devices the trainer's state spreads over; 0 or 1: one device
+	FSDP         bool         // with Training and Devices > 1: sharding fsdp, else data
 }
 
 // Names of the sampling terms (the resident ones are those of Resident).
@@ -38,13 +40,20 @@ const defaultMaxChunk = 512
 //	growth:  resident + cache at the final slots + one layer's key or value tensor
 //	         at its previous length (the cache is grown one tensor at a time)
 //
-// Resident is the weights, or with Training all of Resident(cfg, s.DType,
-// s.Reference): the trainer's accumulators and moments stay on the device
-// while it samples.
+// Resident is the weights, or with Training all of Sharded(cfg, s.DType,
+// s.Reference, s.Devices, s.FSDP): the trainer's accumulators and moments stay
+// on the device while it samples. The sampler runs on the first device with
+// the whole batch (as the trainer runs it on several devices), so its cache
+// and step are those of one device; under fsdp it reads the weights whole, a
+// gathered copy (P·d) beside that device's shards.
 func Sampling(cfg qwen3.Config, s Session, r Rules) Breakdown {
-	resident := []Term{{TermWeights, cfg.Params() * int64(s.DType.Size())}}
+	weights := cfg.Params() * int64(s.DType.Size())
+	resident := []Term{{TermWeights, weights}}
 	if s.Training {
-		resident = Resident(cfg, s.DType, s.Reference)
+		resident = Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP)
+		if s.FSDP && s.Devices > 1 {
+			resident = append(resident, Term{TermGathered, weights})
+		}
 	}
 	maxChunk := s.MaxChunk
 	if maxChunk <= 0 {

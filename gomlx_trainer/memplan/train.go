@@ -16,6 +16,16 @@ type Step struct {
 	RecomputeLayers bool         // recompute each decoder layer in the backward, keeping only its input
 	Reference       bool         // a frozen reference policy for the KL penalty
 	FusedAttention  bool         // fused (flash) attention: see FusedAttention
+	Devices         int          // num_devices the step spreads over (Rows split over them); 0 or 1: one device
+	FSDP            bool         // with Devices > 1: sharding fsdp (the state sharded too), else data
+}
+
+// rowsOn is the rows of the micro-batch one device runs: Rows/Devices, the
+// rows split on the batch axis, rounded up (grpo.Learner pads a micro-batch
+// packed by tokens with empty rows to split).
+func (s Step) rowsOn() int {
+	n := max(s.Devices, 1)
+	return (s.Rows + n - 1) / n
 }
 
 // FusedAttention reports whether a training step of that dtype under rules r
@@ -44,35 +54,77 @@ const (
 	TermRecomputed   = "recomputed layer"
 	TermGradients    = "weight gradients"
 	TermUpdate       = "optimizer update"
+	TermGathered     = "gathered weights"
 )
 
-// TrainStep returns the peak of one optimizer step under rules r: the
-// accumulate graph of one micro-batch (forward, backward, gradients added into
-// the accumulators) or the AdamW update, whichever holds more. The phases are:
+// TrainStep returns the peak of one optimizer step under rules r, on one
+// device (the first, with Devices > 1: see Sharded): the accumulate graph of
+// one micro-batch (forward, backward, gradients added into the accumulators)
+// or the AdamW update, whichever holds more. The phases are:
 //
 //	head backward:    resident + kept activations + log-prob head
-//	layer backward:   resident + kept activations + one layer's backward (+ its recomputation)
-//	end of backward:  resident + every weight gradient (CPU only)
+//	layer backward:   resident + kept activations + one layer's backward (+ its recomputation;
+//	                  under fsdp + its weights gathered)
+//	end of backward:  resident + every weight gradient (CPU, and XLA on several devices)
 //	optimizer update: resident + update temporaries
 //
-// where resident is Resident(cfg, s.DType, s.Reference).
+// where resident is Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP),
+// and on several devices the activations are those of Rows/Devices rows.
 func TrainStep(cfg qwen3.Config, s Step, r Rules) Breakdown {
 	d := int64(s.DType.Size())
-	resident := Resident(cfg, s.DType, s.Reference)
+	resident := Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP)
+	devices := max(s.Devices, 1)
+	s.Rows = s.rowsOn()
 	kept := keptActivations(cfg, s, r)
 	layer := []Term{{TermLayerBack, layerBackward(cfg, s, r)}}
 	if s.RecomputeLayers {
 		layer = append(layer, Term{TermRecomputed, recomputedLayer(cfg, s, r)})
 	}
+	gathered := []Term{{TermGathered, gatheredWeights(cfg, d, s)}}
 	phases := []Breakdown{
 		with("head backward", resident, kept, []Term{{TermHead, logProbHead(cfg, s, r)}}),
-		with("layer backward", resident, kept, layer),
-		with("optimizer update", resident, []Term{{TermUpdate, optimizerUpdate(cfg, r)}}),
+		with("layer backward", resident, gathered, kept, layer),
+		with("optimizer update", resident, []Term{{TermUpdate, optimizerUpdate(cfg, r) / int64(shards(s))}}),
 	}
-	if r == CPU {
-		phases = append(phases, with("end of backward", resident, []Term{{TermGradients, weightGradients(cfg, d)}}))
+	if r == CPU || devices > 1 {
+		grads := weightGradients(cfg, d) / int64(shards(s))
+		phases = append(phases, with("end of backward", resident, []Term{{TermGradients, grads}}))
 	}
 	return peak(phases...)
+}
+
+// shards is the number of pieces fsdp cuts each tensor of the state into: the
+// devices under fsdp, else 1.
+func shards(s Step) int {
+	if s.FSDP && s.Devices > 1 {
+		return s.Devices
+	}
+	return 1
+}
+
+// gatheredWeights is, under fsdp, what XLA gathers on a device beyond its
+// own shards while a decoder layer runs: that layer's weights whole,
+// (P − E)/L·d·(1 − 1/Devices), E the embedding's and head's parameters. As
+// measured on XLA's CPU devices (TestShardedPeakOnXLA, and shapes of larger
+// layers), the SPMD partitioner gathers a layer's weights where it uses
+// them and frees them after, so one layer's are whole at a time; it leaves
+// the embedding and head split on their vocabulary axis and gathers the
+// micro-batch's rows there instead (the head computes the logits of every row
+// for 1/Devices of the vocabulary: as many bytes as logProbHead counts for
+// the device's rows), and the head's weight gradient stays split too. 0
+// without fsdp.
+func gatheredWeights(cfg qwen3.Config, d int64, s Step) int64 {
+	n := int64(shards(s))
+	return (cfg.Params() - embeddingParams(cfg)) / int64(cfg.Layers) * d * (n - 1) / n
+}
+
+// embeddingParams is the parameters of the embedding and, untied, the head.
+func embeddingParams(cfg qwen3.Config) int64 {
+	e := int64(cfg.VocabSize) * int64(cfg.Hidden)
+	if !cfg.TieEmbeddings {
+		e *= 2
+	}
+	return e
 }
 
 // Resident returns what a training run keeps on the device between steps, for
@@ -92,6 +144,24 @@ func Resident(cfg qwen3.Config, dtype dtypes.DType, reference bool) []Term {
 		terms = append(terms, Term{TermReference, p * d})
 	}
 	return append(terms, Term{TermAccumulators, 4 * p}, Term{TermMoments, 8 * p})
+}
+
+// Sharded is Resident on the first of devices: under fsdp (and devices > 1)
+// every tensor of the weights, accumulators and moments is split along its
+// largest axis over the devices, so each holds 1/devices of it; under data
+// each device holds them whole. The reference policy runs on the first device
+// (grpo.Learner leaves it there), whole. devices 0 or 1 is Resident.
+func Sharded(cfg qwen3.Config, dtype dtypes.DType, reference bool, devices int, fsdp bool) []Term {
+	terms := Resident(cfg, dtype, reference)
+	if !fsdp || devices <= 1 {
+		return terms
+	}
+	for i := range terms {
+		if terms[i].Name != TermReference {
+			terms[i].Bytes /= int64(devices)
+		}
+	}
+	return terms
 }
 
 // keptActivations are what the forward pass leaves for the backward, for all
@@ -278,7 +348,7 @@ func logProbHead(cfg qwen3.Config, s Step, r Rules) int64 {
 			perLogit = 4 * 4
 		}
 	}
-	return int64(s.Rows)*c*v*perLogit + v*int64(cfg.Hidden)*d
+	return int64(s.Rows)*c*v*perLogit + v*int64(cfg.Hidden)*d/int64(shards(s))
 }
 
 // optimizerUpdate is what the AdamW step holds beyond the resident state.
@@ -303,7 +373,12 @@ func optimizerUpdate(cfg qwen3.Config, r Rules) int64 {
 // accumulators were built after the whole backward, plus two more of the
 // largest weight's size, 2·W·d (the embedding's two gradients, from the head
 // and from the lookup, and their sum; or a transposed copy of a matmul's
-// weight gradient).
+// weight gradient). XLA on several devices holds the same (measured on its
+// CPU devices): its all-reduce combiner makes one collective of every
+// gradient, which are then all alive at the end of the backward; under fsdp
+// each is reduce-scattered onto its shards, 1/Devices of it (TrainStep
+// divides). On a GPU XLA's combiner caps the bytes of one collective, so
+// there this is an upper bound.
 func weightGradients(cfg qwen3.Config, d int64) int64 {
 	return (cfg.Params() + 2*largestWeight(cfg)) * d
 }

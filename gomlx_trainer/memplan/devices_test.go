@@ -1,0 +1,82 @@
+package memplan_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gomlx/compute/dtypes"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
+	"github.com/mathrl/mathrl/gomlx_trainer/memplan"
+)
+
+// TestShardedByHand: 4 rows on 2 devices are 2 rows each, so data on 2
+// devices holds the whole state and the activations of TestTrainStepByHand's
+// rows/2, and fsdp holds 1/2 of the state plus the other half of one decoder
+// layer's weights gathered, (P − V·H)/L·d/2 = 158·4/2; both also pass through
+// the end of the backward, every weight gradient alive for the collective,
+// (P + 2·V·H)·d = (356 + 80)·4, under fsdp half of it.
+func TestShardedByHand(t *testing.T) {
+	cfg := handConfig()
+	one := memplan.TrainStep(cfg, memplan.Step{DType: dtypes.Float32, Rows: 2, SeqLen: 5}, memplan.XLA)
+	for _, fsdp := range []bool{false, true} {
+		got := memplan.TrainStep(cfg, memplan.Step{DType: dtypes.Float32, Rows: 4, SeqLen: 5, Devices: 2, FSDP: fsdp}, memplan.XLA)
+		state, gathered := int64(16*356), int64(0)
+		if fsdp {
+			state, gathered = 8*356, 2*158
+		}
+		resident := got.Term(memplan.TermWeights) + got.Term(memplan.TermAccumulators) + got.Term(memplan.TermMoments)
+		if resident != state || got.Term(memplan.TermGathered) != gathered {
+			t.Errorf("fsdp %v: resident %d gathered %d, want %d and %d (%+v)", fsdp, resident, got.Term(memplan.TermGathered), state, gathered, got)
+		}
+		if got.Phase == "end of backward" {
+			if want := int64((356 + 80) * 4); (!fsdp && got.Term(memplan.TermGradients) != want) || (fsdp && got.Term(memplan.TermGradients) != want/2) {
+				t.Errorf("fsdp %v: %+v", fsdp, got)
+			}
+		} else if got.Term(memplan.TermLayers) != one.Term(memplan.TermLayers) {
+			t.Errorf("fsdp %v: activations %d, want those of 2 rows on one device, %d", fsdp, got.Term(memplan.TermLayers), one.Term(memplan.TermLayers))
+		}
+	}
+	s := memplan.Session{DType: dtypes.Float32, Batch: 4, PromptLen: 100, ResponseLen: 60, Training: true, Devices: 2, FSDP: true}
+	if got := memplan.Sampling(cfg, s, memplan.XLA); got.Term(memplan.TermGathered) != 4*356 || got.Term(memplan.TermMoments) != 4*356 {
+		t.Errorf("fsdp sampling: %+v, want the whole weights gathered beside half the moments", got)
+	}
+}
+
+// TestCheckDevices: each bad setting is one error naming its flag, the value
+// and what would work.
+func TestCheckDevices(t *testing.T) {
+	cfg := handConfig() // largest axes: 10 (embedding), 8 (MLP), 4 (norms, attention), 2 (head norms): gcd 2
+	ok := memplan.Recipe{DType: dtypes.Float32, GlobalBatch: 8, MicroBatch: 4, Devices: 2, Sharding: grpo.ShardFSDP}
+	if err := ok.CheckDevices(cfg, memplan.XLA); err != nil {
+		t.Fatalf("2 devices under fsdp: %v", err)
+	}
+	packed := ok
+	packed.MaxTokens, packed.PromptLen, packed.ResponseLen = 192, 30, 30 // 3 rows of 64 tokens, padded to 4
+	if err := packed.CheckDevices(cfg, memplan.XLA); err != nil {
+		t.Errorf("micro-batches packed by tokens are padded to split: %v", err)
+	}
+	three := memplan.TrainStep(cfg, memplan.Step{DType: dtypes.Float32, Rows: 3, SeqLen: 5, Devices: 2}, memplan.XLA)
+	two := memplan.TrainStep(cfg, memplan.Step{DType: dtypes.Float32, Rows: 2, SeqLen: 5}, memplan.XLA)
+	if three.Term(memplan.TermLayers) != two.Term(memplan.TermLayers) {
+		t.Errorf("3 rows padded over 2 devices: activations %d, want those of 2 rows, %d", three.Term(memplan.TermLayers), two.Term(memplan.TermLayers))
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*memplan.Recipe)
+		r    memplan.Rules
+		want string
+	}{
+		{"rows", func(rc *memplan.Recipe) { rc.MicroBatch = 3 }, memplan.XLA, "--micro-batch-size) 3: the rows of a micro-batch do not split over num_devices (--devices) 2; want a multiple of 2"},
+		{"axis", func(rc *memplan.Recipe) { rc.Devices, rc.MicroBatch = 4, 4 }, memplan.XLA, "(--devices) 4 with sharding fsdp: model.embed_tokens.weight [10 4] does not split along its largest axis; --devices must divide every weight's largest axis (use one of 2)"},
+		{"sharding", func(rc *memplan.Recipe) { rc.Sharding = "zero" }, memplan.XLA, `--sharding) "zero": want one of replicate, data, fsdp`},
+		{"replicate", func(rc *memplan.Recipe) { rc.Sharding = grpo.ShardReplicate }, memplan.XLA, "runs on one device, but num_devices (--devices) is 2; use data or fsdp"},
+		{"cpu rules", func(rc *memplan.Recipe) {}, memplan.CPU, "(--devices) 2 under the cpu rules"},
+	} {
+		rc := ok
+		tc.edit(&rc)
+		if err := rc.CheckDevices(cfg, tc.r); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+}
