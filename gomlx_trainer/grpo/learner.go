@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gomlx/compute"
@@ -72,7 +71,7 @@ type Learner struct {
 // result replicated, XLA's SPMD partitioner (Shardy) inserting the
 // collectives. Under sharding data the variables (weights, gradient
 // accumulators, AdamW moments) are whole on every device and XLA all-reduces
-// the gradients; under fsdp each is split along its largest axis (fsdpAxis),
+// the gradients; under fsdp each is split along its largest axis (FSDPAxis),
 // and XLA gathers a weight where a layer needs it and reduces each gradient
 // onto the shards that keep it.
 type sharded struct {
@@ -185,15 +184,13 @@ func (l *Learner) Shard(n int, sharding string) error {
 }
 
 // shardVariables gives every variable of the policy's store, the optimizer
-// state created first, its fsdp sharding (fsdpAxis).
+// state created first, its fsdp sharding (FSDPAxis).
 func (l *Learner) shardVariables(sh *sharded) error {
 	store := l.Model.Store
 	createOptimizerState(store, l.vars)
-	common := 0 // the greatest common divisor of the sharded axes
+	var shapes [][]int
 	for v := range store.IterVariables() {
-		if dims := v.Shape().Dimensions; len(dims) > 0 {
-			common = gcd(common, dims[fsdpAxis(dims)])
-		}
+		shapes = append(shapes, v.Shape().Dimensions)
 	}
 	for v := range store.IterVariables() {
 		dims := v.Shape().Dimensions
@@ -203,11 +200,11 @@ func (l *Learner) shardVariables(sh *sharded) error {
 			}
 			continue
 		}
-		axis := fsdpAxis(dims)
+		axis := FSDPAxis(dims)
 		if dims[axis]%sh.devices != 0 {
 			return fmt.Errorf("grpo: sharding %s: %s %v does not split over num_devices %d along its largest axis; "+
 				"num_devices must divide every variable's largest axis (here %s), or use sharding %s",
-				ShardFSDP, v.Path(), dims, sh.devices, orList(divisors(common)), ShardData)
+				ShardFSDP, v.Path(), dims, sh.devices, orList(deviceCounts(FSDPDeviceCounts(shapes))), ShardData)
 		}
 		b := distributed.BuildSpec(sh.mesh)
 		for i := range dims {
@@ -226,36 +223,6 @@ func (l *Learner) shardVariables(sh *sharded) error {
 		}
 	}
 	return nil
-}
-
-// fsdpAxis is the axis fsdp splits a variable of dims along: its largest
-// (the first of equals).
-func fsdpAxis(dims []int) int {
-	axis := 0
-	for i, d := range dims {
-		if d > dims[axis] {
-			axis = i
-		}
-	}
-	return axis
-}
-
-func gcd(a, b int) int {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
-}
-
-// divisors lists the divisors of n in increasing order.
-func divisors(n int) []string {
-	var out []string
-	for d := 1; d <= n; d++ {
-		if n%d == 0 {
-			out = append(out, strconv.Itoa(d))
-		}
-	}
-	return out
 }
 
 // layOutOutputs, called last in each graph function, tells e how its

@@ -38,15 +38,15 @@ func (rc Recipe) CheckDevices(cfg qwen3.Config, r Rules) error {
 
 // checkFSDPAxes reports whether n divides every weight's largest axis.
 func checkFSDPAxes(cfg qwen3.Config, n int) error {
-	common := 0
+	var shapes [][]int
 	for _, t := range cfg.Tensors() {
-		common = gcd(common, t.Shape[fsdpAxis(t.Shape)])
+		shapes = append(shapes, t.Shape)
 	}
 	for _, t := range cfg.Tensors() {
-		if t.Shape[fsdpAxis(t.Shape)]%n != 0 {
+		if t.Shape[grpo.FSDPAxis(t.Shape)]%n != 0 {
 			var divisors []string
-			for d := 2; d <= common; d++ {
-				if common%d == 0 {
+			for _, d := range grpo.FSDPDeviceCounts(shapes) {
+				if d > 1 {
 					divisors = append(divisors, fmt.Sprint(d))
 				}
 			}
@@ -59,23 +59,4 @@ func checkFSDPAxes(cfg qwen3.Config, n int) error {
 		}
 	}
 	return nil
-}
-
-// fsdpAxis is the axis fsdp splits a tensor of dims along: its largest, the
-// first of equals (as grpo.Learner does).
-func fsdpAxis(dims []int) int {
-	axis := 0
-	for i, d := range dims {
-		if d > dims[axis] {
-			axis = i
-		}
-	}
-	return axis
-}
-
-func gcd(a, b int) int {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
 }
