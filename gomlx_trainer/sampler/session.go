@@ -17,15 +17,16 @@ import (
 
 // Options controls one generation session.
 type Options struct {
-	MaxNewTokens int     // most tokens after the prompt, sampled and appended together (default 256)
-	Temperature  float64 // 0 is greedy (argmax)
-	TopP         float64 // keep the fewest tokens holding this much probability; 0 or 1 keeps all
-	TopK         int     // keep the K most likely tokens; 0 keeps all
-	StopIDs      []int   // a sampled id in this list ends its sequence (finish "stop"); nil: the model's eos_token_id
-	Seed         uint64  // seeds the session's random stream
-	Capacity     int     // most key/value cache slots per sequence; 0: longest prompt + MaxNewTokens, rounded up to a power of two
-	MaxChunk     int     // most tokens fed per sequence in one step (longer prompts take several steps); default 512
-	FullCache    bool    // allocate the cache at Capacity from the start instead of growing it (slower; for comparisons)
+	MaxNewTokens int      // most tokens after the prompt, sampled and appended together (default 256)
+	Temperature  float64  // 0 is greedy (argmax)
+	TopP         float64  // keep the fewest tokens holding this much probability; 0 or 1 keeps all
+	TopK         int      // keep the K most likely tokens; 0 keeps all
+	StopIDs      []int    // a sampled id in this list ends its sequence (finish "stop"); nil: the model's eos_token_id
+	Seed         uint64   // sequence i draws from the stream SequenceSeed(Seed, i), unless Seeds says otherwise
+	Seeds        []uint64 // per sequence, the seed of its random stream (nil: from Seed); see DrawKey
+	Capacity     int      // most key/value cache slots per sequence; 0: longest prompt + MaxNewTokens, rounded up to a power of two
+	MaxChunk     int      // most tokens fed per sequence in one step (longer prompts take several steps); default 512
+	FullCache    bool     // allocate the cache at Capacity from the start instead of growing it (slower; for comparisons)
 }
 
 // FinishReason says why a sequence stopped.
@@ -73,7 +74,7 @@ type Session struct {
 	stop     map[int]bool
 
 	cache   []*tensors.Tensor // allocated slots per sequence: cache[0]'s axis 2, at most capacity
-	rng     *tensors.Tensor
+	seeds   []uint64          // each row's seed
 	knobs   []*tensors.Tensor // temperature, top-k and top-p, sent to the device once
 	cached  []int             // tokens already in each row's cache
 	pending [][]int           // tokens to feed each row at its next step
@@ -150,10 +151,17 @@ func (s *Sampler) Start(prompts [][]int, opts Options) (*Session, error) {
 		sess.pending[i] = slices.Clone(p)
 		sess.active[i] = true
 	}
-	var err error
-	if sess.rng, err = graph.RNGStateFromSeed(int64(opts.Seed)); err != nil {
-		return nil, fmt.Errorf("sampler: %w", err)
+	if opts.Seeds != nil && len(opts.Seeds) != len(prompts) {
+		return nil, fmt.Errorf("sampler: %d seeds for %d prompts", len(opts.Seeds), len(prompts))
 	}
+	sess.seeds = make([]uint64, len(prompts))
+	for i := range sess.seeds {
+		sess.seeds[i] = SequenceSeed(opts.Seed, i)
+		if opts.Seeds != nil {
+			sess.seeds[i] = opts.Seeds[i]
+		}
+	}
+	var err error
 	initial := CacheBucket(longest, capacity)
 	if opts.FullCache {
 		initial = capacity
@@ -242,10 +250,10 @@ func (s *Sampler) exec(m mode) (*mlmodel.Exec, error) {
 	cfg := s.model.Config
 	e, err := mlmodel.NewExec(s.backend, s.model.Store, func(ctx *mlmodel.Scope, in []*graph.Node) []*graph.Node {
 		tokens, start, lens := in[0], in[1], in[2]
-		temperature, topK, topP, rng := in[3], in[4], in[5], in[6]
+		temperature, topK, topP, key := in[3], in[4], in[5], in[6]
 		logits, cache := qwen3.Extend(ctx, cfg, tokens, start, lens, in[7:])
-		ids, logProbs, rng := pick(m, logits, temperature, topK, topP, rng)
-		return append([]*graph.Node{ids, logProbs, rng}, cache...)
+		ids, logProbs := pick(m, logits, temperature, topK, topP, key)
+		return append([]*graph.Node{ids, logProbs}, cache...)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sampler: %w", err)
@@ -255,6 +263,36 @@ func (s *Sampler) exec(m mode) (*mlmodel.Exec, error) {
 	e.SetMaxCache(512)
 	s.execs[m] = e
 	return e, nil
+}
+
+// SequenceSeed is the seed of sequence i of a session started at seed
+// (SplitMix64 of their mix), so neighbouring sequences and sessions draw
+// unrelated streams.
+func SequenceSeed(seed uint64, i int) uint64 {
+	z := seed + uint64(i+1)*0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// DrawKey is the key of the draw that picks the token following the first
+// position tokens of a sequence whose stream has seed (prompt tokens count).
+// The draw depends on the key and the logits only, so a sequence continued in
+// another session, or by a server given the whole sequence so far and the
+// same seed, samples the same tokens.
+func DrawKey(seed uint64, position int) uint32 {
+	k := fmix32(uint32(seed>>32) ^ 0x6a09e667)
+	k = fmix32(k ^ uint32(seed))
+	return fmix32(k ^ uint32(position))
+}
+
+// fmix32 is MurmurHash3's 32-bit finaliser.
+func fmix32(h uint32) uint32 {
+	h ^= h >> 16
+	h *= 0x85ebca6b
+	h ^= h >> 13
+	h *= 0xc2b2ae35
+	return h ^ h>>16
 }
 
 // DefaultCapacity is the cache capacity a session takes when Options.Capacity
@@ -328,7 +366,9 @@ func (ss *Session) Step() (bool, error) {
 	tokens := make([][]int32, n)
 	start := make([]int32, n)
 	lens := make([]int32, n)
+	keys := make([]uint32, n)
 	for i := range n {
+		keys[i] = DrawKey(ss.seeds[i], ss.cached[i]+feed[i])
 		tokens[i] = make([]int32, chunk)
 		for j := 0; j < feed[i]; j++ {
 			tokens[i][j] = int32(ss.pending[i][j])
@@ -344,7 +384,7 @@ func (ss *Session) Step() (bool, error) {
 		ss.knobs = []*tensors.Tensor{tensors.FromScalar(float32(max(ss.opts.Temperature, 1e-6))),
 			tensors.FromScalar(int32(ss.opts.TopK)), tensors.FromScalar(float32(ss.opts.TopP))}
 	}
-	args := []any{tokens, start, lens, ss.knobs[0], ss.knobs[1], ss.knobs[2], ss.rng}
+	args := []any{tokens, start, lens, ss.knobs[0], ss.knobs[1], ss.knobs[2], keys}
 	for _, t := range ss.cache {
 		donated, err := graph.DonateTensorBuffer(t, ss.s.backend, 0)
 		if err != nil {
@@ -356,7 +396,7 @@ func (ss *Session) Step() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("sampler: step: %w", err)
 	}
-	ss.rng, ss.cache = out[2], out[3:]
+	ss.cache = out[2:]
 	var ids []int32
 	var logProbs []float32
 	tensors.MustConstFlatData(out[0], func(f []int32) { ids = slices.Clone(f) })
