@@ -10,6 +10,7 @@ import (
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/data"
+	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
@@ -24,8 +25,8 @@ type trainer struct {
 	reward    RewardFunc
 	onRollout func(RolloutLog)
 
-	learner *Learner // the policy and its optimizer state
-	smp     *sampler.Sampler
+	learner *Learner      // the policy and its optimizer state
+	engine  engine.Engine // samples the rollouts and evaluations
 	proto   *tokenizer.Protocol
 	tokJSON []byte // tokenizer.json, copied into checkpoints
 	tools   rollout.ToolRunner
@@ -138,7 +139,7 @@ func (t *trainer) loadPolicy(resume bool) (*qwen3.Model, error) {
 	return model, nil
 }
 
-// setupModels builds the chat protocol, the tools, and the sampler and the
+// setupModels builds the chat protocol, the tools, and the engine and the
 // learner of model (the learner with the frozen reference when the KL penalty
 // is on). It returns the tools' isolation level.
 func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation string, err error) {
@@ -163,7 +164,7 @@ func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation s
 			return "", err
 		}
 	}
-	t.smp = sampler.New(opt.Backend, model)
+	t.engine = engine.NewBuiltin(sampler.New(opt.Backend, model))
 	if klCoef(cfg) != 0 {
 		ref, err := newPolicy(cfg)
 		if err != nil {
