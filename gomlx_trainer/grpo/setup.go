@@ -13,7 +13,6 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
-	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
 )
 
@@ -164,7 +163,9 @@ func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation s
 			return "", err
 		}
 	}
-	t.engine = engine.NewBuiltin(sampler.New(opt.Backend, model))
+	if t.engine, err = newEngine(cfg, opt.Backend, model); err != nil {
+		return "", err
+	}
 	if klCoef(cfg) != 0 {
 		ref, err := newPolicy(cfg)
 		if err != nil {
@@ -327,7 +328,7 @@ func changes(a, b Config) []Change {
 	var out []Change
 	for _, k := range Knobs() {
 		x, y := va.Field(k.Index).Interface(), vb.Field(k.Index).Interface()
-		if x != y {
+		if !reflect.DeepEqual(x, y) {
 			out = append(out, Change{Key: k.Key, From: x, To: y})
 		}
 	}

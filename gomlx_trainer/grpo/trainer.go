@@ -193,7 +193,7 @@ func modelName(cfg Config) string {
 // num_devices and sharding existed read them as 0 and ""). Any other must
 // equal the checkpoint's.
 var resumeFree = []string{"num_rollout", "eval_interval", "save_interval", "keep_ckpts", "backend", "num_devices", "sharding",
-	"save_rollouts_every", "save_rollouts_groups"}
+	"save_rollouts_every", "save_rollouts_groups", "rollout_engine_urls"}
 
 // differingKey names the first knob, other than resumeFree, whose value
 // differs between a and b ("" when none).

@@ -10,10 +10,14 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gomlx/compute"
+
 	"github.com/mathrl/mathrl/data"
 	"github.com/mathrl/mathrl/data/arith"
+	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
+	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 	"github.com/mathrl/mathrl/gomlx_trainer/sandbox"
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
 )
@@ -42,6 +46,19 @@ func newProtocol(cfg Config, modelVocab int) (*tokenizer.Protocol, []byte, error
 		return nil, nil, fmt.Errorf("grpo: %w", err)
 	}
 	return proto, data, nil
+}
+
+// newEngine returns the engine rollout_engine names: the sampler of model on
+// b, or a client of rollout_engine_urls.
+func newEngine(cfg Config, b compute.Backend, model *qwen3.Model) (engine.Engine, error) {
+	if cfg.RolloutEngine == EngineBuiltin {
+		return engine.NewBuiltin(sampler.New(b, model)), nil
+	}
+	c, err := engine.NewClient(engine.ClientOptions{Protocol: cfg.RolloutEngine, URLs: slices.Clone(cfg.RolloutEngineURLs), Vocab: model.Config.VocabSize})
+	if err != nil {
+		return nil, fmt.Errorf("grpo: rollout_engine: %w", err)
+	}
+	return c, nil
 }
 
 // sandboxRunner adapts a sandbox.Pool to rollout.ToolRunner; a program that

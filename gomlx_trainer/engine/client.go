@@ -1,0 +1,371 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
+	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
+)
+
+// The protocols a Client speaks.
+const (
+	SGLang = "sglang" // SGLang's native POST /generate, as slime sends it
+	OpenAI = "openai" // the OpenAI POST /v1/completions with a token-id prompt, as vLLM serves it for TRL and AReaL
+)
+
+// Protocols are the names rollout_engine takes besides "builtin".
+func Protocols() []string { return []string{SGLang, OpenAI} }
+
+// ClientOptions say which servers a Client talks to, and how.
+type ClientOptions struct {
+	Protocol    string        // SGLang or OpenAI
+	URLs        []string      // a router, a server or several (base URLs); requests go round them in turn
+	Vocab       int           // the policy's vocabulary: an id at or past it in a response is malformed
+	Concurrency int           // requests in flight at once, over every session (0: 64)
+	Retries     int           // further tries of a request after a connection error or a 5xx, each on the next URL (0: 5)
+	Backoff     time.Duration // wait before the first retry, doubled before each next (0: 200 ms)
+	HTTP        *http.Client  // nil: http.DefaultClient
+}
+
+// Client is an engine that samples on inference servers over HTTP. Each
+// sequence of a turn is one request carrying the whole sequence so far (the
+// server's prefix cache spares recomputing it) and the sequence's seed.
+type Client struct {
+	opt  ClientOptions
+	sem  chan struct{}
+	mu   sync.Mutex
+	next int // the URL of the next request
+}
+
+// NewClient checks opt and returns its client.
+func NewClient(opt ClientOptions) (*Client, error) {
+	switch {
+	case !slices.Contains(Protocols(), opt.Protocol):
+		return nil, fmt.Errorf("engine: protocol %q, want one of %q", opt.Protocol, Protocols())
+	case len(opt.URLs) == 0:
+		return nil, fmt.Errorf("engine: %s: no server URL", opt.Protocol)
+	case opt.Vocab < 1:
+		return nil, fmt.Errorf("engine: vocabulary of %d ids", opt.Vocab)
+	}
+	for i, u := range opt.URLs {
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return nil, fmt.Errorf("engine: server URL %d %q: want http:// or https://", i, u)
+		}
+		opt.URLs[i] = strings.TrimRight(u, "/")
+	}
+	if opt.Concurrency <= 0 {
+		opt.Concurrency = 64
+	}
+	if opt.Retries <= 0 {
+		opt.Retries = 5
+	}
+	if opt.Backoff <= 0 {
+		opt.Backoff = 200 * time.Millisecond
+	}
+	if opt.HTTP == nil {
+		opt.HTTP = http.DefaultClient
+	}
+	return &Client{opt: opt, sem: make(chan struct{}, opt.Concurrency)}, nil
+}
+
+// Start begins a session over prompts; it sends nothing yet.
+func (c *Client) Start(_ context.Context, prompts [][]int, opts Options) (Session, error) {
+	if len(prompts) == 0 {
+		return nil, errors.New("engine: no prompts")
+	}
+	s := &clientSession{c: c, opts: opts, seqs: make([][]int, len(prompts)), seeds: make([]uint64, len(prompts))}
+	for i, p := range prompts {
+		if len(p) == 0 {
+			return nil, fmt.Errorf("engine: prompt %d is empty", i)
+		}
+		s.seqs[i], s.seeds[i] = slices.Clone(p), sampler.SequenceSeed(opts.Seed, i)
+	}
+	return s, nil
+}
+
+// Sync is not built yet for servers: it fails, rather than let a run sample
+// from weights its trainer has left behind. Version 0 (no update yet) is
+// the servers' own weights.
+func (c *Client) Sync(_ context.Context, version int) error {
+	if version == 0 {
+		return nil
+	}
+	return fmt.Errorf("engine: %s: pushing the weights of step %d to the servers is not supported yet", c.opt.Protocol, version)
+}
+
+// clientSession is one batch of sequences sampled on the servers; it keeps
+// each whole sequence, prompt included, to send with its next turn.
+type clientSession struct {
+	c     *Client
+	opts  Options
+	seqs  [][]int
+	seeds []uint64
+	mu    sync.Mutex // serialises calls of step
+}
+
+// Generate sends one request per active sequence, at most the client's
+// concurrency at once, and returns when all have answered; the first error
+// cancels the others.
+func (s *clientSession) Generate(ctx context.Context, active, maxNew []int, step func(rollout.StepReport)) ([]rollout.Turn, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	turns := make([]rollout.Turn, len(active))
+	errs := make([]error, len(active))
+	var wg sync.WaitGroup
+	for j, i := range active {
+		if i < 0 || i >= len(s.seqs) {
+			return nil, fmt.Errorf("engine: sequence %d of %d", i, len(s.seqs))
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case s.c.sem <- struct{}{}:
+			case <-ctx.Done():
+				errs[j] = ctx.Err()
+				return
+			}
+			defer func() { <-s.c.sem }()
+			turns[j], errs[j] = s.c.generate(ctx, request{seq: i, ids: s.seqs[i], maxNew: maxNew[j], seed: s.seeds[i], opts: s.opts})
+			if errs[j] != nil {
+				cancel()
+				return
+			}
+			if step != nil {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				ids := turns[j].IDs
+				step(rollout.StepReport{Sampled: len(ids), Stopped: []int{lastID(ids)}})
+			}
+		}()
+	}
+	wg.Wait()
+	if err := firstError(errs); err != nil {
+		return nil, err
+	}
+	for j, i := range active {
+		s.seqs[i] = append(s.seqs[i], turns[j].IDs...)
+	}
+	return turns, nil
+}
+
+// firstError is the first error of errs that is not a cancellation caused by
+// another, else the first error.
+func firstError(errs []error) error {
+	var first error
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func lastID(ids []int) int {
+	if len(ids) == 0 {
+		return -1
+	}
+	return ids[len(ids)-1]
+}
+
+// Append adds ids to the end of sequence i; its next request carries them.
+func (s *clientSession) Append(i int, ids []int) error {
+	if i < 0 || i >= len(s.seqs) {
+		return fmt.Errorf("engine: append to sequence %d of %d", i, len(s.seqs))
+	}
+	for k, id := range ids {
+		if id < 0 || id >= s.c.opt.Vocab {
+			return fmt.Errorf("engine: append to sequence %d: token %d is id %d, outside the vocabulary [0, %d)", i, k, id, s.c.opt.Vocab)
+		}
+	}
+	s.seqs[i] = append(s.seqs[i], ids...)
+	return nil
+}
+
+// Close does nothing: the servers keep no session.
+func (s *clientSession) Close() {}
+
+// request is one sequence's turn.
+type request struct {
+	seq    int   // the sequence's index in its session, for errors
+	ids    []int // the whole sequence so far
+	maxNew int
+	seed   uint64
+	opts   Options
+}
+
+// generate sends r, retrying connection errors and 5xx on the next URL after
+// a growing wait, and checks the answer.
+func (c *Client) generate(ctx context.Context, r request) (rollout.Turn, error) {
+	path, body := c.body(r)
+	data, err := json.Marshal(body)
+	if err != nil {
+		return rollout.Turn{}, err
+	}
+	wait := c.opt.Backoff
+	for try := 0; ; try++ {
+		url := c.nextURL() + path
+		what := fmt.Sprintf("engine: %s request for sequence %d (%d tokens) to %s", c.opt.Protocol, r.seq, len(r.ids), url)
+		status, resp, err := c.post(ctx, url, data)
+		switch {
+		case err == nil && status == http.StatusOK:
+			turn, err := c.parse(resp, r)
+			if err != nil {
+				return rollout.Turn{}, fmt.Errorf("%s: malformed response: %w", what, err)
+			}
+			return turn, nil
+		case ctx.Err() != nil:
+			return rollout.Turn{}, ctx.Err()
+		case err == nil && status < 500:
+			return rollout.Turn{}, fmt.Errorf("%s: status %d: %s", what, status, snippet(resp))
+		case try >= c.opt.Retries:
+			if err == nil {
+				err = fmt.Errorf("status %d: %s", status, snippet(resp))
+			}
+			return rollout.Turn{}, fmt.Errorf("%s: %w (after %d tries)", what, err, try+1)
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return rollout.Turn{}, ctx.Err()
+		}
+		wait *= 2
+	}
+}
+
+func (c *Client) nextURL() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	u := c.opt.URLs[c.next%len(c.opt.URLs)]
+	c.next++
+	return u
+}
+
+// post sends data and returns the status and the body; err is a failure to
+// connect or to read.
+func (c *Client) post(ctx context.Context, url string, data []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(data))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.opt.HTTP.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return 0, nil, err
+	}
+	return resp.StatusCode, body, nil
+}
+
+// snippet is the start of a response body, for errors.
+func snippet(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
+// body returns the path and JSON body of r in the client's protocol.
+func (c *Client) body(r request) (string, any) {
+	o := r.opts
+	topP, topK := o.TopP, o.TopK
+	if topP <= 0 {
+		topP = 1
+	}
+	if topK <= 0 {
+		topK = -1
+	}
+	if c.opt.Protocol == OpenAI {
+		return "/v1/completions", OpenAIRequest{
+			Prompt: r.ids, MaxTokens: r.maxNew, Temperature: o.Temperature, TopP: topP, TopK: topK,
+			StopTokenIDs: o.StopIDs, Seed: r.seed, Logprobs: 0, ReturnTokenIDs: true, SkipSpecialTokens: false,
+		}
+	}
+	return "/generate", SGLangRequest{
+		InputIDs: r.ids, ReturnLogprob: true,
+		SamplingParams: SGLangSampling{
+			Temperature: o.Temperature, TopP: topP, TopK: topK, MaxNewTokens: r.maxNew,
+			StopTokenIDs: o.StopIDs, NoStopTrim: true, SkipSpecialTokens: false, SamplingSeed: r.seed,
+		},
+	}
+}
+
+// parse reads a response to r and checks it: ids and log-probs of equal
+// length, at least one and at most r.maxNew, every id in the vocabulary.
+func (c *Client) parse(data []byte, r request) (rollout.Turn, error) {
+	var ids []int
+	var lps []float64
+	var finish string
+	if c.opt.Protocol == OpenAI {
+		var resp OpenAIResponse
+		if err := json.Unmarshal(data, &resp); err != nil {
+			return rollout.Turn{}, err
+		}
+		if len(resp.Choices) != 1 {
+			return rollout.Turn{}, fmt.Errorf("%d choices, want 1", len(resp.Choices))
+		}
+		ch := resp.Choices[0]
+		if ch.TokenIDs == nil {
+			return rollout.Turn{}, errors.New("choices[0].token_ids is missing")
+		}
+		if ch.Logprobs == nil {
+			return rollout.Turn{}, errors.New("choices[0].logprobs is missing")
+		}
+		ids, finish = ch.TokenIDs, ch.FinishReason
+		for k, lp := range ch.Logprobs.TokenLogprobs {
+			if lp == nil {
+				return rollout.Turn{}, fmt.Errorf("choices[0].logprobs.token_logprobs[%d] is null", k)
+			}
+			lps = append(lps, *lp)
+		}
+	} else {
+		var resp SGLangResponse
+		if err := json.Unmarshal(data, &resp); err != nil {
+			return rollout.Turn{}, err
+		}
+		if resp.MetaInfo.OutputTokenLogprobs == nil {
+			return rollout.Turn{}, errors.New("meta_info.output_token_logprobs is missing")
+		}
+		for k, e := range resp.MetaInfo.OutputTokenLogprobs {
+			if e.LogProb == nil || e.ID == nil {
+				return rollout.Turn{}, fmt.Errorf("meta_info.output_token_logprobs[%d] lacks its log-prob or its id", k)
+			}
+			ids, lps = append(ids, *e.ID), append(lps, *e.LogProb)
+		}
+		finish = resp.MetaInfo.FinishReason.Type
+	}
+	switch {
+	case finish == "abort":
+		return rollout.Turn{}, errors.New("the server aborted the request")
+	case len(ids) != len(lps):
+		return rollout.Turn{}, fmt.Errorf("%d ids and %d log-probs", len(ids), len(lps))
+	case len(ids) == 0 || len(ids) > r.maxNew:
+		return rollout.Turn{}, fmt.Errorf("%d ids, want 1 to %d", len(ids), r.maxNew)
+	}
+	turn := rollout.Turn{IDs: ids, LogProbs: make([]float32, len(lps))}
+	for k, id := range ids {
+		if id < 0 || id >= c.opt.Vocab {
+			return rollout.Turn{}, fmt.Errorf("id %d (token %d) outside the vocabulary [0, %d)", id, k, c.opt.Vocab)
+		}
+		turn.LogProbs[k] = float32(lps[k])
+	}
+	return turn, nil
+}
