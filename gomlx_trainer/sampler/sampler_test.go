@@ -570,3 +570,73 @@ func TestSequenceDrawsIgnoreTheBatch(t *testing.T) {
 		t.Errorf("seeds 7 and 9 sampled the same %v", alone.IDs)
 	}
 }
+
+// TestSlotsAdmitMidway runs a slot session: sequence A is admitted, B joins
+// after A's third step, and once A has finished C takes A's row again. Each
+// samples the tokens it samples alone (log-probs to float32 rounding), so a
+// late join and a reused row (its cache cleared) change nothing.
+func TestSlotsAdmitMidway(t *testing.T) {
+	m, prompt, _ := tinyModel(t)
+	s := New(backendtest.New(t), m)
+	opts := Options{Temperature: 1, TopK: 50, StopIDs: []int{}}
+	alone := func(p []int, seed uint64, maxNew int) Result {
+		t.Helper()
+		o := opts
+		o.Seeds, o.MaxNewTokens = []uint64{seed}, maxNew
+		res, err := s.Generate(context.Background(), [][]int{p}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[0]
+	}
+	o := opts
+	o.Capacity = 128
+	ss, err := s.StartSlots(2, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	step := func() {
+		t.Helper()
+		if _, err := ss.Step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b, c := prompt, prompt[2:], append(slices.Clone(prompt[:4]), 7, 8, 9)
+	if err := ss.Admit(0, a, 1, 5); err != nil {
+		t.Fatal(err)
+	}
+	step()
+	step()
+	step()
+	if err := ss.Admit(1, b, 2, 9); err != nil {
+		t.Fatal(err)
+	}
+	for ss.Active(0) {
+		step()
+	}
+	gotA := ss.Result(0)
+	if err := ss.Admit(0, c, 3, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.Admit(1, c, 3, 4); err == nil {
+		t.Error("admitted to a row still generating")
+	}
+	for ss.Active(0) || ss.Active(1) {
+		step()
+	}
+	for name, pair := range map[string][2]Result{
+		"A": {alone(a, 1, 5), gotA}, "B joining late": {alone(b, 2, 9), ss.Result(1)}, "C in A's row": {alone(c, 3, 4), ss.Result(0)},
+	} {
+		want, got := pair[0], pair[1]
+		if !slices.Equal(want.IDs, got.IDs) || len(want.LogProbs) != len(got.LogProbs) {
+			t.Errorf("%s: ids %v, alone %v", name, got.IDs, want.IDs)
+			continue
+		}
+		for j := range want.LogProbs {
+			if d := math.Abs(float64(want.LogProbs[j] - got.LogProbs[j])); d > 1e-5 {
+				t.Errorf("%s: token %d log-prob %g, alone %g", name, j, got.LogProbs[j], want.LogProbs[j])
+			}
+		}
+	}
+}

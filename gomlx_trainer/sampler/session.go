@@ -54,13 +54,14 @@ type Sampler struct {
 	model   *qwen3.Model
 	execs   map[mode]*mlmodel.Exec
 	zeros   map[[2]int]*graph.Exec // by batch, length
+	clears  map[[2]int]*graph.Exec // by batch, length: zero one row of a cache tensor
 	grows   map[[3]int]*graph.Exec // by batch, old length, new length
 }
 
 // New returns a sampler for model on backend.
 func New(backend compute.Backend, model *qwen3.Model) *Sampler {
 	return &Sampler{backend: backend, model: model, execs: map[mode]*mlmodel.Exec{}, zeros: map[[2]int]*graph.Exec{},
-		grows: map[[3]int]*graph.Exec{}}
+		grows: map[[3]int]*graph.Exec{}, clears: map[[2]int]*graph.Exec{}}
 }
 
 // Session is a batch of sequences being generated. Drive it with Step or Run;
@@ -75,6 +76,7 @@ type Session struct {
 
 	cache   []*tensors.Tensor // allocated slots per sequence: cache[0]'s axis 2, at most capacity
 	seeds   []uint64          // each row's seed
+	limits  []int             // each row's MaxNewTokens
 	knobs   []*tensors.Tensor // temperature, top-k and top-p, sent to the device once
 	cached  []int             // tokens already in each row's cache
 	pending [][]int           // tokens to feed each row at its next step
@@ -147,9 +149,11 @@ func (s *Sampler) Start(prompts [][]int, opts Options) (*Session, error) {
 	for _, id := range stopIDs {
 		sess.stop[id] = true
 	}
+	sess.limits = make([]int, len(prompts))
 	for i, p := range prompts {
 		sess.pending[i] = slices.Clone(p)
 		sess.active[i] = true
+		sess.limits[i] = opts.MaxNewTokens
 	}
 	if opts.Seeds != nil && len(opts.Seeds) != len(prompts) {
 		return nil, fmt.Errorf("sampler: %d seeds for %d prompts", len(opts.Seeds), len(prompts))
@@ -422,7 +426,7 @@ func (ss *Session) Step() (bool, error) {
 			switch {
 			case ss.stop[id]:
 				ss.finish(i, Stop)
-			case len(r.IDs) >= ss.opts.MaxNewTokens || ss.cached[i]+1 > ss.capacity:
+			case len(r.IDs) >= ss.limits[i] || ss.cached[i]+1 > ss.capacity:
 				ss.finish(i, Length)
 			}
 		}
@@ -469,7 +473,7 @@ func (ss *Session) Append(i int, ids []int) error {
 		return fmt.Errorf("sampler: append to sequence %d: %w", i, err)
 	}
 	r := &ss.results[i]
-	room := min(ss.opts.MaxNewTokens-len(r.IDs), ss.capacity-ss.cached[i]-len(ss.pending[i])) - 1
+	room := min(ss.limits[i]-len(r.IDs), ss.capacity-ss.cached[i]-len(ss.pending[i])) - 1
 	fits := ids
 	if len(ids) > room {
 		fits = ids[:max(room, 0)]
@@ -487,6 +491,97 @@ func (ss *Session) Append(i int, ids []int) error {
 	ss.active[i] = true
 	r.Finish = Running
 	return nil
+}
+
+// StartSlots returns a session of n empty rows, each a slot that Admit fills
+// with a sequence, and fills again once that sequence has finished: a server's
+// continuous batching. opts.Capacity bounds every sequence (prompt and new
+// tokens); opts.MaxNewTokens and opts.Seed are unused (Admit gives each
+// sequence its own).
+func (s *Sampler) StartSlots(n int, opts Options) (*Session, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("sampler: %d slots, want at least 1", n)
+	}
+	if opts.Capacity < 2 {
+		return nil, fmt.Errorf("sampler: slots need a capacity of at least 2 tokens, not %d", opts.Capacity)
+	}
+	prompts := make([][]int, n)
+	for i := range prompts {
+		prompts[i] = []int{0}
+	}
+	opts.MaxNewTokens = 1
+	ss, err := s.Start(prompts, opts)
+	if err != nil {
+		return nil, err
+	}
+	for i := range n {
+		ss.pending[i], ss.active[i] = nil, false
+	}
+	return ss, nil
+}
+
+// Admit puts a new sequence in row i, which must not be active: prompt, the
+// seed of its stream and at most maxNew new tokens. The row's cache is
+// cleared; the next Step reads the prompt.
+func (ss *Session) Admit(i int, prompt []int, seed uint64, maxNew int) error {
+	switch {
+	case ss.cache == nil:
+		return errors.New("sampler: admit to a session that is closed or failed")
+	case i < 0 || i >= len(ss.active):
+		return fmt.Errorf("sampler: admit to row %d of %d", i, len(ss.active))
+	case ss.active[i]:
+		return fmt.Errorf("sampler: admit to row %d while it is still generating", i)
+	case len(prompt) == 0:
+		return errors.New("sampler: admit an empty prompt")
+	case len(prompt) >= ss.capacity:
+		return fmt.Errorf("sampler: prompt of %d tokens leaves no room in a cache of %d", len(prompt), ss.capacity)
+	case maxNew < 1:
+		return fmt.Errorf("sampler: max new tokens %d, want > 0", maxNew)
+	}
+	if err := checkIDs(prompt, ss.s.model.Config.VocabSize); err != nil {
+		return fmt.Errorf("sampler: admit: %w", err)
+	}
+	if ss.cached[i] > 0 {
+		var err error
+		if ss.cache, err = ss.s.clearRow(ss.cache, i); err != nil {
+			return err
+		}
+	}
+	ss.cached[i], ss.pending[i], ss.active[i] = 0, slices.Clone(prompt), true
+	ss.seeds[i], ss.limits[i], ss.results[i] = seed, maxNew, Result{}
+	return nil
+}
+
+// clearRow returns cache with row i zero (Extend adds into slots it takes to
+// be zero). Each tensor is given up as its cleared copy is made.
+func (s *Sampler) clearRow(cache []*tensors.Tensor, i int) ([]*tensors.Tensor, error) {
+	sh := cache[0].Shape()
+	key := [2]int{sh.Dimensions[0], sh.Dimensions[2]}
+	exec, ok := s.clears[key]
+	if !ok {
+		var err error
+		exec, err = graph.NewExec(s.backend, func(old, row *graph.Node) *graph.Node {
+			rows := graph.Iota(old.Graph(), shapes.Make(row.DType(), old.Shape().Dimensions...), 0)
+			return graph.Where(graph.Equal(rows, row), graph.ZerosLike(old), old)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sampler: %w", err)
+		}
+		s.clears[key] = exec
+	}
+	out := make([]*tensors.Tensor, len(cache))
+	for k, t := range cache {
+		donated, err := graph.DonateTensorBuffer(t, s.backend, 0)
+		if err != nil {
+			return nil, fmt.Errorf("sampler: %w", err)
+		}
+		cleared, err := exec.Call(donated, int32(i))
+		if err != nil {
+			return nil, fmt.Errorf("sampler: clearing row %d of the cache: %w", i, err)
+		}
+		out[k] = cleared[0]
+	}
+	return out, nil
 }
 
 // Active reports whether sequence i is still generating.
