@@ -296,14 +296,14 @@ func (c *Client) body(r request) (string, any) {
 	if c.opt.Protocol == OpenAI {
 		return "/v1/completions", OpenAIRequest{
 			Prompt: r.ids, MaxTokens: r.maxNew, Temperature: o.Temperature, TopP: topP, TopK: topK,
-			StopTokenIDs: o.StopIDs, Seed: r.seed, Logprobs: 0, ReturnTokenIDs: true, SkipSpecialTokens: false,
+			StopTokenIDs: o.StopIDs, IgnoreEOS: true, Seed: r.seed, Logprobs: 0, ReturnTokenIDs: true, SkipSpecialTokens: false,
 		}
 	}
 	return "/generate", SGLangRequest{
 		InputIDs: r.ids, ReturnLogprob: true,
 		SamplingParams: SGLangSampling{
 			Temperature: o.Temperature, TopP: topP, TopK: topK, MaxNewTokens: r.maxNew,
-			StopTokenIDs: o.StopIDs, NoStopTrim: true, SkipSpecialTokens: false, SamplingSeed: r.seed,
+			StopTokenIDs: o.StopIDs, IgnoreEOS: true, NoStopTrim: true, SkipSpecialTokens: false, SamplingSeed: r.seed,
 		},
 	}
 }

@@ -158,11 +158,11 @@ func checkBody(t *testing.T, protocol string, b map[string]any, ids []int, maxNe
 	// The seed is compared as JSON text: a uint64 does not fit a float64.
 	var want map[string]any
 	if protocol == OpenAI {
-		want = map[string]any{"max_tokens": maxNew, "temperature": 0.7, "top_p": 0.9, "top_k": 5, "stop_token_ids": []int{3, 4},
+		want = map[string]any{"max_tokens": maxNew, "temperature": 0.7, "top_p": 0.9, "top_k": 5, "stop_token_ids": []int{3, 4}, "ignore_eos": true,
 			"logprobs": 0, "return_token_ids": true, "skip_special_tokens": false}
 	} else {
 		want = map[string]any{"return_logprob": true, "sampling_params": map[string]any{"max_new_tokens": maxNew, "temperature": 0.7,
-			"top_p": 0.9, "top_k": 5, "stop_token_ids": []int{3, 4}, "no_stop_trim": true, "skip_special_tokens": false}}
+			"top_p": 0.9, "top_k": 5, "stop_token_ids": []int{3, 4}, "ignore_eos": true, "no_stop_trim": true, "skip_special_tokens": false}}
 	}
 	raw := fmt.Sprint(b["seed"])
 	got := map[string]any{}

@@ -22,6 +22,7 @@ type SGLangSampling struct {
 	TopK              int     `json:"top_k"`
 	MaxNewTokens      int     `json:"max_new_tokens"`
 	StopTokenIDs      []int   `json:"stop_token_ids,omitempty"`
+	IgnoreEOS         bool    `json:"ignore_eos"` // true: only stop_token_ids stop, as in the in-process sampler
 	NoStopTrim        bool    `json:"no_stop_trim"`
 	SkipSpecialTokens bool    `json:"skip_special_tokens"`
 	SamplingSeed      uint64  `json:"sampling_seed"`
@@ -29,8 +30,9 @@ type SGLangSampling struct {
 
 // SGLangResponse is the part of SGLang's /generate answer the client reads.
 type SGLangResponse struct {
-	Text     string     `json:"text"`
-	MetaInfo SGLangMeta `json:"meta_info"`
+	Text      string     `json:"text"`
+	OutputIDs []int      `json:"output_ids,omitempty"`
+	MetaInfo  SGLangMeta `json:"meta_info"`
 }
 
 // SGLangMeta is SGLang's meta_info.
@@ -90,6 +92,7 @@ type OpenAIRequest struct {
 	TopP              float64 `json:"top_p"`
 	TopK              int     `json:"top_k"`
 	StopTokenIDs      []int   `json:"stop_token_ids,omitempty"`
+	IgnoreEOS         bool    `json:"ignore_eos"` // true: only stop_token_ids stop
 	Seed              uint64  `json:"seed"`
 	Logprobs          int     `json:"logprobs"`
 	ReturnTokenIDs    bool    `json:"return_token_ids"`
@@ -98,16 +101,22 @@ type OpenAIRequest struct {
 
 // OpenAIResponse is the part of the /v1/completions answer the client reads.
 type OpenAIResponse struct {
+	Object  string         `json:"object,omitempty"`
+	Model   string         `json:"model,omitempty"`
 	Choices []OpenAIChoice `json:"choices"`
 }
 
 // OpenAIChoice is one completion.
 type OpenAIChoice struct {
-	Index        int    `json:"index"`
-	Text         string `json:"text"`
-	TokenIDs     []int  `json:"token_ids"`
-	FinishReason string `json:"finish_reason"` // stop or length
-	Logprobs     *struct {
-		TokenLogprobs []*float64 `json:"token_logprobs"`
-	} `json:"logprobs"`
+	Index        int             `json:"index"`
+	Text         string          `json:"text"`
+	TokenIDs     []int           `json:"token_ids"`
+	FinishReason string          `json:"finish_reason"` // stop or length
+	Logprobs     *OpenAILogprobs `json:"logprobs"`
+}
+
+// OpenAILogprobs is a choice's logprobs; with logprobs 0, token_logprobs
+// holds the sampled tokens' log-probs.
+type OpenAILogprobs struct {
+	TokenLogprobs []*float64 `json:"token_logprobs"`
 }
