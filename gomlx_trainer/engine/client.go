@@ -28,13 +28,19 @@ func Protocols() []string { return []string{SGLang, OpenAI} }
 
 // ClientOptions say which servers a Client talks to, and how.
 type ClientOptions struct {
-	Protocol    string        // SGLang or OpenAI
-	URLs        []string      // a router, a server or several (base URLs); requests go round them in turn
-	Vocab       int           // the policy's vocabulary: an id at or past it in a response is malformed
-	Concurrency int           // requests in flight at once, over every session (0: 64)
-	Retries     int           // further tries of a request after a connection error or a 5xx, each on the next URL (0: 5)
-	Backoff     time.Duration // wait before the first retry, doubled before each next (0: 200 ms)
-	HTTP        *http.Client  // nil: http.DefaultClient
+	Protocol    string   // SGLang or OpenAI
+	URLs        []string // a router, a server or several (base URLs); requests go round them in turn
+	Vocab       int      // the policy's vocabulary: an id at or past it in a response is malformed
+	Concurrency int      // requests in flight at once, over every session (0: 64)
+	// Batch 0 sends each sequence of a turn in its own request (as slime
+	// does, so that a router spreads them); n > 0 sends up to n in one
+	// SGLang request, as a list of input_ids, which a mathrl serve worker
+	// samples as one batch of its own, as the in-process sampler would. OpenAI
+	// requests carry one sequence each.
+	Batch   int
+	Retries int           // further tries of a request after a connection error or a 5xx, each on the next URL (0: 5)
+	Backoff time.Duration // wait before the first retry, doubled before each next (0: 200 ms)
+	HTTP    *http.Client  // nil: http.DefaultClient
 }
 
 // Client is an engine that samples on inference servers over HTTP. Each
@@ -56,6 +62,8 @@ func NewClient(opt ClientOptions) (*Client, error) {
 		return nil, fmt.Errorf("engine: %s: no server URL", opt.Protocol)
 	case opt.Vocab < 1:
 		return nil, fmt.Errorf("engine: vocabulary of %d ids", opt.Vocab)
+	case opt.Batch < 0 || opt.Batch > 0 && opt.Protocol != SGLang:
+		return nil, fmt.Errorf("engine: %s: batches of %d sequences a request, want 0 (or, with %s, more)", opt.Protocol, opt.Batch, SGLang)
 	}
 	for i, u := range opt.URLs {
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
@@ -113,39 +121,35 @@ type clientSession struct {
 	mu    sync.Mutex // serialises calls of step
 }
 
-// Generate sends one request per active sequence, at most the client's
-// concurrency at once, and returns when all have answered; the first error
-// cancels the others.
+// Generate sends the active sequences, Batch to a request (one each for
+// OpenAI), at most the client's concurrency of requests at once, and returns
+// when all have answered; the first error cancels the others.
 func (s *clientSession) Generate(ctx context.Context, active, maxNew []int, step func(rollout.StepReport)) ([]rollout.Turn, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	turns := make([]rollout.Turn, len(active))
-	errs := make([]error, len(active))
-	var wg sync.WaitGroup
+	reqs := make([]request, len(active))
 	for j, i := range active {
 		if i < 0 || i >= len(s.seqs) {
 			return nil, fmt.Errorf("engine: sequence %d of %d", i, len(s.seqs))
 		}
+		reqs[j] = request{seq: i, ids: s.seqs[i], maxNew: maxNew[j], seed: s.seeds[i], opts: s.opts}
+	}
+	size := max(s.c.opt.Batch, 1)
+	turns := make([]rollout.Turn, len(active))
+	var errs []error
+	var errMu sync.Mutex
+	var wg sync.WaitGroup
+	for lo := 0; lo < len(reqs); lo += size {
+		hi := min(lo+size, len(reqs))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			select {
-			case s.c.sem <- struct{}{}:
-			case <-ctx.Done():
-				errs[j] = ctx.Err()
-				return
-			}
-			defer func() { <-s.c.sem }()
-			turns[j], errs[j] = s.c.generate(ctx, request{seq: i, ids: s.seqs[i], maxNew: maxNew[j], seed: s.seeds[i], opts: s.opts})
-			if errs[j] != nil {
+			err := s.send(ctx, reqs[lo:hi], turns[lo:hi], step)
+			if err != nil {
 				cancel()
-				return
-			}
-			if step != nil {
-				s.mu.Lock()
-				defer s.mu.Unlock()
-				ids := turns[j].IDs
-				step(rollout.StepReport{Sampled: len(ids), Stopped: []int{lastID(ids)}})
+				errMu.Lock()
+				errs = append(errs, err)
+				errMu.Unlock()
 			}
 		}()
 	}
@@ -157,6 +161,30 @@ func (s *clientSession) Generate(ctx context.Context, active, maxNew []int, step
 		s.seqs[i] = append(s.seqs[i], turns[j].IDs...)
 	}
 	return turns, nil
+}
+
+// send sends one request of reqs, within the client's concurrency, fills in
+// their turns and reports each to step.
+func (s *clientSession) send(ctx context.Context, reqs []request, turns []rollout.Turn, step func(rollout.StepReport)) error {
+	select {
+	case s.c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.c.sem }()
+	got, err := s.c.generate(ctx, reqs)
+	if err != nil {
+		return err
+	}
+	copy(turns, got)
+	if step != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, tr := range got {
+			step(rollout.StepReport{Sampled: len(tr.IDs), Stopped: []int{lastID(tr.IDs)}})
+		}
+	}
+	return nil
 }
 
 // firstError is the first error of errs that is not a cancellation caused by
@@ -207,43 +235,55 @@ type request struct {
 	opts   Options
 }
 
-// generate sends r, retrying connection errors and 5xx on the next URL after
-// a growing wait, and checks the answer.
-func (c *Client) generate(ctx context.Context, r request) (rollout.Turn, error) {
-	path, body := c.body(r)
+// generate sends reqs in one request, retrying connection errors and 5xx on
+// the next URL after a growing wait, and checks the answer.
+func (c *Client) generate(ctx context.Context, reqs []request) ([]rollout.Turn, error) {
+	path, body := c.body(reqs)
 	data, err := json.Marshal(body)
 	if err != nil {
-		return rollout.Turn{}, err
+		return nil, err
 	}
 	wait := c.opt.Backoff
 	for try := 0; ; try++ {
 		url := c.nextURL() + path
-		what := fmt.Sprintf("engine: %s request for sequence %d (%d tokens) to %s", c.opt.Protocol, r.seq, len(r.ids), url)
+		what := fmt.Sprintf("engine: %s request for %s to %s", c.opt.Protocol, describe(reqs), url)
 		status, resp, err := c.post(ctx, url, data)
 		switch {
 		case err == nil && status == http.StatusOK:
-			turn, err := c.parse(resp, r)
+			turns, err := c.parse(resp, reqs)
 			if err != nil {
-				return rollout.Turn{}, fmt.Errorf("%s: malformed response: %w", what, err)
+				return nil, fmt.Errorf("%s: malformed response: %w", what, err)
 			}
-			return turn, nil
+			return turns, nil
 		case ctx.Err() != nil:
-			return rollout.Turn{}, ctx.Err()
+			return nil, ctx.Err()
 		case err == nil && status < 500:
-			return rollout.Turn{}, fmt.Errorf("%s: status %d: %s", what, status, snippet(resp))
+			return nil, fmt.Errorf("%s: status %d: %s", what, status, snippet(resp))
 		case try >= c.opt.Retries:
 			if err == nil {
 				err = fmt.Errorf("status %d: %s", status, snippet(resp))
 			}
-			return rollout.Turn{}, fmt.Errorf("%s: %w (after %d tries)", what, err, try+1)
+			return nil, fmt.Errorf("%s: %w (after %d tries)", what, err, try+1)
 		}
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
-			return rollout.Turn{}, ctx.Err()
+			return nil, ctx.Err()
 		}
 		wait *= 2
 	}
+}
+
+// describe names the sequences of reqs, for errors.
+func describe(reqs []request) string {
+	if len(reqs) == 1 {
+		return fmt.Sprintf("sequence %d (%d tokens)", reqs[0].seq, len(reqs[0].ids))
+	}
+	seqs := make([]string, len(reqs))
+	for k, r := range reqs {
+		seqs[k] = fmt.Sprint(r.seq)
+	}
+	return fmt.Sprintf("sequences %s", strings.Join(seqs, ", "))
 }
 
 func (c *Client) nextURL() string {
@@ -283,8 +323,23 @@ func snippet(b []byte) string {
 	return s
 }
 
-// body returns the path and JSON body of r in the client's protocol.
-func (c *Client) body(r request) (string, any) {
+// body returns the path and JSON body of reqs in the client's protocol: a
+// list of input_ids in batch mode (Batch > 0), else one sequence.
+func (c *Client) body(reqs []request) (string, any) {
+	if c.opt.Batch == 0 {
+		return c.bodyOf(reqs[0])
+	}
+	batch := SGLangBatchRequest{ReturnLogprob: true}
+	for _, r := range reqs {
+		_, one := c.bodyOf(r)
+		batch.InputIDs = append(batch.InputIDs, r.ids)
+		batch.SamplingParams = append(batch.SamplingParams, one.(SGLangRequest).SamplingParams)
+	}
+	return "/generate", batch
+}
+
+// bodyOf returns the path and JSON body of one sequence's request.
+func (c *Client) bodyOf(r request) (string, any) {
 	o := r.opts
 	topP, topK := o.TopP, o.TopK
 	if topP <= 0 {
@@ -308,9 +363,33 @@ func (c *Client) body(r request) (string, any) {
 	}
 }
 
-// parse reads a response to r and checks it: ids and log-probs of equal
+// parse reads the response to reqs: a list of one answer per sequence in
+// batch mode, else one answer.
+func (c *Client) parse(data []byte, reqs []request) ([]rollout.Turn, error) {
+	if c.opt.Batch == 0 {
+		turn, err := c.parseOne(data, reqs[0])
+		return []rollout.Turn{turn}, err
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(data, &list); err != nil {
+		return nil, fmt.Errorf("want a list of %d answers: %w", len(reqs), err)
+	}
+	if len(list) != len(reqs) {
+		return nil, fmt.Errorf("%d answers for %d sequences", len(list), len(reqs))
+	}
+	turns := make([]rollout.Turn, len(reqs))
+	for k, r := range reqs {
+		var err error
+		if turns[k], err = c.parseOne(list[k], r); err != nil {
+			return nil, fmt.Errorf("sequence %d: %w", r.seq, err)
+		}
+	}
+	return turns, nil
+}
+
+// parseOne reads the answer to r and checks it: ids and log-probs of equal
 // length, at least one and at most r.maxNew, every id in the vocabulary.
-func (c *Client) parse(data []byte, r request) (rollout.Turn, error) {
+func (c *Client) parseOne(data []byte, r request) (rollout.Turn, error) {
 	var ids []int
 	var lps []float64
 	var finish string

@@ -13,6 +13,15 @@ type SGLangRequest struct {
 	ReturnLogprob  bool           `json:"return_logprob"`
 }
 
+// SGLangBatchRequest is the body of SGLang's POST /generate for several
+// sequences: one sampling_params per sequence. The answer is a list of
+// SGLangResponse, in order.
+type SGLangBatchRequest struct {
+	InputIDs       [][]int          `json:"input_ids"`
+	SamplingParams []SGLangSampling `json:"sampling_params"`
+	ReturnLogprob  bool             `json:"return_logprob"`
+}
+
 // SGLangSampling is SGLang's sampling_params. A top_k of -1 keeps every
 // token; sampling_seed is honoured by servers started with
 // --enable-deterministic-inference.

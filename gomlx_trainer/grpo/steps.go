@@ -51,6 +51,9 @@ func (t *trainer) evaluate(ctx context.Context) error {
 	if len(t.evalSet) == 0 {
 		return nil
 	}
+	if err := t.engine.Sync(ctx, t.st.Step); err != nil {
+		return err
+	}
 	cfg, start := t.cfg, time.Now()
 	t.log.Printf("eval at step %d: sampling %d prompts x %d", t.st.Step, len(t.evalSet), cfg.NSamplesPerEvalPrompt)
 	t.marks.mark("eval step %d", t.st.Step)
@@ -152,6 +155,9 @@ func (t *trainer) sample(ctx context.Context, groups int) (draw, error) {
 	chunk := cfg.SamplingBatchSize
 	if chunk <= 0 {
 		chunk = len(d.prompts)
+	}
+	if err := t.engine.Sync(ctx, t.st.Step); err != nil { // the engine samples from the policy as it is now
+		return draw{}, err
 	}
 	seed := t.rng.Uint64()
 	ph := t.log.phase(fmt.Sprintf("rollout %d", t.st.Rollout+1), len(d.prompts), chunk, cfg.RolloutMaxResponseLen)

@@ -77,11 +77,6 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 			return t.stop(ctx, ctx.Err())
 		}
 
-		// --- the engine samples from the policy's weights as they are now
-		if err := t.engine.Sync(ctx, t.st.Step); err != nil {
-			return t.stop(ctx, err)
-		}
-
 		// --- evaluation every eval_interval rollouts, and before the first
 		if cfg.EvalInterval > 0 && t.st.Rollout%cfg.EvalInterval == 0 || t.st.Rollout == 0 {
 			if err := t.evaluate(ctx); err != nil {
@@ -127,9 +122,6 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 	}
 
 	// --- final evaluation, checkpoint and figures
-	if err := t.engine.Sync(ctx, t.st.Step); err != nil {
-		return t.stop(ctx, err)
-	}
 	if err := t.evaluate(ctx); err != nil {
 		return t.stop(ctx, err)
 	}

@@ -493,6 +493,19 @@ func (ss *Session) Append(i int, ids []int) error {
 	return nil
 }
 
+// Limit lowers sequence i's MaxNewTokens to maxNew (at least 1), before its
+// first Step: a batch whose sequences have different budgets.
+func (ss *Session) Limit(i, maxNew int) error {
+	switch {
+	case i < 0 || i >= len(ss.active):
+		return fmt.Errorf("sampler: limit sequence %d of %d", i, len(ss.active))
+	case maxNew < 1 || maxNew > ss.limits[i]:
+		return fmt.Errorf("sampler: limit sequence %d to %d new tokens, want 1 to %d", i, maxNew, ss.limits[i])
+	}
+	ss.limits[i] = maxNew
+	return nil
+}
+
 // StartSlots returns a session of n empty rows, each a slot that Admit fills
 // with a sequence, and fills again once that sequence has finished: a server's
 // continuous batching. opts.Capacity bounds every sequence (prompt and new

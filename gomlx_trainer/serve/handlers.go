@@ -150,68 +150,181 @@ func (s *Server) run(ctx context.Context, w http.ResponseWriter, j *job) (sample
 	return res.r, true
 }
 
-// generateRequest is SGLang's /generate body, the fields this server reads
-// (pointers where SGLang has a default).
+// generateRequest is SGLang's /generate body, the fields this server reads.
+// input_ids is one sequence or a list of them (a batch, sampled as a batch of
+// its own); sampling_params one object or one per sequence.
 type generateRequest struct {
-	Text           any   `json:"text"`
-	InputIDs       []int `json:"input_ids"`
-	ReturnLogprob  bool  `json:"return_logprob"`
-	Stream         bool  `json:"stream"`
-	SamplingParams struct {
-		Temperature  *float64 `json:"temperature"`
-		TopP         *float64 `json:"top_p"`
-		TopK         *int     `json:"top_k"`
-		MaxNewTokens *int     `json:"max_new_tokens"`
-		StopTokenIDs []int    `json:"stop_token_ids"`
-		IgnoreEOS    bool     `json:"ignore_eos"`
-		SamplingSeed *uint64  `json:"sampling_seed"`
-	} `json:"sampling_params"`
+	Text           any             `json:"text"`
+	InputIDs       json.RawMessage `json:"input_ids"`
+	ReturnLogprob  bool            `json:"return_logprob"`
+	Stream         bool            `json:"stream"`
+	SamplingParams json.RawMessage `json:"sampling_params"`
 }
 
-var sglangFields = map[string]string{"ids": "input_ids", "maxNew": "sampling_params.max_new_tokens",
-	"temperature": "sampling_params.temperature", "topP": "sampling_params.top_p", "topK": "sampling_params.top_k",
-	"stops": "sampling_params.stop_token_ids"}
+// samplingParams is SGLang's sampling_params, pointers where SGLang has a
+// default.
+type samplingParams struct {
+	Temperature  *float64 `json:"temperature"`
+	TopP         *float64 `json:"top_p"`
+	TopK         *int     `json:"top_k"`
+	MaxNewTokens *int     `json:"max_new_tokens"`
+	StopTokenIDs []int    `json:"stop_token_ids"`
+	IgnoreEOS    bool     `json:"ignore_eos"`
+	SamplingSeed *uint64  `json:"sampling_seed"`
+}
+
+// sglangFields names the fields of sequence k of a batch request (k < 0: a
+// single request) as SGLang calls them.
+func sglangFields(k int) map[string]string {
+	ids, sp := "input_ids", "sampling_params"
+	if k >= 0 {
+		ids, sp = fmt.Sprintf("input_ids[%d]", k), fmt.Sprintf("sampling_params[%d]", k)
+	}
+	return map[string]string{"ids": ids, "maxNew": sp + ".max_new_tokens", "temperature": sp + ".temperature",
+		"topP": sp + ".top_p", "topK": sp + ".top_k", "stops": sp + ".stop_token_ids"}
+}
+
+// decodeRaw reads raw (the JSON of field name) into v; a wrong type is a bad
+// request naming the field.
+func decodeRaw(raw json.RawMessage, v any, name string) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return bad("field %s.%s: got a JSON %s, want %s", name, te.Field, te.Value, te.Type)
+		}
+		return bad("field %s: %v", name, err)
+	}
+	return nil
+}
+
+// isBatch reports whether raw is a list whose first item is a list.
+func isBatch(raw json.RawMessage) bool {
+	t := strings.TrimLeft(string(raw), " \t\r\n")
+	if !strings.HasPrefix(t, "[") {
+		return false
+	}
+	return strings.HasPrefix(strings.TrimLeft(t[1:], " \t\r\n"), "[")
+}
 
 func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 	var req generateRequest
-	if err := decode(r, &req); err != nil {
+	err := decode(r, &req)
+	switch {
+	case err != nil:
+	case req.Text != nil:
+		err = bad("text: not supported (the server has no tokenizer); send input_ids")
+	case req.Stream:
+		err = bad("stream: not supported")
+	}
+	if err != nil {
 		writeError(w, 0, err)
 		return
 	}
-	sp := req.SamplingParams
-	q := sequence{ids: req.InputIDs, maxNew: deref(sp.MaxNewTokens, 128), temperature: deref(sp.Temperature, 1),
-		topP: deref(sp.TopP, 1), topK: deref(sp.TopK, -1), stops: sp.StopTokenIDs, ignoreEOS: sp.IgnoreEOS, seed: sp.SamplingSeed}
-	switch {
-	case req.Text != nil:
-		writeError(w, 0, bad("text: not supported (the server has no tokenizer); send input_ids"))
-		return
-	case req.Stream:
-		writeError(w, 0, bad("stream: not supported"))
+	if isBatch(req.InputIDs) {
+		s.generateBatch(w, r, req)
 		return
 	}
-	j, err := s.check(q, sglangFields)
+	var ids []int
+	var sp samplingParams
+	if err := decodeRaw(req.InputIDs, &ids, "input_ids"); err != nil {
+		writeError(w, 0, err)
+		return
+	}
+	if err := decodeRaw(req.SamplingParams, &sp, "sampling_params"); err != nil {
+		writeError(w, 0, err)
+		return
+	}
+	j, err := s.check(sglangSequence(ids, sp), sglangFields(-1))
 	if err != nil {
 		writeError(w, 0, err)
 		return
 	}
 	res, ok := s.run(r.Context(), w, j)
-	if !ok {
+	if ok {
+		writeJSON(w, http.StatusOK, sglangAnswer(len(ids), res, req.ReturnLogprob))
+	}
+}
+
+// generateBatch answers a batch request: the list of the sequences'
+// answers, in order.
+func (s *Server) generateBatch(w http.ResponseWriter, r *http.Request, req generateRequest) {
+	var ids [][]int
+	if err := decodeRaw(req.InputIDs, &ids, "input_ids"); err != nil {
+		writeError(w, 0, err)
 		return
 	}
+	sps := make([]samplingParams, len(ids))
+	if strings.HasPrefix(strings.TrimSpace(string(req.SamplingParams)), "[") {
+		if err := decodeRaw(req.SamplingParams, &sps, "sampling_params"); err != nil {
+			writeError(w, 0, err)
+			return
+		}
+		if len(sps) != len(ids) {
+			writeError(w, 0, bad("sampling_params: %d for %d sequences", len(sps), len(ids)))
+			return
+		}
+	} else {
+		var one samplingParams
+		if err := decodeRaw(req.SamplingParams, &one, "sampling_params"); err != nil {
+			writeError(w, 0, err)
+			return
+		}
+		for k := range sps {
+			sps[k] = one
+		}
+	}
+	g := &job{}
+	for k := range ids {
+		j, err := s.check(sglangSequence(ids[k], sps[k]), sglangFields(k))
+		if err == nil && k > 0 && !j.knobs.same(g.knobs) {
+			err = bad("sampling_params[%d]: temperature, top_p, top_k, stop_token_ids and ignore_eos differ from sequence 0's; a batch shares them", k)
+		}
+		if err != nil {
+			writeError(w, 0, err)
+			return
+		}
+		g.knobs, g.group = j.knobs, append(g.group, j)
+	}
+	if len(g.group) == 0 {
+		writeError(w, 0, bad("input_ids: an empty batch"))
+		return
+	}
+	res := s.submit(r.Context(), g)
+	if res.err != nil {
+		writeError(w, http.StatusInternalServerError, res.err)
+		return
+	}
+	out := make([]engine.SGLangResponse, len(ids))
+	for k := range out {
+		out[k] = sglangAnswer(len(ids[k]), res.group[k], req.ReturnLogprob)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func sglangSequence(ids []int, sp samplingParams) sequence {
+	return sequence{ids: ids, maxNew: deref(sp.MaxNewTokens, 128), temperature: deref(sp.Temperature, 1),
+		topP: deref(sp.TopP, 1), topK: deref(sp.TopK, -1), stops: sp.StopTokenIDs, ignoreEOS: sp.IgnoreEOS, seed: sp.SamplingSeed}
+}
+
+// sglangAnswer is SGLang's answer for one sequence of prompt tokens.
+func sglangAnswer(prompt int, res sampler.Result, logprobs bool) engine.SGLangResponse {
 	out := engine.SGLangResponse{OutputIDs: res.IDs}
-	out.MetaInfo.PromptTokens, out.MetaInfo.CompletionTokens = len(q.ids), len(res.IDs)
+	out.MetaInfo.PromptTokens, out.MetaInfo.CompletionTokens = prompt, len(res.IDs)
 	out.MetaInfo.FinishReason.Type = string(res.Finish)
 	if res.Finish == sampler.Stop {
 		out.MetaInfo.FinishReason.Matched = res.IDs[len(res.IDs)-1]
 	}
-	if req.ReturnLogprob {
+	if logprobs {
 		out.MetaInfo.OutputTokenLogprobs = make([]engine.TokenLogprob, len(res.IDs))
 		for k := range res.IDs {
 			lp, id := float64(res.LogProbs[k]), res.IDs[k]
 			out.MetaInfo.OutputTokenLogprobs[k] = engine.TokenLogprob{LogProb: &lp, ID: &id}
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 // completionsRequest is the /v1/completions body, the fields this server
@@ -311,7 +424,7 @@ func deref[T any](p *T, def T) T {
 }
 
 func (s *Server) healthGenerate(w http.ResponseWriter, r *http.Request) {
-	j, err := s.check(sequence{ids: []int{0}, maxNew: 1, topP: 1, ignoreEOS: true}, sglangFields)
+	j, err := s.check(sequence{ids: []int{0}, maxNew: 1, topP: 1, ignoreEOS: true}, sglangFields(-1))
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return

@@ -52,6 +52,11 @@ func (s *Server) schedule() {
 				more = false
 			}
 		}
+		if b == nil && len(queue) > 0 && queue[0].group != nil {
+			queue[0].done <- s.runGroup(smp, queue[0])
+			queue = queue[1:]
+			continue
+		}
 		if b == nil && len(queue) > 0 && queue[0].update != nil {
 			smp = s.swap(queue[0].update)
 			queue[0].done <- result{}
@@ -108,13 +113,56 @@ func (s *Server) closeBatch(b *batch) {
 	}
 }
 
+// runGroup samples a batch request as a session of its own, its sequences
+// in order in rows 0, 1, ...: the session the in-process sampler would start
+// for them (sampler.Start, at the same capacity), so the same shapes and the
+// same numbers, bit for bit.
+func (s *Server) runGroup(smp *sampler.Sampler, g *job) (res result) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = result{err: fmt.Errorf("serve: batch: %v", r)}
+		}
+	}()
+	prompts := make([][]int, len(g.group))
+	seeds := make([]uint64, len(g.group))
+	most := 0
+	for k, j := range g.group {
+		prompts[k], seeds[k], most = j.ids, j.seed, max(most, j.maxNew)
+	}
+	k := g.knobs
+	ss, err := smp.Start(prompts, sampler.Options{MaxNewTokens: most, Temperature: k.temperature, TopP: k.topP, TopK: k.topK,
+		StopIDs: k.stopIDs, Seeds: seeds})
+	if err != nil {
+		return result{err: fmt.Errorf("serve: %w", err)}
+	}
+	defer ss.Close()
+	for i, j := range g.group {
+		if err := ss.Limit(i, j.maxNew); err != nil {
+			return result{err: fmt.Errorf("serve: %w", err)}
+		}
+	}
+	ids := make([]int64, len(g.group))
+	for i := range ids {
+		ids[i] = g.id
+	}
+	for more := true; more; {
+		if more, err = ss.Step(); err != nil {
+			return result{err: err}
+		}
+		if s.onStep != nil {
+			s.onStep(ids)
+		}
+	}
+	return result{group: ss.Results()}
+}
+
 // admit puts the queued jobs that share b's knobs into its free rows, in
 // order, up to the first that does not (a different request or an update
 // waits for the batch to drain, and so does everything behind it).
 func (s *Server) admit(b *batch, queue []*job) []*job {
 	for len(queue) > 0 {
 		j := queue[0]
-		if j.update != nil || !j.knobs.same(b.knobs) {
+		if j.update != nil || j.group != nil || !j.knobs.same(b.knobs) {
 			break
 		}
 		row := -1

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -257,6 +258,9 @@ func TestServeRejectsBadRequests(t *testing.T) {
 	for _, c := range []struct{ path, body, want string }{
 		{"/generate", `{"input_ids": [1, 2`, "invalid JSON"},
 		{"/generate", `{"input_ids": "abc"}`, "field input_ids"},
+		{"/generate", `{"input_ids": [[1, 2], [3, 300]]}`, "input_ids[1][1]: id 300 outside the vocabulary"},
+		{"/generate", `{"input_ids": [[1], [2]], "sampling_params": [{}, {"temperature": 0.5}]}`, "sampling_params[1]: temperature"},
+		{"/generate", `{"input_ids": [[1], [2]], "sampling_params": [{}]}`, "sampling_params: 1 for 2 sequences"},
 		{"/generate", `{}`, "input_ids: missing"},
 		{"/generate", `{"input_ids": [1, 300]}`, "input_ids[1]: id 300 outside the vocabulary"},
 		{"/generate", `{"input_ids": [1], "sampling_params": {"max_new_tokens": 2048}}`, "sampling_params.max_new_tokens: 2048 tokens after a prompt of 1 pass the context of 2048"},
@@ -370,4 +374,49 @@ func TestServeUpdatesWeights(t *testing.T) {
 			t.Errorf("%s: %d %s", path, code, body)
 		}
 	}
+}
+
+// TestServeBatchRequestIsBitExact sends a turn of six sequences as one SGLang
+// batch request (engine.ClientOptions.Batch): the server samples them as the
+// in-process sampler's own session would, so tokens and log-probs are equal
+// bit for bit; sent one a request they agree only to float32 rounding.
+func TestServeBatchRequestIsBitExact(t *testing.T) {
+	dir := tinyDir(t, 1)
+	m, err := qwen3.Load(dir, dtypes.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompts [][]int
+	for i := range 6 {
+		prompts = append(prompts, []int{256, 10 + i, 20 + 3*i, 30, 40 + i, 50 + 2*i}[:3+i%3])
+	}
+	opts := engine.Options{MaxNewTokens: 20, Temperature: 1, TopP: 0.9, TopK: 50, StopIDs: []int{1, 2, 3, 4, 5, 6, 7, 8, 9}, Seed: 4}
+	all, maxNew := []int{0, 1, 2, 3, 4, 5}, []int{20, 20, 20, 20, 20, 20}
+	turn := func(e engine.Engine) []rollout.Turn {
+		t.Helper()
+		sess, err := e.Start(context.Background(), prompts, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sess.Close()
+		turns, err := sess.Generate(context.Background(), all, maxNew, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return turns
+	}
+	want := turn(engine.NewBuiltin(sampler.New(backendtest.New(t), m)))
+	r := start(t, dir, 4, nil)
+	batched, err := engine.NewClient(engine.ClientOptions{Protocol: engine.SGLang, URLs: []string{r.url}, Vocab: 300, Batch: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := turn(batched); !reflect.DeepEqual(got, want) {
+		t.Errorf("one batch request:\n%v\nin process:\n%v", got, want)
+	}
+	single, err := engine.NewClient(engine.ClientOptions{Protocol: engine.SGLang, URLs: []string{r.url}, Vocab: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTurns(t, "one sequence a request", [][]rollout.Turn{want}, [][]rollout.Turn{turn(single)})
 }

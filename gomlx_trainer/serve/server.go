@@ -147,14 +147,16 @@ func (k knobs) same(o knobs) bool {
 	return k.temperature == o.temperature && k.topP == o.topP && k.topK == o.topK && k.stops == o.stops
 }
 
-// job is one request to the scheduler: a sequence to generate, or (update
-// not nil) new weights to use.
+// job is one request to the scheduler: a sequence to generate, a group of
+// them to generate as a batch of their own (group not nil), or new weights to
+// use (update not nil).
 type job struct {
 	id     int64
 	ids    []int
 	maxNew int
 	seed   uint64
 	knobs  knobs
+	group  []*job // the sequences of a batch request (their knobs are the job's)
 	update *update
 	done   chan result // buffered: the scheduler never waits on it
 }
@@ -166,8 +168,9 @@ type update struct {
 }
 
 type result struct {
-	r   sampler.Result
-	err error
+	r     sampler.Result
+	group []sampler.Result // a group's, in order
+	err   error
 }
 
 // submit queues j and waits for its result, or for ctx to end (the client
