@@ -41,6 +41,7 @@ type ClientOptions struct {
 	Retries int           // further tries of a request after a connection error or a 5xx, each on the next URL (0: 5)
 	Backoff time.Duration // wait before the first retry, doubled before each next (0: 200 ms)
 	HTTP    *http.Client  // nil: http.DefaultClient
+	Weights *Weights      // how Sync brings the servers to the policy's weights (nil: it can only check they are there)
 }
 
 // Client is an engine that samples on inference servers over HTTP. Each
@@ -51,6 +52,8 @@ type Client struct {
 	sem  chan struct{}
 	mu   sync.Mutex
 	next int // the URL of the next request
+
+	syncMu sync.Mutex // serialises Sync
 }
 
 // NewClient checks opt and returns its client.
@@ -99,16 +102,6 @@ func (c *Client) Start(_ context.Context, prompts [][]int, opts Options) (Sessio
 		s.seqs[i], s.seeds[i] = slices.Clone(p), sampler.SequenceSeed(opts.Seed, i)
 	}
 	return s, nil
-}
-
-// Sync is not built yet for servers: it fails, rather than let a run sample
-// from weights its trainer has left behind. Version 0 (no update yet) is
-// the servers' own weights.
-func (c *Client) Sync(_ context.Context, version int) error {
-	if version == 0 {
-		return nil
-	}
-	return fmt.Errorf("engine: %s: pushing the weights of step %d to the servers is not supported yet", c.opt.Protocol, version)
 }
 
 // clientSession is one batch of sequences sampled on the servers; it keeps
@@ -302,6 +295,12 @@ func (c *Client) post(ctx context.Context, url string, data []byte) (int, []byte
 		return 0, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	return c.send(req)
+}
+
+// send sends req and returns the status and the body (at most 64 MiB); err
+// is a failure to connect or to read.
+func (c *Client) send(req *http.Request) (int, []byte, error) {
 	resp, err := c.opt.HTTP.Do(req)
 	if err != nil {
 		return 0, nil, err

@@ -163,7 +163,7 @@ func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation s
 			return "", err
 		}
 	}
-	if t.engine, err = newEngine(cfg, opt.Backend, model); err != nil {
+	if t.engine, err = newEngine(cfg, opt.Backend, model, t.log); err != nil {
 		return "", err
 	}
 	if klCoef(cfg) != 0 {

@@ -49,12 +49,20 @@ func newProtocol(cfg Config, modelVocab int) (*tokenizer.Protocol, []byte, error
 }
 
 // newEngine returns the engine rollout_engine names: the sampler of model on
-// b, or a client of rollout_engine_urls.
-func newEngine(cfg Config, b compute.Backend, model *qwen3.Model) (engine.Engine, error) {
+// b, or a client of rollout_engine_urls that pushes model's weights to the
+// servers through weights_dir (taken-out workers reported to log).
+func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, log *progress) (engine.Engine, error) {
 	if cfg.RolloutEngine == EngineBuiltin {
 		return engine.NewBuiltin(sampler.New(b, model)), nil
 	}
-	c, err := engine.NewClient(engine.ClientOptions{Protocol: cfg.RolloutEngine, URLs: slices.Clone(cfg.RolloutEngineURLs), Vocab: model.Config.VocabSize})
+	dir := cfg.WeightsDir
+	if dir == "" {
+		dir = RunFolder(cfg.Save).WeightsDir()
+	}
+	weights := &engine.Weights{Dir: dir, Write: func(dir string) error { return model.Save(dir, savedDType(model)) },
+		Warn: func(msg string) { log.Printf("%s", msg) }}
+	c, err := engine.NewClient(engine.ClientOptions{Protocol: cfg.RolloutEngine, URLs: slices.Clone(cfg.RolloutEngineURLs),
+		Vocab: model.Config.VocabSize, Weights: weights})
 	if err != nil {
 		return nil, fmt.Errorf("grpo: rollout_engine: %w", err)
 	}
