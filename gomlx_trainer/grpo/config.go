@@ -37,8 +37,8 @@ type Config struct {
 	Tokenizer    string `yaml:"tokenizer" json:"tokenizer" help:"tokenizer.json path, or bytes for the byte-level vocabulary; empty: the one in hf_checkpoint (bytes for a tiny_model whose vocabulary is under 1000)"`
 	DType        string `yaml:"dtype" json:"dtype" help:"dtype of the policy's weights and compute: float32 or bfloat16"`
 	Backend      string `yaml:"backend" json:"backend" help:"where the model runs: cpu (GoMLX's pure Go backend), xla-cpu (XLA's CPU compiler), cuda, or auto (cuda when a PJRT plugin and an NVIDIA driver are found, else xla-cpu when its plugin is installed, else cpu)"`
-	NumDevices   int    `yaml:"num_devices" json:"num_devices" flag:"devices" slime:"--actor-num-gpus-per-node" help:"devices the learner's train step spreads over (flag --devices), one host's: GPUs with cuda, or the CPU devices XLA's CPU plugin opens with xla-cpu; more than 1 needs sharding data and an XLA backend"`
-	Sharding     string `yaml:"sharding" json:"sharding" help:"how the train step uses num_devices: replicate (one device), data (each micro-batch split over the devices on its batch axis, weights, gradients and AdamW moments replicated, XLA's SPMD partitioner reducing the gradients) or fsdp (weights sharded too; not built yet)"`
+	NumDevices   int    `yaml:"num_devices" json:"num_devices" flag:"devices" slime:"--actor-num-gpus-per-node" help:"devices the learner's train step spreads over (flag --devices), one host's: GPUs with cuda, or the CPU devices XLA's CPU plugin opens with xla-cpu; more than 1 needs sharding data or fsdp and an XLA backend"`
+	Sharding     string `yaml:"sharding" json:"sharding" help:"how the train step uses num_devices: replicate (one device), data (each micro-batch split over the devices on its batch axis, weights, gradients and AdamW moments replicated, XLA's SPMD partitioner reducing the gradients) or fsdp (also the weights, gradient accumulators and AdamW moments, each split along its largest axis, XLA gathering a weight where a layer needs it; every such axis must divide by num_devices)"`
 	Seed         int64  `yaml:"seed" json:"seed" slime:"--seed" help:"seeds the prompt order, generated tasks, sampling and the tiny_model initialisation"`
 
 	// --- data
@@ -249,10 +249,10 @@ func (c Config) validatePolicyData() error {
 		return bad("num_devices", "%d, want at least 1", c.NumDevices)
 	case !slices.Contains(Shardings(), c.Sharding):
 		return notOneOf("sharding", c.Sharding, Shardings()...)
-	case c.Sharding == ShardFSDP:
-		return fmt.Errorf("grpo: config sharding: %q is not built yet; use sharding %s (num_devices > 1) or %s", c.Sharding, ShardData, ShardReplicate)
-	case c.NumDevices > 1 && c.Sharding != ShardData:
-		return fmt.Errorf("grpo: config sharding: %q runs on one device, but num_devices is %d; set sharding %s, or num_devices 1", c.Sharding, c.NumDevices, ShardData)
+	case c.Sharding == ShardFSDP && c.Backend == backend.CPU:
+		return fmt.Errorf("grpo: config sharding: %q on backend cpu, whose one device cannot hold shards; use backend xla-cpu or cuda, or sharding %s", c.Sharding, ShardReplicate)
+	case c.NumDevices > 1 && c.Sharding == ShardReplicate:
+		return fmt.Errorf("grpo: config sharding: %q runs on one device, but num_devices is %d; set sharding %s or %s, or num_devices 1", c.Sharding, c.NumDevices, ShardData, ShardFSDP)
 	case c.NumDevices > 1 && c.Backend == backend.CPU:
 		return fmt.Errorf("grpo: config num_devices: %d on backend cpu, which has one device; use backend xla-cpu or cuda, or num_devices 1", c.NumDevices)
 	case c.PromptData == "":
@@ -339,7 +339,7 @@ func (c Config) validateLoss() error {
 const (
 	ShardReplicate = "replicate" // the train step on one device
 	ShardData      = "data"      // micro-batches split over num_devices, variables replicated
-	ShardFSDP      = "fsdp"      // variables sharded too (not built yet)
+	ShardFSDP      = "fsdp"      // variables sharded too, each along its largest axis
 )
 
 // EngineBuiltin is the rollout_engine that samples in process; the others
@@ -428,7 +428,9 @@ func (c Config) validateOptimizer() error {
 }
 
 // validateDevices checks the batch knobs against num_devices > 1: every
-// micro-batch is split evenly over the devices on its batch axis.
+// micro-batch is split evenly over the devices on its batch axis. (Those of
+// max_tokens_per_micro_batch, and a warm-start step short of a trace whose
+// tool call failed, are padded with rows that weigh nothing.)
 func (c Config) validateDevices() error {
 	if c.NumDevices <= 1 {
 		return nil
@@ -439,8 +441,7 @@ func (c Config) validateDevices() error {
 	}
 	switch {
 	case c.MaxTokensPerMicroBatch > 0:
-		return fmt.Errorf("grpo: config max_tokens_per_micro_batch: %d packs micro-batches of any row count, which num_devices %d cannot split; "+
-			"set it to 0 and micro_batch_size to a multiple of %d", c.MaxTokensPerMicroBatch, c.NumDevices, c.NumDevices)
+		return nil // micro-batches of any row count, padded to split (Learner.padRows)
 	case rows%c.NumDevices != 0:
 		return fmt.Errorf("grpo: config %s: %d rows per micro-batch do not split over num_devices %d; want a multiple of %d",
 			key, rows, c.NumDevices, c.NumDevices)
@@ -491,11 +492,15 @@ func bad(key, format string, args ...any) error {
 
 // notOneOf is Validate's error for a key whose value got is none of choices.
 func notOneOf(key, got string, choices ...string) error {
-	list := strings.Join(choices, ", ")
-	if n := len(choices); n > 1 {
-		list = strings.Join(choices[:n-1], ", ") + " or " + choices[n-1]
+	return fmt.Errorf("grpo: config %s: %q is not %s", key, got, orList(choices))
+}
+
+// orList joins words as "a, b or c".
+func orList(words []string) string {
+	if n := len(words); n > 1 {
+		return strings.Join(words[:n-1], ", ") + " or " + words[n-1]
 	}
-	return fmt.Errorf("grpo: config %s: %q is not %s", key, got, list)
+	return strings.Join(words, "")
 }
 
 // Knob describes one field of Config, as its tags do.

@@ -250,11 +250,15 @@ func TestKnobs(t *testing.T) {
 }
 
 // TestValidateDevices accepts a data-parallel recipe whose micro-batches
-// split over the devices.
+// split over the devices, and one whose micro-batches are packed by tokens.
 func TestValidateDevices(t *testing.T) {
 	c := Default()
 	c.PromptData, c.TinyModel = "arith", "tiny"
 	c.NumDevices, c.Sharding, c.MicroBatchSize, c.Backend = 4, ShardData, 8, "xla-cpu"
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c.MaxTokensPerMicroBatch, c.Sharding = 4096, ShardFSDP // packed micro-batches are padded to split
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -276,15 +280,13 @@ func TestValidateErrors(t *testing.T) {
 		{"negative recorded groups", func(c *Config) { c.SaveRolloutsGroups = -2 }, "grpo: config save_rollouts_groups: -2 is negative — prompt groups"},
 		{"no devices", func(c *Config) { c.NumDevices = 0 }, "grpo: config num_devices: 0, want at least 1 — devices"},
 		{"unknown sharding", func(c *Config) { c.Sharding = "zero" }, `grpo: config sharding: "zero" is not replicate, data or fsdp`},
-		{"fsdp not built", func(c *Config) { c.NumDevices, c.Sharding = 2, ShardFSDP }, `grpo: config sharding: "fsdp" is not built yet; use sharding data`},
-		{"devices replicated", func(c *Config) { c.NumDevices = 2 }, `grpo: config sharding: "replicate" runs on one device, but num_devices is 2; set sharding data`},
+		{"fsdp on the Go backend", func(c *Config) { c.Backend, c.Sharding = "cpu", ShardFSDP }, `grpo: config sharding: "fsdp" on backend cpu, whose one device cannot hold shards; use backend xla-cpu or cuda, or sharding replicate`},
+		{"devices replicated", func(c *Config) { c.NumDevices = 2 }, `grpo: config sharding: "replicate" runs on one device, but num_devices is 2; set sharding data or fsdp, or num_devices 1`},
 		{"devices on the Go backend", func(c *Config) { c.NumDevices, c.Sharding, c.Backend = 2, ShardData, "cpu" }, "grpo: config num_devices: 2 on backend cpu, which has one device; use backend xla-cpu or cuda"},
 		{"micro-batch does not split", func(c *Config) { c.NumDevices, c.Sharding, c.MicroBatchSize = 4, ShardData, 2 },
 			"grpo: config micro_batch_size: 2 rows per micro-batch do not split over num_devices 4; want a multiple of 4"},
 		{"whole batch does not split", func(c *Config) { c.NumDevices, c.Sharding, c.GlobalBatchSize = 3, ShardData, 16 },
 			"grpo: config global_batch_size: 16 rows per micro-batch do not split over num_devices 3"},
-		{"token packing on devices", func(c *Config) { c.NumDevices, c.Sharding, c.MaxTokensPerMicroBatch = 2, ShardData, 4096 },
-			"grpo: config max_tokens_per_micro_batch: 4096 packs micro-batches of any row count"},
 		{"warm start does not split", func(c *Config) { c.NumDevices, c.Sharding, c.SFTSteps, c.SFTBatchSize = 4, ShardData, 1, 6 },
 			"grpo: config sft_batch_size: 6 warm-start traces per step do not split over num_devices 4"},
 	} {

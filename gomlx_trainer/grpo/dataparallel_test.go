@@ -1,13 +1,19 @@
 package grpo
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
-	"strings"
+	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	mlmodel "github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
@@ -59,7 +65,7 @@ func dataParallelBatches(seed uint64) [][]Sequence {
 // --backend xla-cpu --devices n does; it skips the test unless
 // MATHRL_TEST_BACKEND is xla-cpu (the device count is XLA's alone) and the
 // plugin is installed.
-func xlaCPUDevices(t *testing.T, n int) compute.Backend {
+func xlaCPUDevices(t testing.TB, n int) compute.Backend {
 	t.Helper()
 	if k := backendtest.Kind(); k != backend.XLACPU {
 		t.Skipf("several devices need XLA: %s=%s, not %s", backendtest.KindEnv, k, backend.XLACPU)
@@ -76,9 +82,9 @@ func xlaCPUDevices(t *testing.T, n int) compute.Backend {
 	return b
 }
 
-// trainDataParallel runs the recipe's 3 optimizer steps on n devices under
-// sharding data (plainly on one for n = 1) and returns the final weights.
-func trainDataParallel(t *testing.T, cfg Config, n int) map[string][]float32 {
+// trainDataParallel runs the recipe's 3 optimizer steps on n devices as
+// sharding says (plainly on one for n = 1) and returns the final weights.
+func trainDataParallel(t *testing.T, cfg Config, n int, sharding string) map[string][]float32 {
 	t.Helper()
 	b := xlaCPUDevices(t, n)
 	m, err := newPolicy(cfg)
@@ -86,14 +92,17 @@ func trainDataParallel(t *testing.T, cfg Config, n int) map[string][]float32 {
 		t.Fatal(err)
 	}
 	l := NewLearnerWith(b, m, lossConfig(cfg), adamConfig(cfg), cfg.RolloutTemperature, modelOptions(cfg))
-	if err := l.ShardData(n); err != nil {
+	if err := l.Shard(n, sharding); err != nil {
 		t.Fatal(err)
 	}
 	for step, seqs := range dataParallelBatches(uint64(cfg.Seed)) {
-		o := StepOptions{PerTokenLoss: cfg.CalculatePerTokenLoss, MicroBatch: cfg.MicroBatchSize, LR: cfg.LR}
+		o := StepOptions{PerTokenLoss: cfg.CalculatePerTokenLoss, MicroBatch: cfg.MicroBatchSize, MaxTokens: cfg.MaxTokensPerMicroBatch, LR: cfg.LR}
 		if _, _, err := l.Step(seqs, o); err != nil {
 			t.Fatalf("%d devices, step %d: %v", n, step, err)
 		}
+	}
+	if sharding == ShardFSDP && n > 1 {
+		checkShardsFSDP(t, m.Store, n)
 	}
 	return weightsOf(t, m)
 }
@@ -118,43 +127,231 @@ func maxAbsDiff(t *testing.T, a, b map[string][]float32) float64 {
 // same recipe, global batch and seed, 3 optimizer steps on 1, 2 and 4 XLA CPU
 // devices, end with the same weights (float32, within 1e-5); and the steps do
 // move them (by far more than that), so a gradient left unreduced would show.
-func TestShardDataMatchesOneDevice(t *testing.T) {
+func TestShardDataMatchesOneDevice(t *testing.T) { checkMatchesOneDevice(t, ShardData) }
+
+// TestShardFSDPMatchesOneDevice is the same test for sharding fsdp, which
+// also checks that every weight, accumulator and moment is held in shards
+// (checkShardsFSDP): a run left replicated would pass the equality alone.
+func TestShardFSDPMatchesOneDevice(t *testing.T) { checkMatchesOneDevice(t, ShardFSDP) }
+
+func checkMatchesOneDevice(t *testing.T, sharding string) {
 	cfg := dataParallelRecipe()
 	start, err := newPolicy(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	initial := weightsOf(t, start)
-	one := trainDataParallel(t, cfg, 1)
+	one := trainDataParallel(t, cfg, 1, sharding)
 	t.Logf("1 device: the weights moved by up to %.3g", maxAbsDiff(t, one, initial))
 	if moved := maxAbsDiff(t, one, initial); moved < 1e-4 {
 		t.Fatalf("3 steps moved the weights by at most %.3g: the test cannot tell a wrong gradient", moved)
 	}
 	for _, n := range []int{2, 4} {
-		got := trainDataParallel(t, cfg, n)
+		got := trainDataParallel(t, cfg, n, sharding)
 		d := maxAbsDiff(t, got, one)
-		t.Logf("%d devices: max |w - w(1 device)| = %.3g after 3 steps", n, d)
+		t.Logf("sharding %s, %d devices: max |w - w(1 device)| = %.3g after 3 steps", sharding, n, d)
 		if d > 1e-5 {
-			t.Errorf("%d devices: weights differ from the 1-device run by up to %.3g, want at most 1e-5", n, d)
+			t.Errorf("sharding %s, %d devices: weights differ from the 1-device run by up to %.3g, want at most 1e-5", sharding, n, d)
 		}
 	}
 }
 
-// TestShardDataRowsMustSplit gives 4 devices a micro-batch of 2 rows: one
-// error saying it does not split and what would.
-func TestShardDataRowsMustSplit(t *testing.T) {
+// checkShardsFSDP checks that after training under fsdp on n devices every
+// variable of rank ≥ 1 in store (weights, accumulators, moments) is held as
+// n shards of 1/n of its largest axis, and the scalar step counter whole.
+func checkShardsFSDP(t *testing.T, store *mlmodel.Store, n int) {
+	t.Helper()
+	count := 0
+	for v := range store.IterVariables() {
+		dt, err := v.DistributedValue()
+		if err != nil {
+			t.Fatalf("%s: %v", v.Path(), err)
+		}
+		dims := v.Shape().Dimensions
+		want := slices.Clone(dims)
+		if len(dims) > 0 {
+			axis := slices.Index(dims, slices.Max(dims))
+			want[axis] /= n
+			count++
+		}
+		if got := dt.ShardShape().Dimensions; len(dt.Shards()) != n || !slices.Equal(got, want) {
+			t.Errorf("%s %v: %d shards of %v, want %d of %v", v.Path(), dims, len(dt.Shards()), got, n, want)
+		}
+	}
+	if count == 0 {
+		t.Fatal("no variable to check")
+	}
+}
+
+// TestShardPadsRows cuts each step's 8 sequences into micro-batches that 4
+// devices cannot split: of 3, 3 and 2 rows, and packed by tokens (at most 64
+// padded tokens each). The learner pads them with masked-out rows (padRows),
+// and the weights end as on one device.
+func TestShardPadsRows(t *testing.T) {
+	for _, cut := range []struct {
+		name             string
+		micro, maxTokens int
+		shardings        []string
+	}{{"micro-batches of 3", 3, 0, []string{ShardData, ShardFSDP}}, {"packed by tokens", 0, 64, []string{ShardFSDP}}} {
+		cfg := dataParallelRecipe()
+		cfg.MicroBatchSize, cfg.MaxTokensPerMicroBatch = cut.micro, cut.maxTokens
+		one := trainDataParallel(t, cfg, 1, ShardReplicate)
+		for _, sharding := range cut.shardings {
+			d := maxAbsDiff(t, trainDataParallel(t, cfg, 4, sharding), one)
+			t.Logf("sharding %s, 4 devices, %s: max |w - w(1 device)| = %.3g", sharding, cut.name, d)
+			if d > 1e-5 {
+				t.Errorf("sharding %s, %s: weights differ from the 1-device run by up to %.3g, want at most 1e-5", sharding, cut.name, d)
+			}
+		}
+	}
+}
+
+// TestShardFSDPAxisMustSplit gives fsdp 8 devices for the tiny model, whose
+// embedding's 300 rows do not split 8 ways: one error naming the variable,
+// its shape and the device counts that would work.
+func TestShardFSDPAxisMustSplit(t *testing.T) {
 	cfg := dataParallelRecipe()
-	b := xlaCPUDevices(t, 4)
+	b := xlaCPUDevices(t, 8)
 	m, err := newPolicy(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := NewLearnerWith(b, m, lossConfig(cfg), adamConfig(cfg), cfg.RolloutTemperature, modelOptions(cfg))
-	if err := l.ShardData(4); err != nil {
+	err = l.Shard(8, ShardFSDP)
+	want := "grpo: sharding fsdp: /model/embed_tokens/weight [300 64] does not split over num_devices 8 along its largest axis; " +
+		"num_devices must divide every variable's largest axis (here 1, 2 or 4), or use sharding data"
+	if err == nil || err.Error() != want {
+		t.Errorf("Shard = %v\nwant %s", err, want)
+	}
+}
+
+// TestCheckpointMovesAcrossDeviceCounts runs the smoke recipe under fsdp on 4
+// devices, stops it after its first rollout (as Ctrl-C does), and resumes the
+// checkpoint it saved on 2 devices (fsdp) and on 1 (replicate): the HF
+// safetensors and the optimizer state hold whole tensors, so each resumed run
+// continues where the 4-device one stopped and ends with the weights of the
+// 4-device run that never stopped (within float32 rounding of the devices'
+// different reduction orders), its train.jsonl one line per step. An entropy
+// bonus gives every step a gradient, so the steps after the stop move the
+// weights by far more than the tolerance.
+func TestCheckpointMovesAcrossDeviceCounts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a tiny model")
+	}
+	b := xlaCPUDevices(t, 4)
+	cfg := smokeConfig(t)
+	cfg.Backend, cfg.NumDevices, cfg.Sharding = backend.XLACPU, 4, ShardFSDP
+	cfg.MicroBatchSize, cfg.SaveInterval = 4, 0
+	cfg.EntropyCoef = 0.01 // a gradient in every step, though the random policy earns no reward
+	var log testLog
+	if err := Train(context.Background(), cfg, TrainOptions{Backend: b, Tools: arithTools{}, Progress: &log}); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	final, _ := LatestCheckpoint(RunFolder(cfg.Save).CkptDir())
+	want := checkpointWeights(t, final)
+
+	stopped := cfg
+	stopped.Save = filepath.Join(t.TempDir(), "stopped")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err := Train(ctx, stopped, TrainOptions{Backend: b, Tools: arithTools{}, Progress: &log, OnRollout: func(RolloutLog) { cancel() }})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run returned %v, want context.Canceled\n%s", err, log)
+	}
+	kept := filepath.Join(t.TempDir(), "kept") // the stopped run, resumed in its own folder (save may not change)
+	if err := os.CopyFS(kept, os.DirFS(stopped.Save)); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = l.Step(dataParallelBatches(1)[0], StepOptions{PerTokenLoss: true, MicroBatch: 2, LR: cfg.LR})
-	if err == nil || !strings.Contains(err.Error(), "a micro-batch of 2 rows does not split over num_devices 4; want micro_batch_size a multiple of 4") {
-		t.Errorf("Step = %v, want the micro-batch error", err)
+	stop, _ := LatestCheckpoint(RunFolder(kept).CkptDir())
+	if moved := maxAbsDiff(t, want, checkpointWeights(t, stop)); moved < 1e-4 {
+		t.Fatalf("the steps after the stop moved the weights by at most %.3g: the test cannot tell a resume that loses them", moved)
 	}
+	for _, on := range []struct {
+		devices  int
+		sharding string
+	}{{2, ShardFSDP}, {1, ShardReplicate}} {
+		resumed := stopped
+		if err := os.RemoveAll(resumed.Save); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.CopyFS(resumed.Save, os.DirFS(kept)); err != nil {
+			t.Fatal(err)
+		}
+		resumed.NumDevices, resumed.Sharding = on.devices, on.sharding
+		if err := Train(context.Background(), resumed, TrainOptions{Backend: b, Tools: arithTools{}, Resume: true, Progress: &log}); err != nil {
+			t.Fatalf("resume on %d devices: %v\n%s", on.devices, err, log)
+		}
+		steps, _ := RunFolder(resumed.Save).ReadSteps(1 << 30)
+		if len(steps) != cfg.NumRollout*cfg.StepsPerRollout() {
+			t.Errorf("resumed on %d devices: train.jsonl has %d steps, want %d", on.devices, len(steps), cfg.NumRollout*cfg.StepsPerRollout())
+		}
+		last, _ := LatestCheckpoint(RunFolder(resumed.Save).CkptDir())
+		d := maxAbsDiff(t, checkpointWeights(t, last), want)
+		t.Logf("resumed on %d devices (%s): max |w - w(4 devices, not stopped)| = %.3g", on.devices, on.sharding, d)
+		if d > 1e-5 {
+			t.Errorf("resumed on %d devices: final weights differ from the uninterrupted 4-device run by up to %.3g, want at most 1e-5", on.devices, d)
+		}
+	}
+}
+
+// checkpointWeights loads a checkpoint folder's weights (whole tensors, as
+// any device count reads them).
+func checkpointWeights(t *testing.T, dir string) map[string][]float32 {
+	t.Helper()
+	m, _, err := LoadCheckpoint(dir, dtypes.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return weightsOf(t, m)
+}
+
+// BenchmarkShardedStep times optimizer steps of the "small" model (6 layers,
+// hidden 256) on 16 sequences of up to 256 tokens in micro-batches of 8, on
+// one XLA CPU device and on 4 under sharding data and fsdp, in turn in the
+// same run, and reports each 4-device step time over the 1-device one. The 4
+// CPU devices share the machine's cores, so this measures the cost of the
+// partitioned program and its collectives, not a speed-up. Run it with
+//
+//	MATHRL_TEST_BACKEND=xla-cpu go test ./gomlx_trainer/grpo -run '^$' -bench ShardedStep -benchtime 5x
+func BenchmarkShardedStep(b *testing.B) {
+	bk := xlaCPUDevices(b, 4)
+	cfg := dataParallelRecipe()
+	cfg.TinyModel = "small"
+	seqs := longTailSequences(16, 32, 3)
+	o := StepOptions{PerTokenLoss: true, MicroBatch: 8, LR: 1e-5}
+	ways := []struct {
+		name     string
+		devices  int
+		sharding string
+	}{{"1", 1, ShardReplicate}, {"data4", 4, ShardData}, {"fsdp4", 4, ShardFSDP}}
+	learners := make([]*Learner, len(ways))
+	for i, w := range ways {
+		m, err := newPolicy(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		learners[i] = NewLearnerWith(bk, m, lossConfig(cfg), adamConfig(cfg), 1, modelOptions(cfg))
+		if err := learners[i].Shard(w.devices, w.sharding); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := learners[i].Step(seqs, o); err != nil { // compiles
+			b.Fatal(err)
+		}
+	}
+	spent := make([]time.Duration, len(ways))
+	b.ResetTimer()
+	for range b.N {
+		for i, l := range learners {
+			start := time.Now()
+			if _, _, err := l.Step(seqs, o); err != nil {
+				b.Fatal(err)
+			}
+			spent[i] += time.Since(start)
+		}
+	}
+	b.StopTimer()
+	for i := 1; i < len(ways); i++ {
+		b.ReportMetric(spent[i].Seconds()/spent[0].Seconds(), "time-"+ways[i].name+"/1")
+	}
+	b.ReportMetric(spent[0].Seconds()/float64(b.N), "s/step-1")
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gomlx/compute"
@@ -63,18 +64,23 @@ type Learner struct {
 	logp    *mlmodel.Exec // (ids, targets) -> log-probs
 	ref     *Learner      // the frozen reference policy of the KL penalty (nil: none)
 	opts    qwen3.ModelOptions
-	dp      *dataParallel // the device mesh of sharding data (nil: one device)
+	sh      *sharded // the devices the graphs run on (nil: one)
 }
 
-// dataParallel is how the learner's graphs run under sharding data: over a
-// 1-D mesh "data", each batch input split on its first axis, the variables
-// (weights, gradient accumulators, AdamW moments) and every output
-// replicated; XLA's SPMD partitioner (Shardy) inserts the all-reduce of the
-// gradients.
-type dataParallel struct {
+// sharded is how the learner's graphs run on several devices: over a 1-D
+// mesh "data", each batch input split on its first axis and every graph
+// result replicated, XLA's SPMD partitioner (Shardy) inserting the
+// collectives. Under sharding data the variables (weights, gradient
+// accumulators, AdamW moments) are whole on every device and XLA all-reduces
+// the gradients; under fsdp each is split along its largest axis (fsdpAxis),
+// and XLA gathers a weight where a layer needs it and reduces each gradient
+// onto the shards that keep it.
+type sharded struct {
 	devices int
+	mesh    *distributed.DeviceMesh
 	batch   *distributed.ShardingSpec // axis 0 split over "data"
 	repl    *distributed.ShardingSpec // whole on every device
+	fsdp    bool
 }
 
 // NewLearner builds the graphs for model (compiled lazily, once per shape).
@@ -104,36 +110,44 @@ func NewLearnerWith(backend compute.Backend, model *qwen3.Model, loss LossConfig
 		out := PolicyLoss(LossInputs{LogProbs: logp, OldLogProbs: old, RefLogProbs: ref, Entropy: entropy, Advantages: adv,
 			Weights: w, ISWeights: isw}, loss)
 		AccumulateGradients(scope.Store(), l.vars, out.Loss)
+		l.layOutOutputs(l.grpo, ids.Graph())
 		return statsOf(out, entropy, w)
 	})
 	l.sft = mlmodel.MustNewExec(backend, model.Store, func(scope *mlmodel.Scope, ids, targets, w *Node) []*Node {
 		logp, entropy := qwen3.TargetLogProbsOf(scope, cfg, ids, targets, 1, opts)
 		nll := Neg(ReduceAllSum(Mul(w, logp)))
 		AccumulateGradients(scope.Store(), l.vars, nll)
+		l.layOutOutputs(l.sft, ids.Graph())
 		zero := ScalarZero(ids.Graph(), dtypes.Float32)
 		active := ConvertDType(GreaterThan(w, ZerosLike(w)), dtypes.Float32)
 		return []*Node{nll, nll, ReduceAllSum(active), zero, zero, ReduceAllSum(Mul(entropy, active)), ReduceAllSum(active)}
 	})
 	l.apply = mlmodel.MustNewExec(backend, model.Store, func(scope *mlmodel.Scope, lr *Node) *Node {
-		return ApplyAdamW(scope.Store(), l.vars, AccumulatedGradients(scope.Store(), l.vars, lr.Graph()), lr, adam)
+		norm := ApplyAdamW(scope.Store(), l.vars, AccumulatedGradients(scope.Store(), l.vars, lr.Graph()), lr, adam)
+		l.layOutOutputs(l.apply, lr.Graph())
+		return norm
 	})
 	l.logp = mlmodel.MustNewExec(backend, model.Store, func(scope *mlmodel.Scope, ids, targets *Node) *Node {
 		logp, _ := qwen3.TargetLogProbsOf(scope, cfg, ids, targets, temperature, opts)
+		l.layOutOutputs(l.logp, ids.Graph())
 		return logp
 	})
 	return l
 }
 
-// ShardData runs the learner's graphs (the micro-batch's forward and
-// backward pass, the optimizer step and the log-probs) on n devices of its
-// backend as sharding data says: every micro-batch split on its batch axis
-// over the devices, the variables replicated. Every micro-batch's rows must
-// then divide by n. n = 1 leaves the graphs on one device (GoMLX cannot
-// compile a 1-device mesh). It must be called before the first step, and
-// leaves the reference policy (WithReference) on one device.
-func (l *Learner) ShardData(n int) error {
+// Shard runs the learner's graphs (the micro-batch's forward and backward
+// pass, the optimizer step and the log-probs) on n devices of its backend as
+// sharding says (ShardData or ShardFSDP, see sharded): every micro-batch is
+// split on its batch axis over the devices (padRows).
+// n = 1 leaves the graphs on one device (GoMLX cannot compile a 1-device
+// mesh). It must be called before the first step, and leaves the reference
+// policy (WithReference) on one device.
+func (l *Learner) Shard(n int, sharding string) error {
 	if n <= 1 {
 		return nil
+	}
+	if sharding != ShardData && sharding != ShardFSDP {
+		return fmt.Errorf("grpo: sharding %q cannot spread over num_devices %d; use %s or %s", sharding, n, ShardData, ShardFSDP)
 	}
 	if have := l.backend.NumDevices(); n > have {
 		return fmt.Errorf("grpo: num_devices %d: the backend has %d device(s); set num_devices at most %d", n, have, have)
@@ -146,29 +160,128 @@ func (l *Learner) ShardData(n int) error {
 	if err != nil {
 		return fmt.Errorf("grpo: num_devices %d: %w", n, err)
 	}
-	dp := &dataParallel{devices: n, batch: batch, repl: distributed.NewReplicatedShardingSpec(mesh)}
+	sh := &sharded{devices: n, mesh: mesh, batch: batch, repl: distributed.NewReplicatedShardingSpec(mesh), fsdp: sharding == ShardFSDP}
+	if sh.fsdp {
+		if err := l.shardVariables(sh); err != nil {
+			return err
+		}
+	}
 	for _, e := range []*mlmodel.Exec{l.grpo, l.sft, l.apply, l.logp} {
 		// One output spec stands for all: GoMLX repeats the last. The outputs
 		// are the changed variables first, then the graph's results; a nil
-		// spec would crash in dtensor.
-		e.AutoSharding(mesh).WithOutputShardingSpecs(dp.repl)
-		if err := e.SetDefaultShardingSpec(dp.repl); err != nil {
+		// spec would crash in dtensor. Under fsdp the graphs lay their
+		// outputs out themselves (layOutOutputs).
+		e.AutoSharding(mesh).WithOutputShardingSpecs(sh.repl)
+		if err := e.SetDefaultShardingSpec(sh.repl); err != nil {
 			return fmt.Errorf("grpo: num_devices %d: %w", n, err)
 		}
 	}
 	l.grpo.WithInputShardingSpecs(batch) // a slice of inputs: the spec repeats
 	l.sft.WithInputShardingSpecs(batch, batch, batch)
-	l.apply.WithInputShardingSpecs(dp.repl)
+	l.apply.WithInputShardingSpecs(sh.repl)
 	l.logp.WithInputShardingSpecs(batch, batch)
-	l.dp = dp
+	l.sh = sh
 	return nil
 }
 
-// call runs e on args: on one device as they are, under sharding data each
-// split as specs say (the last spec repeating), returning the first device's
-// outputs (all are replicated).
+// shardVariables gives every variable of the policy's store, the optimizer
+// state created first, its fsdp sharding (fsdpAxis).
+func (l *Learner) shardVariables(sh *sharded) error {
+	store := l.Model.Store
+	createOptimizerState(store, l.vars)
+	common := 0 // the greatest common divisor of the sharded axes
+	for v := range store.IterVariables() {
+		if dims := v.Shape().Dimensions; len(dims) > 0 {
+			common = gcd(common, dims[fsdpAxis(dims)])
+		}
+	}
+	for v := range store.IterVariables() {
+		dims := v.Shape().Dimensions
+		if len(dims) == 0 {
+			if err := v.SetShardingSpec(sh.repl); err != nil {
+				return err
+			}
+			continue
+		}
+		axis := fsdpAxis(dims)
+		if dims[axis]%sh.devices != 0 {
+			return fmt.Errorf("grpo: sharding %s: %s %v does not split over num_devices %d along its largest axis; "+
+				"num_devices must divide every variable's largest axis (here %s), or use sharding %s",
+				ShardFSDP, v.Path(), dims, sh.devices, orList(divisors(common)), ShardData)
+		}
+		b := distributed.BuildSpec(sh.mesh)
+		for i := range dims {
+			if i == axis {
+				b = b.S("data")
+			} else {
+				b = b.R()
+			}
+		}
+		spec, err := b.Done()
+		if err == nil {
+			err = v.SetShardingSpec(spec)
+		}
+		if err != nil {
+			return fmt.Errorf("grpo: sharding %s: %s: %w", ShardFSDP, v.Path(), err)
+		}
+	}
+	return nil
+}
+
+// fsdpAxis is the axis fsdp splits a variable of dims along: its largest
+// (the first of equals).
+func fsdpAxis(dims []int) int {
+	axis := 0
+	for i, d := range dims {
+		if d > dims[axis] {
+			axis = i
+		}
+	}
+	return axis
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// divisors lists the divisors of n in increasing order.
+func divisors(n int) []string {
+	var out []string
+	for d := 1; d <= n; d++ {
+		if n%d == 0 {
+			out = append(out, strconv.Itoa(d))
+		}
+	}
+	return out
+}
+
+// layOutOutputs, called last in each graph function, tells e how its
+// outputs lie under fsdp, in the order model.Exec returns them: first the
+// variables the graph changed, in the store's order, each sharded as it is,
+// then the graph's results, replicated. Without fsdp it does nothing (every
+// output is replicated).
+func (l *Learner) layOutOutputs(e *mlmodel.Exec, g *Graph) {
+	if l.sh == nil || !l.sh.fsdp {
+		return
+	}
+	var specs []*distributed.ShardingSpec
+	for v := range l.Model.Store.IterVariables() {
+		if v.ChangedInGraph(g) {
+			specs = append(specs, v.ShardingSpec())
+		}
+	}
+	e.WithOutputShardingSpecs(append(specs, l.sh.repl)...)
+}
+
+// call runs e on args: on one device as they are, on several each split as
+// specs say (the last spec repeating; a batch's rows must divide by the
+// devices, see padRows), returning the first device's outputs (all are
+// replicated).
 func (l *Learner) call(e *mlmodel.Exec, specs []*distributed.ShardingSpec, args ...any) ([]*tensors.Tensor, error) {
-	if l.dp == nil {
+	if l.sh == nil {
 		return e.Call(args...)
 	}
 	sharded := make([]any, len(args))
@@ -177,14 +290,7 @@ func (l *Learner) call(e *mlmodel.Exec, specs []*distributed.ShardingSpec, args 
 		if err != nil {
 			return nil, err
 		}
-		spec := specs[min(i, len(specs)-1)]
-		if spec == l.dp.batch {
-			if rows := t.Shape().Dimensions[0]; rows%l.dp.devices != 0 {
-				return nil, fmt.Errorf("a micro-batch of %d rows does not split over num_devices %d; want micro_batch_size a multiple of %d",
-					rows, l.dp.devices, l.dp.devices)
-			}
-		}
-		if sharded[i], err = dtensor.ShardTensor(spec, t); err != nil {
+		if sharded[i], err = dtensor.ShardTensor(specs[min(i, len(specs)-1)], t); err != nil {
 			return nil, err
 		}
 	}
@@ -192,16 +298,16 @@ func (l *Learner) call(e *mlmodel.Exec, specs []*distributed.ShardingSpec, args 
 	if err != nil {
 		return nil, err
 	}
-	return out[:len(out)/l.dp.devices], nil
+	return out[:len(out)/l.sh.devices], nil
 }
 
 // batchSpecs are the input specs of a graph whose inputs are all batches
 // (nil on one device).
 func (l *Learner) batchSpecs() []*distributed.ShardingSpec {
-	if l.dp == nil {
+	if l.sh == nil {
 		return nil
 	}
-	return []*distributed.ShardingSpec{l.dp.batch}
+	return []*distributed.ShardingSpec{l.sh.batch}
 }
 
 // WithReference gives the learner a frozen reference policy, whose log-probs
@@ -286,7 +392,7 @@ func seqLengths(seqs []Sequence) []int {
 
 // accumulate adds one micro-batch's gradients to the accumulators.
 func (l *Learner) accumulate(seqs []Sequence, sft bool) (StepStats, error) {
-	b, err := packBatch(seqs)
+	b, err := packBatch(l.padRows(seqs))
 	if err != nil {
 		return StepStats{}, err
 	}
@@ -299,6 +405,25 @@ func (l *Learner) accumulate(seqs []Sequence, sft bool) (StepStats, error) {
 		}
 	}
 	return l.accumulatePolicy(b)
+}
+
+// padRows makes a micro-batch's rows split over the devices, appending
+// copies of its first sequence masked out: weighing nothing in the loss and
+// counting in no statistic, they change nothing. (A warm-start step whose
+// tool call failed, or a micro-batch packed by tokens, may have any row
+// count.) On one device it returns seqs.
+func (l *Learner) padRows(seqs []Sequence) []Sequence {
+	if l.sh == nil || len(seqs)%l.sh.devices == 0 {
+		return seqs
+	}
+	pad := seqs[0]
+	pad.Mask = make([]float32, len(pad.Response))
+	pad.Weights = pad.Mask
+	out := slices.Clone(seqs)
+	for len(out)%l.sh.devices != 0 {
+		out = append(out, pad)
+	}
+	return out
 }
 
 // accumulatePolicy runs forward and backward on one micro-batch of GRPO data and adds
@@ -329,8 +454,8 @@ func (l *Learner) accumulateSFT(b Batch) (StepStats, error) {
 // lr, zeroes the accumulators and returns the gradient norm before clipping.
 func (l *Learner) Apply(lr float64) (float64, error) {
 	var specs []*distributed.ShardingSpec
-	if l.dp != nil {
-		specs = []*distributed.ShardingSpec{l.dp.repl}
+	if l.sh != nil {
+		specs = []*distributed.ShardingSpec{l.sh.repl}
 	}
 	out, err := l.call(l.apply, specs, float32(lr))
 	if err != nil {
@@ -342,11 +467,17 @@ func (l *Learner) Apply(lr float64) (float64, error) {
 // LogProbs returns the per-position log-probs of the targets under the current
 // weights.
 func (l *Learner) LogProbs(ids, targets [][]int32) ([][]float32, error) {
+	rows := len(ids)
+	if l.sh != nil {
+		for len(ids)%l.sh.devices != 0 { // rows repeated to split over the devices, their log-probs dropped
+			ids, targets = append(ids[:len(ids):len(ids)], ids[0]), append(targets[:len(targets):len(targets)], targets[0])
+		}
+	}
 	out, err := l.call(l.logp, l.batchSpecs(), ids, targets)
 	if err != nil {
 		return nil, fmt.Errorf("grpo: log-probs: %w", err)
 	}
-	return out[0].Value().([][]float32), nil
+	return out[0].Value().([][]float32)[:rows], nil
 }
 
 // SequenceLogProbs returns, for each sequence, the log-probs of its response

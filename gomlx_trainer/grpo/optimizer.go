@@ -86,7 +86,7 @@ func ApplyAdamW(store *mlmodel.Store, vars []*mlmodel.Variable, grads []*Node, l
 	f32 := dtypes.Float32
 	grads, gradNorm = ClipByGlobalNorm(grads, cfg.ClipNorm)
 
-	stepVar := state(store, AdamScope+"/step", shapes.Make(f32))
+	stepVar := adamStep(store)
 	step := AddScalar(stepVar.NodeValue(g), 1)
 	stepVar.SetNodeValue(step)
 
@@ -96,8 +96,7 @@ func ApplyAdamW(store *mlmodel.Store, vars []*mlmodel.Variable, grads []*Node, l
 	debias2 := OneMinus(Pow(beta2, step))
 	for i, v := range vars {
 		grad := ConvertDType(grads[i], f32)
-		mVar := state(store, AdamScope+v.Path()+"_m", shapes.Make(f32, v.Shape().Dimensions...))
-		vVar := state(store, AdamScope+v.Path()+"_v", shapes.Make(f32, v.Shape().Dimensions...))
+		mVar, vVar := adamMoments(store, v)
 		m := Add(MulScalar(mVar.NodeValue(g), cfg.Beta1), MulScalar(grad, 1-cfg.Beta1))
 		s := Add(MulScalar(vVar.NodeValue(g), cfg.Beta2), MulScalar(Square(grad), 1-cfg.Beta2))
 		mVar.SetNodeValue(m)
@@ -112,6 +111,30 @@ func ApplyAdamW(store *mlmodel.Store, vars []*mlmodel.Variable, grads []*Node, l
 		v.SetNodeValue(ConvertDType(p, v.DType()))
 	}
 	return gradNorm
+}
+
+// adamStep is AdamW's step counter, a float32 scalar under AdamScope.
+func adamStep(store *mlmodel.Store) *mlmodel.Variable {
+	return state(store, AdamScope+"/step", shapes.Make(dtypes.Float32))
+}
+
+// adamMoments are AdamW's first and second moments of v, float32 under
+// AdamScope.
+func adamMoments(store *mlmodel.Store, v *mlmodel.Variable) (m, s *mlmodel.Variable) {
+	shape := shapes.Make(dtypes.Float32, v.Shape().Dimensions...)
+	return state(store, AdamScope+v.Path()+"_m", shape), state(store, AdamScope+v.Path()+"_v", shape)
+}
+
+// createOptimizerState creates, at zero where they do not exist yet, the
+// variables AccumulateGradients and ApplyAdamW keep for vars: each one's
+// accumulator and moments, and the step counter. The graphs would create them
+// on their first build; creating them first lets a sharding be set on each.
+func createOptimizerState(store *mlmodel.Store, vars []*mlmodel.Variable) {
+	adamStep(store)
+	for _, v := range vars {
+		accumulator(store, v)
+		adamMoments(store, v)
+	}
 }
 
 // state returns the trainer's variable at path, created at zero and not

@@ -158,10 +158,8 @@ func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation s
 		t.tools = markedTools{t.tools, t.marks}
 	}
 	t.learner = NewLearnerWith(opt.Backend, model, lossConfig(cfg), adamConfig(cfg), cfg.RolloutTemperature, modelOptions(cfg))
-	if cfg.Sharding == ShardData {
-		if err := t.learner.ShardData(cfg.NumDevices); err != nil {
-			return "", err
-		}
+	if err := t.learner.Shard(cfg.NumDevices, cfg.Sharding); err != nil {
+		return "", err
 	}
 	if t.engine, err = newEngine(cfg, opt.Backend, model, t.log); err != nil {
 		return "", err
