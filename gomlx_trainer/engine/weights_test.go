@@ -151,9 +151,9 @@ func TestSyncBringsWorkersToTheVersion(t *testing.T) {
 	if a.at() != "3" || b.at() != "3" {
 		t.Errorf("versions %q %q, want 3 3", a.at(), b.at())
 	}
-	if want := filepath.Join(wts.Dir, VersionFolder(3)); !slices.Equal(a.loaded, []string{a.loaded[0], a.loaded[1], a.loaded[2], want}) ||
-		b.loaded[len(b.loaded)-1] != want || len(b.loaded) != 5 {
-		t.Errorf("loaded %v and %v, want each version once (and 3 again on the restarted one), the last %s", a.loaded, b.loaded, want)
+	want := filepath.Join(wts.Dir, VersionFolder(3))
+	if len(a.loaded) != 4 || a.loaded[3] != want || len(b.loaded) != 5 || b.loaded[4] != want {
+		t.Errorf("loaded %v and %v, want versions 0 to 3 once each (and 3 again on the restarted one), the last %s", a.loaded, b.loaded, want)
 	}
 	if got := versionFolders(t, wts.Dir); !slices.Equal(got, []string{VersionFolder(2), VersionFolder(3)}) {
 		t.Errorf("weights_dir holds %v, want the newest two versions", got)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -113,14 +114,10 @@ func (nopListener) Addr() net.Addr            { return &net.TCPAddr{IP: net.IPv4
 func startRouter(t *testing.T, workers ...*fleetWorker) string {
 	t.Helper()
 	python := testenv.CacheFile(t, filepath.Join("router-venv", "bin", "python"))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
+	port, metrics := freePort(t), freePort(t)
 	args := []string{"-m", "sglang_router.launch_router", "--host", "127.0.0.1", "--port", port, "--policy", "round_robin",
-		"--health-check-interval-secs", "1", "--log-level", "warn", "--worker-urls"}
+		"--health-check-interval-secs", "1", "--log-level", "warn", "--prometheus-host", "127.0.0.1", "--prometheus-port", metrics,
+		"--worker-urls"}
 	for _, w := range workers {
 		args = append(args, w.url())
 	}
@@ -140,6 +137,16 @@ func startRouter(t *testing.T, workers ...*fleetWorker) string {
 		time.Sleep(200 * time.Millisecond)
 	}
 	return url
+}
+
+// freePort is a loopback port free a moment ago.
+func freePort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 }
 
 // healthyWorkers is how many workers the router at url lists as healthy.
@@ -196,6 +203,17 @@ func workerVersion(t *testing.T, w *fleetWorker) string {
 	return info.Version
 }
 
+// tapLog is a testLog that shows each line the run logs to on.
+type tapLog struct {
+	testLog
+	on func(line string)
+}
+
+func (l *tapLog) Write(p []byte) (int, error) {
+	l.on(string(p))
+	return l.testLog.Write(p)
+}
+
 // fleetRecipe is the smoke recipe sampled through the router, with the
 // mismatch metric on.
 func fleetRecipe(t *testing.T, router string) Config {
@@ -243,23 +261,32 @@ func TestFleetRouterAndAKilledWorker(t *testing.T) {
 		router := startRouter(t, w1, w2)
 		cfg := fleetRecipe(t, router)
 		cfg.Save = filepath.Join(t.TempDir(), name)
-		var killedAt int64
+		// The kill comes at worker 1's third request after the first
+		// evaluation has ended (the log says so), inside the first rollout.
+		var evaluated, killedAt atomic.Int64
+		log := &tapLog{on: func(line string) {
+			if strings.Contains(line, "eval at step 0: avg@") {
+				evaluated.Store(w1.served.Load())
+			}
+		}}
 		if kill {
 			w1.onServe = func(n int64) {
-				if n == 3 && killedAt == 0 { // mid-way through the first rollout's requests
-					killedAt = n
+				if e := evaluated.Load(); e > 0 && n == e+3 && killedAt.CompareAndSwap(0, n) {
 					go w1.kill()
 				}
 			}
 		}
 		var responses [][]int
-		var log testLog
-		opts := TrainOptions{Backend: b, Tools: arithTools{}, Progress: &log, OnRollout: func(r RolloutLog) {
+		opts := TrainOptions{Backend: b, Tools: arithTools{}, Progress: log, OnRollout: func(r RolloutLog) {
 			for _, s := range r.Samples {
-				responses = append(responses, s.Response)
+				responses = append(responses, s.IDs)
 			}
 			if kill && r.Rollout == 1 {
+				if killedAt.Load() == 0 {
+					t.Errorf("%s: worker 1 was not killed during the first rollout", name)
+				}
 				w1.onServe = nil
+				w1.served.Store(0)
 				w1.start() // on its port again, at its original weights
 				addWorker(t, router, w1)
 			}
@@ -274,13 +301,20 @@ func TestFleetRouterAndAKilledWorker(t *testing.T) {
 			}
 		}
 		steps, _ := RunFolder(cfg.Save).ReadSteps(1 << 30)
+		measured := 0
 		for _, st := range steps {
-			if d, ok := st.Extra["train_rollout_logprob_abs_diff_max"]; ok && d > 1e-5 {
-				t.Errorf("%s: step %d: the trainer's log-probs differ from the servers' by up to %.3g", name, st.Step, d)
+			if d, ok := st.Extra["train_rollout_logprob_abs_diff_max"]; ok {
+				measured++
+				if d > 1e-5 {
+					t.Errorf("%s: step %d: the trainer's log-probs differ from the servers' by up to %.3g", name, st.Step, d)
+				}
 			}
 		}
+		if measured == 0 || measured != len(steps) {
+			t.Errorf("%s: the mismatch metric was logged at %d of %d steps, want every one", name, measured, len(steps))
+		}
 		if kill {
-			t.Logf("%s: worker 1 killed after %d requests, answered %d after its restart", name, killedAt, w1.served.Load())
+			t.Logf("%s: worker 1 killed at its request %d, answered %d after its restart", name, killedAt.Load(), w1.served.Load())
 			if w1.served.Load() == 0 {
 				t.Errorf("%s: the restarted worker answered no request", name)
 			}
