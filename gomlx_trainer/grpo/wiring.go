@@ -54,7 +54,8 @@ func newEngine(cfg Config, b compute.Backend, model *qwen3.Model) (engine.Engine
 	if cfg.RolloutEngine == EngineBuiltin {
 		return engine.NewBuiltin(sampler.New(b, model)), nil
 	}
-	c, err := engine.NewClient(engine.ClientOptions{Protocol: cfg.RolloutEngine, URLs: slices.Clone(cfg.RolloutEngineURLs), Vocab: model.Config.VocabSize})
+	c, err := engine.NewClient(engine.ClientOptions{Protocol: cfg.RolloutEngine, URLs: slices.Clone(cfg.RolloutEngineURLs),
+		Vocab: model.Config.VocabSize, Batch: cfg.RolloutEngineBatch})
 	if err != nil {
 		return nil, fmt.Errorf("grpo: rollout_engine: %w", err)
 	}
