@@ -116,7 +116,8 @@ type clientSession struct {
 
 // Generate sends the active sequences, Batch to a request (one each for
 // OpenAI), at most the client's concurrency of requests at once, and returns
-// when all have answered; the first error cancels the others.
+// when all have answered; the first error cancels the others. Each answered
+// sequence is one step report (a server's decoding steps are its own).
 func (s *clientSession) Generate(ctx context.Context, active, maxNew []int, step func(rollout.StepReport)) ([]rollout.Turn, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

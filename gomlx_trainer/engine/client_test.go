@@ -266,3 +266,49 @@ func TestClientRejectsMalformedResponses(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// TestClientBoundsConcurrency sends five sequences with a concurrency of 2:
+// the server holds the first two requests until it has both, and at that
+// point both of the client's slots are taken, so the other three wait; no
+// more than two are ever in flight, and all five are answered.
+func TestClientBoundsConcurrency(t *testing.T) {
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	two := make(chan struct{})
+	var c *Client
+	f := &fakeServer{reply: func(body map[string]any) ([]int, []float64, string) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		if inFlight == 2 && two != nil {
+			if held := len(c.sem); held != 2 {
+				t.Errorf("two requests in flight hold %d of the client's slots, want 2", held)
+			}
+			close(two)
+			two = nil
+		}
+		wait := two
+		mu.Unlock()
+		if wait != nil {
+			<-wait // the first request waits for the second
+		}
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		return echoReply(body)
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	var err error
+	if c, err = NewClient(ClientOptions{Protocol: SGLang, URLs: []string{srv.URL}, Vocab: 100, Concurrency: 2}); err != nil {
+		t.Fatal(err)
+	}
+	sess, _ := c.Start(context.Background(), [][]int{{1}, {2}, {3}, {4}, {5}}, Options{})
+	turns, err := sess.Generate(context.Background(), []int{0, 1, 2, 3, 4}, []int{1, 1, 1, 1, 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(turns) != 5 || most > 2 {
+		t.Errorf("%d turns, at most %d requests in flight; want 5 and 2", len(turns), most)
+	}
+}

@@ -61,9 +61,10 @@ type Config struct {
 	SamplingBatchSize     int     `yaml:"sampling_batch_size" json:"sampling_batch_size" help:"sequences generated at once, in rollouts and evaluation (0: a whole rollout); bounds the KV cache on a GPU"`
 
 	// --- where rollouts are sampled (package engine)
-	RolloutEngine     string   `yaml:"rollout_engine" json:"rollout_engine" help:"what samples the rollouts and evaluations: builtin (the in-process sampler), sglang (servers speaking SGLang's POST /generate) or openai (servers speaking POST /v1/completions with token ids, as vLLM serves it)"`
-	RolloutEngineURLs []string `yaml:"rollout_engine_urls" json:"rollout_engine_urls" help:"with rollout_engine sglang or openai: the base URLs of a router, a server or several servers (requests go round them in turn)"`
-	WeightsDir        string   `yaml:"weights_dir" json:"weights_dir" help:"with rollout_engine sglang or openai: where the trainer writes the policy for the servers to load after each update (one folder per version, the newest two kept; empty: the run folder's weights/); the servers must see the same path"`
+	RolloutEngine      string   `yaml:"rollout_engine" json:"rollout_engine" help:"what samples the rollouts and evaluations: builtin (the in-process sampler), sglang (servers speaking SGLang's POST /generate) or openai (servers speaking POST /v1/completions with token ids, as vLLM serves it)"`
+	RolloutEngineURLs  []string `yaml:"rollout_engine_urls" json:"rollout_engine_urls" help:"with rollout_engine sglang or openai: the base URLs of a router, a server or several servers (requests go round them in turn)"`
+	RolloutEngineBatch int      `yaml:"rollout_engine_batch" json:"rollout_engine_batch" help:"with rollout_engine sglang: 0 sends each sequence in its own request (as slime does, so a router spreads them); N sends up to N in one request, which a mathrl serve worker samples as a batch of its own, with the in-process sampler's numbers bit for bit"`
+	WeightsDir         string   `yaml:"weights_dir" json:"weights_dir" help:"with rollout_engine sglang or openai: where the trainer writes the policy for the servers to load after each update (one folder per version, the newest two kept; empty: the run folder's weights/); the servers must see the same path"`
 
 	// --- tools
 	UseTools        bool    `yaml:"use_tools" json:"use_tools" help:"let the policy call the code_interpreter tool and run its calls in the sandbox"`
@@ -295,6 +296,10 @@ func (c Config) validateRollout() error {
 		return bad("rollout_engine_urls", "empty, but rollout_engine %s needs a server", c.RolloutEngine)
 	case c.RolloutEngine == EngineBuiltin && c.WeightsDir != "":
 		return bad("weights_dir", "set, but rollout_engine is %s, which shares the policy's weights", EngineBuiltin)
+	case c.RolloutEngineBatch < 0:
+		return bad("rollout_engine_batch", "%d is negative", c.RolloutEngineBatch)
+	case c.RolloutEngineBatch > 0 && c.RolloutEngine != engine.SGLang:
+		return bad("rollout_engine_batch", "%d, but only rollout_engine %s sends several sequences a request", c.RolloutEngineBatch, engine.SGLang)
 	case badURL(c.RolloutEngineURLs) != "":
 		return bad("rollout_engine_urls", "%q, want http:// or https://", badURL(c.RolloutEngineURLs))
 	case c.MaxTurns < 0:

@@ -14,7 +14,7 @@
 // NSamplesPerPrompt samples with the tool loop of package rollout, in
 // sessions of the run's engine (package engine: the in-process sampler, which
 // keeps its KV cache while the sandbox runs tool calls, or rollout servers;
-// the loop syncs it to the policy's weights before each rollout) and scores
+// the loop syncs it to the policy's weights before each sampling) and scores
 // them (the rm_type scorer of package scorer, or TrainOptions.Reward);
 // sequences turns them into per-group advantages (GroupAdvantages, optionally
 // filtered by KeepGroups); correct recomputes their log-probs with the

@@ -62,7 +62,7 @@ func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, log *progress)
 	weights := &engine.Weights{Dir: dir, Write: func(dir string) error { return model.Save(dir, savedDType(model)) },
 		Warn: func(msg string) { log.Printf("%s", msg) }}
 	c, err := engine.NewClient(engine.ClientOptions{Protocol: cfg.RolloutEngine, URLs: slices.Clone(cfg.RolloutEngineURLs),
-		Vocab: model.Config.VocabSize, Weights: weights})
+		Vocab: model.Config.VocabSize, Batch: cfg.RolloutEngineBatch, Weights: weights})
 	if err != nil {
 		return nil, fmt.Errorf("grpo: rollout_engine: %w", err)
 	}

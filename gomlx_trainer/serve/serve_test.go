@@ -374,6 +374,9 @@ func TestServeUpdatesWeights(t *testing.T) {
 			t.Errorf("%s: %d %s", path, code, body)
 		}
 	}
+	if code, body := post(t, r.url+"/flush_cache", ""); code != 200 || !strings.Contains(body, `"success":true`) {
+		t.Errorf("/flush_cache: %d %s", code, body)
+	}
 }
 
 // TestServeBatchRequestIsBitExact sends a turn of six sequences as one SGLang
