@@ -2,7 +2,8 @@
 # Installs what the test suite needs on a fresh Debian machine: reference
 # implementations (sympy, pylatexenc, Jinja, Hugging Face's tokenizers), the real
 # Qwen3 tokenizer.json, XLA's CPU PJRT plugin (--backend xla-cpu), and a Python
-# venv with PyTorch, transformers, safetensors and Math-Verify, every package
+# venv with PyTorch, transformers, safetensors and Math-Verify, and the SGLang
+# router in a venv of its own, every package
 # pinned by version and sha256. Idempotent: each step is skipped when its result
 # is already there (a step's marker file is written last).
 set -euo pipefail
@@ -59,6 +60,16 @@ if ! cmp -s "$root/scripts/python-refs.txt" "$venv/.installed" 2>/dev/null; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check --no-deps --require-hashes -r "$root/scripts/python-refs.txt"
   cp "$root/scripts/python-refs.txt" "$venv/.installed"
+fi
+
+# --- The SGLang router, in a venv of its own (the rollout-fleet tests run it in front of mathrl serve workers).
+router="$cache/router-venv"
+if ! cmp -s "$root/scripts/router-refs.txt" "$router/.installed" 2>/dev/null; then
+  echo "setup: python3 -m venv .cache/testdeps/router-venv; pip install -r scripts/router-refs.txt (sglang-router)"
+  rm -rf "$router"
+  python3 -m venv "$router"
+  "$router/bin/pip" install -q --disable-pip-version-check --no-deps --require-hashes -r "$root/scripts/router-refs.txt"
+  cp "$root/scripts/router-refs.txt" "$router/.installed"
 fi
 
 echo "setup: done (cache $cache)"

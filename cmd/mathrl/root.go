@@ -38,6 +38,7 @@ analyses the results.`,
 		newTokenizerCmd(),
 		newSandboxCmd(),
 		newShowCmd(nil),
+		newServeCmd(nil),
 		newVersionCmd(),
 	// subcommands: one line each
 	)

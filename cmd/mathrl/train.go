@@ -111,6 +111,8 @@ func bindKnobFlags(fs *pflag.FlagSet, c *grpo.Config, plugin *string) {
 			fs.Float64Var(p, name, *p, k.Help)
 		case *bool:
 			fs.BoolVar(p, name, *p, k.Help)
+		case *[]string:
+			fs.StringSliceVar(p, name, *p, k.Help)
 		default:
 			panic(fmt.Sprintf("mathrl: recipe key %s has the unsupported type %s", k.Key, k.Type))
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -24,7 +25,7 @@ func TestNewTrainCmd(t *testing.T) {
 		err   string
 	}{
 		{"no arguments runs the demo", nil, func(t *testing.T, o *trainOptions) {
-			if o.Config != demo || o.Resume {
+			if !reflect.DeepEqual(o.Config, demo) || o.Resume {
 				t.Errorf("config %+v, want the demo recipe", o.Config)
 			}
 		}, ""},
@@ -60,7 +61,7 @@ func TestNewTrainCmd(t *testing.T) {
 			if demo.AdamBeta2 == want.AdamBeta2 || demo.SFTSteps == 0 || !demo.UseTools {
 				t.Fatalf("the demo recipe no longer sets adam_beta2, sft_steps and use_tools away from their defaults: %+v", demo)
 			}
-			if o.Config != want {
+			if !reflect.DeepEqual(o.Config, want) {
 				t.Errorf("config %+v\nwant %+v", o.Config, want)
 			}
 		}, ""},

@@ -107,16 +107,20 @@ const (
 // was set aside by a resume.
 const damagedSuffix = ".damaged"
 
+// savedDType is the safetensors dtype a policy's weights are saved in: its own.
+func savedDType(model *qwen3.Model) string {
+	if model.DType == dtypes.BFloat16 {
+		return "BF16"
+	}
+	return "F32"
+}
+
 // fillCheckpoint writes the files of a checkpoint into the folder tmp.
 func fillCheckpoint(tmp string, model *qwen3.Model, tokenizerJSON []byte, st TrainState) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
-	dtype := "F32"
-	if model.DType == dtypes.BFloat16 {
-		dtype = "BF16"
-	}
-	if err := model.Save(tmp, dtype); err != nil {
+	if err := model.Save(tmp, savedDType(model)); err != nil {
 		return err
 	}
 	if tokenizerJSON != nil {

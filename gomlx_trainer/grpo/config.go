@@ -16,6 +16,7 @@ import (
 	"github.com/mathrl/mathrl/configs"
 	"github.com/mathrl/mathrl/data/arith"
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
+	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"gopkg.in/yaml.v3"
 )
@@ -58,6 +59,12 @@ type Config struct {
 	RolloutTopP           float64 `yaml:"rollout_top_p" json:"rollout_top_p" slime:"--rollout-top-p" help:"nucleus sampling threshold (1: off)"`
 	RolloutTopK           int     `yaml:"rollout_top_k" json:"rollout_top_k" slime:"--rollout-top-k" help:"top-k sampling (0: off)"`
 	SamplingBatchSize     int     `yaml:"sampling_batch_size" json:"sampling_batch_size" help:"sequences generated at once, in rollouts and evaluation (0: a whole rollout); bounds the KV cache on a GPU"`
+
+	// --- where rollouts are sampled (package engine)
+	RolloutEngine      string   `yaml:"rollout_engine" json:"rollout_engine" help:"what samples the rollouts and evaluations: builtin (the in-process sampler), sglang (servers speaking SGLang's POST /generate) or openai (servers speaking POST /v1/completions with token ids, as vLLM serves it)"`
+	RolloutEngineURLs  []string `yaml:"rollout_engine_urls" json:"rollout_engine_urls" help:"with rollout_engine sglang or openai: the base URLs of a router, a server or several servers (requests go round them in turn)"`
+	RolloutEngineBatch int      `yaml:"rollout_engine_batch" json:"rollout_engine_batch" help:"with rollout_engine sglang: 0 sends each sequence in its own request (as slime does, so a router spreads them); N sends up to N in one request, which a mathrl serve worker samples as a batch of its own, with the in-process sampler's numbers bit for bit"`
+	WeightsDir         string   `yaml:"weights_dir" json:"weights_dir" help:"with rollout_engine sglang or openai: where the trainer writes the policy for the servers to load after each update (one folder per version, the newest two kept; empty: the run folder's weights/); the servers must see the same path"`
 
 	// --- tools
 	UseTools        bool    `yaml:"use_tools" json:"use_tools" help:"let the policy call the code_interpreter tool and run its calls in the sandbox"`
@@ -156,6 +163,7 @@ func Default() Config {
 		RolloutMaxResponseLen: 1024,
 		RolloutTemperature:    1,
 		RolloutTopP:           1,
+		RolloutEngine:         EngineBuiltin,
 
 		MaxTurns:        16,
 		OfferToolSpec:   true,
@@ -280,6 +288,20 @@ func (c Config) validateRollout() error {
 		return bad("rollout_top_k", "%d is negative", c.RolloutTopK)
 	case c.SamplingBatchSize < 0:
 		return bad("sampling_batch_size", "%d is negative", c.SamplingBatchSize)
+	case !slices.Contains(RolloutEngines(), c.RolloutEngine):
+		return notOneOf("rollout_engine", c.RolloutEngine, RolloutEngines()...)
+	case c.RolloutEngine == EngineBuiltin && len(c.RolloutEngineURLs) > 0:
+		return bad("rollout_engine_urls", "set, but rollout_engine is %s, which samples in process", EngineBuiltin)
+	case c.RolloutEngine != EngineBuiltin && len(c.RolloutEngineURLs) == 0:
+		return bad("rollout_engine_urls", "empty, but rollout_engine %s needs a server", c.RolloutEngine)
+	case c.RolloutEngine == EngineBuiltin && c.WeightsDir != "":
+		return bad("weights_dir", "set, but rollout_engine is %s, which shares the policy's weights", EngineBuiltin)
+	case c.RolloutEngineBatch < 0:
+		return bad("rollout_engine_batch", "%d is negative", c.RolloutEngineBatch)
+	case c.RolloutEngineBatch > 0 && c.RolloutEngine != engine.SGLang:
+		return bad("rollout_engine_batch", "%d, but only rollout_engine %s sends several sequences a request", c.RolloutEngineBatch, engine.SGLang)
+	case badURL(c.RolloutEngineURLs) != "":
+		return bad("rollout_engine_urls", "%q, want http:// or https://", badURL(c.RolloutEngineURLs))
 	case c.MaxTurns < 0:
 		return bad("max_turns", "%d is negative", c.MaxTurns)
 	case c.ToolTimeout <= 0:
@@ -324,6 +346,23 @@ const (
 	ShardData      = "data"      // micro-batches split over num_devices, variables replicated
 	ShardFSDP      = "fsdp"      // variables sharded too, each along its largest axis
 )
+
+// EngineBuiltin is the rollout_engine that samples in process; the others
+// are engine.Protocols.
+const EngineBuiltin = "builtin"
+
+// RolloutEngines lists the rollout_engine values.
+func RolloutEngines() []string { return append([]string{EngineBuiltin}, engine.Protocols()...) }
+
+// badURL returns the first of urls that is not http:// or https://, else "".
+func badURL(urls []string) string {
+	for _, u := range urls {
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return u
+		}
+	}
+	return ""
+}
 
 // Shardings lists the sharding values.
 func Shardings() []string { return []string{ShardReplicate, ShardData, ShardFSDP} }
@@ -473,7 +512,7 @@ func orList(words []string) string {
 type Knob struct {
 	Key   string       // recipe key (yaml tag), e.g. "rollout_batch_size"
 	Index int          // index of the field in Config, for reflect.Value.Field
-	Type  reflect.Type // the field's type: string, int, int64, float64 or bool
+	Type  reflect.Type // the field's type: string, int, int64, float64, bool or []string
 	Help  string       // what the knob is, in one line (help tag)
 	Slime string       // slime's equivalent, "" when slime has none (slime tag)
 	Flag  string       // the flag of mathrl train when it is not the key with '-' for '_' (flag tag), else ""
@@ -490,8 +529,8 @@ func Knobs() []Knob {
 	return knobs
 }
 
-// Ptr returns a pointer to k's field of c: a *string, *int, *int64, *float64
-// or *bool.
+// Ptr returns a pointer to k's field of c: a *string, *int, *int64, *float64,
+// *bool or *[]string.
 func (k Knob) Ptr(c *Config) any { return reflect.ValueOf(c).Elem().Field(k.Index).Addr().Interface() }
 
 var knobsByKey = sync.OnceValue(func() map[string]Knob {
@@ -569,13 +608,21 @@ func DecodeConfig(r io.Reader, name string, base Config) (Config, error) {
 			return base, fmt.Errorf("grpo: %s:%d: key %q repeats line %d", name, k.Line, k.Value, prev)
 		}
 		seen[k.Value] = k.Line
+		f := v.Field(knob.Index)
+		if f.Kind() == reflect.Slice {
+			list, err := stringList(val)
+			if err != nil {
+				return base, fmt.Errorf("grpo: %s:%d: key %q: %w", name, val.Line, k.Value, err)
+			}
+			f.Set(reflect.ValueOf(list))
+			continue
+		}
 		if val.Kind != yaml.ScalarNode {
 			return base, fmt.Errorf("grpo: %s:%d: key %q: want a single value", name, val.Line, k.Value)
 		}
 		if val.Tag == "!!null" {
 			return base, fmt.Errorf("grpo: %s:%d: key %q: no value", name, val.Line, k.Value)
 		}
-		f := v.Field(knob.Index)
 		if f.Kind() == reflect.String && val.Tag != "!!str" {
 			return base, fmt.Errorf("grpo: %s:%d: key %q: want a string, got %s (quote it)", name, val.Line, k.Value, val.Value)
 		}
@@ -593,6 +640,25 @@ func DecodeConfig(r io.Reader, name string, base Config) (Config, error) {
 		return base, fmt.Errorf("grpo: %s: %w", name, err)
 	}
 	return c, nil
+}
+
+// stringList reads a list knob: a sequence of strings, or one string for a
+// list of one.
+func stringList(val *yaml.Node) ([]string, error) {
+	items := val.Content
+	if val.Kind == yaml.ScalarNode {
+		items = []*yaml.Node{val}
+	} else if val.Kind != yaml.SequenceNode {
+		return nil, errors.New("want a list of strings")
+	}
+	out := make([]string, len(items))
+	for i, it := range items {
+		if it.Kind != yaml.ScalarNode || it.Tag != "!!str" {
+			return nil, fmt.Errorf("item %d: want a string, got %q", i+1, it.Value)
+		}
+		out[i] = it.Value
+	}
+	return out, nil
 }
 
 // didYouMean suggests the known key nearest to an unknown one, when it is

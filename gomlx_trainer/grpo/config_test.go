@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,6 +27,13 @@ func TestDecodeConfigErrors(t *testing.T) {
 		{"number for a string", "rm_type: 3\n", `key "rm_type": want a string`},
 		{"list value", "lr: [1, 2]\n", `key "lr": want a single value`},
 		{"empty value", "lr:\n", `key "lr": no value`},
+		{"number in a list", "rollout_engine_urls: [\"http://a\", 3]\n", `x.yaml:1: key "rollout_engine_urls": item 2: want a string, got "3"`},
+		{"mapping for a list", "rollout_engine_urls: {a: 1}\n", `key "rollout_engine_urls": want a list of strings`},
+		{"unknown engine", "prompt_data: arith\ntiny_model: tiny\nrollout_engine: vllm\n", `rollout_engine: "vllm"`},
+		{"engine without a server", "prompt_data: arith\ntiny_model: tiny\nrollout_engine: sglang\n", `rollout_engine_urls: empty, but rollout_engine sglang needs a server`},
+		{"server for the builtin", "prompt_data: arith\ntiny_model: tiny\nrollout_engine_urls: http://a:1\n", `rollout_engine_urls: set, but rollout_engine is builtin`},
+		{"batches over openai", "prompt_data: arith\ntiny_model: tiny\nrollout_engine: openai\nrollout_engine_urls: http://a:1\nrollout_engine_batch: 8\n", `rollout_engine_batch: 8, but only rollout_engine sglang`},
+		{"server without a scheme", "prompt_data: arith\ntiny_model: tiny\nrollout_engine: openai\nrollout_engine_urls: [\"http://a:1\", \"b:2\"]\n", `rollout_engine_urls: "b:2", want http:// or https://`},
 		{"repeated key", "lr: 1\nlr: 2\n", `key "lr" repeats line 1`},
 		{"not a mapping", "- 1\n", "want a mapping"},
 		{"NaN", "lr: 1e-6\nrollout_temperature: .nan\n", `x.yaml:2: key "rollout_temperature": want a finite number, got ".nan"`},
@@ -60,6 +68,21 @@ func TestDidYouMean(t *testing.T) {
 	} {
 		if got := didYouMean(key); got != want {
 			t.Errorf("didYouMean(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
+
+// TestDecodeListKey reads rollout_engine_urls as a YAML list and as one
+// string, a list of one.
+func TestDecodeListKey(t *testing.T) {
+	for text, want := range map[string][]string{
+		"rollout_engine_urls: [\"http://a:1\", \"http://b:2\"]\n": {"http://a:1", "http://b:2"},
+		"rollout_engine_urls:\n  - http://a:1\n":                  {"http://a:1"},
+		"rollout_engine_urls: http://a:1\n":                       {"http://a:1"},
+	} {
+		c, err := DecodeConfig(strings.NewReader(text), "x.yaml", Default())
+		if err != nil || !slices.Equal(c.RolloutEngineURLs, want) {
+			t.Errorf("%q: %q, %v; want %q", text, c.RolloutEngineURLs, err, want)
 		}
 	}
 }
@@ -180,6 +203,8 @@ func typeName(t reflect.Type) string {
 		return "integer"
 	case reflect.Float64:
 		return "number"
+	case reflect.Slice:
+		return "list of strings"
 	default:
 		return t.Kind().String() // string, bool
 	}

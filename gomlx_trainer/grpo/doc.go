@@ -11,8 +11,10 @@
 // Train is one loop that reads top to bottom; each rollout goes through
 // these steps, each a method of the run's trainer value that returns what it
 // computed to the next: drawBatch generates RolloutBatchSize prompts ×
-// NSamplesPerPrompt samples with the tool loop of package rollout (the
-// sampler keeps its KV cache while the sandbox runs tool calls) and scores
+// NSamplesPerPrompt samples with the tool loop of package rollout, in
+// sessions of the run's engine (package engine: the in-process sampler, which
+// keeps its KV cache while the sandbox runs tool calls, or rollout servers;
+// the loop syncs it to the policy's weights before each sampling) and scores
 // them (the rm_type scorer of package scorer, or TrainOptions.Reward);
 // sequences turns them into per-group advantages (GroupAdvantages, optionally
 // filtered by KeepGroups); correct recomputes their log-probs with the
@@ -44,7 +46,10 @@
 //   - a record is a sample written token by token to rollouts/step-N.jsonl
 //     (rollouts.Record);
 //   - the tool loop is package rollout's multi-turn generation (rollout.Run),
-//     and the sampler's log-probs are π_sampler, the training graph's π_train.
+//     and the sampler's log-probs are π_sampler, the training graph's π_train;
+//   - the engine is what samples (engine.Engine, rollout_engine): the
+//     in-process sampler (builtin) or servers spoken to over HTTP; a session
+//     is one batch of sequences an engine generates for the tool loop.
 //
 // Graph-building functions (PolicyLoss, KL, ClipByGlobalNorm, ApplyAdamW) are
 // tested on tiny inputs against numbers computed independently.

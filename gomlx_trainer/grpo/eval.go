@@ -13,6 +13,7 @@ import (
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/analysis/scorer"
+	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
@@ -38,9 +39,9 @@ type EvalOptions struct {
 	Progress    io.Writer // a line every 30 s while it runs (nil: none)
 }
 
-// Evaluate samples K responses per problem with the policy behind smp and
+// Evaluate samples K responses per problem with the policy behind eng and
 // scores them. Tool calls go through tools (nil when UseTools is off).
-func Evaluate(ctx context.Context, smp *sampler.Sampler, proto *tokenizer.Protocol, tools rollout.ToolRunner, opt EvalOptions) ([]metrics.Sample, error) {
+func Evaluate(ctx context.Context, eng engine.Engine, proto *tokenizer.Protocol, tools rollout.ToolRunner, opt EvalOptions) ([]metrics.Sample, error) {
 	bs := opt.BatchSize
 	if bs <= 0 {
 		bs = 64
@@ -72,7 +73,7 @@ func Evaluate(ctx context.Context, smp *sampler.Sampler, proto *tokenizer.Protoc
 			prompts[i] = ids
 		}
 		seed := opt.Seed + uint64(b)
-		samples, _, err := generate(ctx, smp, proto, tools, prompts, genOptions{
+		samples, _, err := generate(ctx, eng, proto, tools, prompts, genOptions{
 			budget: opt.Budget, temperature: opt.Temperature, topP: opt.TopP,
 			useTools: opt.UseTools, maxTurns: opt.MaxTurns, seed: seed, progress: ph.batch(),
 		})
@@ -111,8 +112,9 @@ type genOptions struct {
 	progress      rollout.Progress // hears how the batch goes (nil: nobody)
 }
 
-// generate runs the multi-turn tool loop on a batch of prompts.
-func generate(ctx context.Context, smp *sampler.Sampler, proto *tokenizer.Protocol, tools rollout.ToolRunner, prompts [][]int, o genOptions) ([]rollout.Sample, rollout.Stats, error) {
+// generate runs the multi-turn tool loop on a batch of prompts, in a session
+// of eng.
+func generate(ctx context.Context, eng engine.Engine, proto *tokenizer.Protocol, tools rollout.ToolRunner, prompts [][]int, o genOptions) ([]rollout.Sample, rollout.Stats, error) {
 	sp := proto.Tok.Special()
 	stops := []int{sp.IMEnd}
 	ends := []int{sp.IMEnd}
@@ -122,15 +124,14 @@ func generate(ctx context.Context, smp *sampler.Sampler, proto *tokenizer.Protoc
 	if o.useTools {
 		stops = append(stops, sp.ToolCallEnd)
 	}
-	ss, err := smp.Start(prompts, sampler.Options{
+	sess, err := eng.Start(ctx, prompts, engine.Options{
 		MaxNewTokens: o.budget, Temperature: o.temperature, TopP: o.topP, TopK: o.topK,
 		StopIDs: stops, Seed: o.seed,
 	})
 	if err != nil {
 		return nil, rollout.Stats{}, fmt.Errorf("grpo: %w", err)
 	}
-	defer ss.Close()
-	sess := &samplerSession{ss: ss, seen: make([]int, len(prompts))}
+	defer sess.Close()
 	return rollout.Run(ctx, sess, len(prompts), proto, tools, rollout.Options{
 		Budget: o.budget, MaxTurns: o.maxTurns, UseTools: o.useTools, EndIDs: ends, ToolCallEnd: sp.ToolCallEnd,
 		Concurrency: max(o.concurrency, 1), ToolDeadline: time.Duration(o.toolDeadlineS * float64(time.Second)),
@@ -258,7 +259,7 @@ func RunEval(ctx context.Context, backend compute.Backend, req EvalRequest) (met
 		}
 		defer closeTools()
 	}
-	samples, err := Evaluate(ctx, sampler.New(backend, model), proto, tools, EvalOptions{
+	samples, err := Evaluate(ctx, engine.NewBuiltin(sampler.New(backend, model)), proto, tools, EvalOptions{
 		ModelName: req.Model, Problems: problems, K: req.K, Budget: req.Budget, Temperature: req.Temperature,
 		TopP: req.TopP, Scorer: req.Scorer, UseTools: req.UseTools, MaxTurns: req.MaxTurns, Seed: req.Seed,
 		BatchSize: req.BatchSize, Progress: req.Progress,

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 )
@@ -69,7 +70,7 @@ func TestGenerateProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	prompts := [][]int{prompt, prompt, prompt, prompt}
-	smp := sampler.New(testBackend(t), model)
+	smp := engine.NewBuiltin(sampler.New(testBackend(t), model))
 	o := genOptions{budget: 24, temperature: 1, topP: 1, seed: 5}
 	quiet, _, err := generate(context.Background(), smp, proto, nil, prompts, o)
 	if err != nil {

@@ -49,6 +49,10 @@ func (r RunFolder) CkptDir() string { return filepath.Join(string(r), "ckpt") }
 // SamplesDir is the eval samples folder.
 func (r RunFolder) SamplesDir() string { return filepath.Join(string(r), "samples") }
 
+// WeightsDir is where a run whose rollout engine samples on servers writes
+// the policy for them to load, unless weights_dir says otherwise.
+func (r RunFolder) WeightsDir() string { return filepath.Join(string(r), "weights") }
+
 // FiguresDir is the figures folder.
 func (r RunFolder) FiguresDir() string { return filepath.Join(string(r), "figures") }
 

@@ -10,9 +10,9 @@ import (
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/data"
+	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
-	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
 )
 
@@ -24,8 +24,8 @@ type trainer struct {
 	reward    RewardFunc
 	onRollout func(RolloutLog)
 
-	learner *Learner // the policy and its optimizer state
-	smp     *sampler.Sampler
+	learner *Learner      // the policy and its optimizer state
+	engine  engine.Engine // samples the rollouts and evaluations
 	proto   *tokenizer.Protocol
 	tokJSON []byte // tokenizer.json, copied into checkpoints
 	tools   rollout.ToolRunner
@@ -138,7 +138,7 @@ func (t *trainer) loadPolicy(resume bool) (*qwen3.Model, error) {
 	return model, nil
 }
 
-// setupModels builds the chat protocol, the tools, and the sampler and the
+// setupModels builds the chat protocol, the tools, and the engine and the
 // learner of model (the learner with the frozen reference when the KL penalty
 // is on). It returns the tools' isolation level.
 func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation string, err error) {
@@ -161,7 +161,9 @@ func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation s
 	if err := t.learner.Shard(cfg.NumDevices, cfg.Sharding); err != nil {
 		return "", err
 	}
-	t.smp = sampler.New(opt.Backend, model)
+	if t.engine, err = newEngine(cfg, opt.Backend, model, t.log); err != nil {
+		return "", err
+	}
 	if klCoef(cfg) != 0 {
 		ref, err := newPolicy(cfg)
 		if err != nil {
@@ -324,7 +326,7 @@ func changes(a, b Config) []Change {
 	var out []Change
 	for _, k := range Knobs() {
 		x, y := va.Field(k.Index).Interface(), vb.Field(k.Index).Interface()
-		if x != y {
+		if !reflect.DeepEqual(x, y) {
 			out = append(out, Change{Key: k.Key, From: x, To: y})
 		}
 	}

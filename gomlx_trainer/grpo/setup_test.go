@@ -80,7 +80,8 @@ func TestSmokeSampleStandsIn(t *testing.T) {
 // where it computes, and names any other.
 func TestDifferingKey(t *testing.T) {
 	free := map[string]bool{"num_rollout": true, "eval_interval": true, "save_interval": true, "keep_ckpts": true,
-		"backend": true, "num_devices": true, "sharding": true, "save_rollouts_every": true, "save_rollouts_groups": true}
+		"backend": true, "num_devices": true, "sharding": true, "save_rollouts_every": true, "save_rollouts_groups": true,
+		"rollout_engine": true, "rollout_engine_urls": true, "weights_dir": true}
 	if len(resumeFree) != len(free) {
 		t.Errorf("resumeFree %v, want the keys of %v", resumeFree, free)
 	}
@@ -97,6 +98,8 @@ func TestDifferingKey(t *testing.T) {
 			*p += 0.5
 		case *bool:
 			*p = !*p
+		case *[]string:
+			*p = append(*p, "x")
 		default:
 			t.Fatalf("knob %s: type %T", k.Key, p)
 		}

@@ -51,10 +51,13 @@ func (t *trainer) evaluate(ctx context.Context) error {
 	if len(t.evalSet) == 0 {
 		return nil
 	}
+	if err := t.engine.Sync(ctx, t.st.Step); err != nil {
+		return err
+	}
 	cfg, start := t.cfg, time.Now()
 	t.log.Printf("eval at step %d: sampling %d prompts x %d", t.st.Step, len(t.evalSet), cfg.NSamplesPerEvalPrompt)
 	t.marks.mark("eval step %d", t.st.Step)
-	samples, err := Evaluate(ctx, t.smp, t.proto, t.tools, EvalOptions{
+	samples, err := Evaluate(ctx, t.engine, t.proto, t.tools, EvalOptions{
 		ModelName: fmt.Sprintf("%s@step-%d", filepath.Base(cfg.Save), t.st.Step), Problems: t.evalSet,
 		K: cfg.NSamplesPerEvalPrompt, Budget: cfg.EvalMaxResponseLen, Temperature: cfg.EvalTemperature,
 		TopP: cfg.EvalTopP, Scorer: cfg.RMType, UseTools: cfg.UseTools, MaxTurns: cfg.MaxTurns,
@@ -153,11 +156,14 @@ func (t *trainer) sample(ctx context.Context, groups int) (draw, error) {
 	if chunk <= 0 {
 		chunk = len(d.prompts)
 	}
+	if err := t.engine.Sync(ctx, t.st.Step); err != nil { // the engine samples from the policy as it is now
+		return draw{}, err
+	}
 	seed := t.rng.Uint64()
 	ph := t.log.phase(fmt.Sprintf("rollout %d", t.st.Rollout+1), len(d.prompts), chunk, cfg.RolloutMaxResponseLen)
 	for c := 0; c < len(d.prompts); c += chunk {
 		t.marks.mark("sample rollout %d, data %d.%d, sequence %d", t.st.Rollout+1, t.data.epoch, t.data.pos, c)
-		part, stats, err := generate(ctx, t.smp, t.proto, t.tools, d.prompts[c:min(c+chunk, len(d.prompts))], genOptions{
+		part, stats, err := generate(ctx, t.engine, t.proto, t.tools, d.prompts[c:min(c+chunk, len(d.prompts))], genOptions{
 			budget: cfg.RolloutMaxResponseLen, temperature: cfg.RolloutTemperature, topP: cfg.RolloutTopP,
 			topK: cfg.RolloutTopK, useTools: cfg.UseTools, maxTurns: cfg.MaxTurns, concurrency: cfg.ToolConcurrency,
 			seed: seed + uint64(c), toolDeadlineS: toolDeadline(cfg.ToolTimeout).Seconds(), progress: ph.batch(),

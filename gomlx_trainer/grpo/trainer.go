@@ -180,12 +180,13 @@ func modelName(cfg Config) string {
 
 // resumeFree are the knobs a resumed run may change: how long it runs, how
 // often it evaluates, saves and writes records, how many checkpoints it
-// keeps, and where it computes (the backend, its devices and how they share
+// keeps, where it computes (the backend, its devices and how they share
 // the step: a checkpoint holds whole tensors, and checkpoints written before
-// num_devices and sharding existed read them as 0 and ""). Any other must
-// equal the checkpoint's.
+// num_devices and sharding existed read them as 0 and "") and where it
+// samples (the engines sample the same tokens from the same seeds). Any
+// other must equal the checkpoint's.
 var resumeFree = []string{"num_rollout", "eval_interval", "save_interval", "keep_ckpts", "backend", "num_devices", "sharding",
-	"save_rollouts_every", "save_rollouts_groups"}
+	"save_rollouts_every", "save_rollouts_groups", "rollout_engine", "rollout_engine_urls", "weights_dir"}
 
 // differingKey names the first knob, other than resumeFree, whose value
 // differs between a and b ("" when none).

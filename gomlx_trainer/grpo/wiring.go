@@ -10,8 +10,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gomlx/compute"
+
 	"github.com/mathrl/mathrl/data"
 	"github.com/mathrl/mathrl/data/arith"
+	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
@@ -45,70 +48,25 @@ func newProtocol(cfg Config, modelVocab int) (*tokenizer.Protocol, []byte, error
 	return proto, data, nil
 }
 
-// samplerSession adapts a sampler.Session to rollout.Session: one Generate
-// call steps the session until every listed sequence has stopped.
-type samplerSession struct {
-	ss   *sampler.Session
-	seen []int // ids of each sequence already handed to the tool loop
-}
-
-func (a *samplerSession) Generate(ctx context.Context, active, maxNew []int, step func(rollout.StepReport)) ([]rollout.Turn, error) {
-	if err := a.run(ctx, active, step); err != nil {
-		return nil, err
+// newEngine returns the engine rollout_engine names: the sampler of model on
+// b, or a client of rollout_engine_urls that pushes model's weights to the
+// servers through weights_dir (taken-out workers reported to log).
+func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, log *progress) (engine.Engine, error) {
+	if cfg.RolloutEngine == EngineBuiltin {
+		return engine.NewBuiltin(sampler.New(b, model)), nil
 	}
-	turns := make([]rollout.Turn, len(active))
-	for j, i := range active {
-		r := a.ss.Result(i)
-		turns[j] = rollout.Turn{IDs: r.IDs[a.seen[i]:], LogProbs: r.LogProbs[a.seen[i]:]}
-		if len(turns[j].IDs) > maxNew[j] {
-			turns[j].IDs, turns[j].LogProbs = turns[j].IDs[:maxNew[j]], turns[j].LogProbs[:maxNew[j]]
-		}
-		a.seen[i] = len(r.IDs)
+	dir := cfg.WeightsDir
+	if dir == "" {
+		dir = RunFolder(cfg.Save).WeightsDir()
 	}
-	return turns, nil
-}
-
-// run steps the session until no sequence is active or ctx ends, as
-// sampler.Session.Run does, and reports each step to step when it is not nil.
-func (a *samplerSession) run(ctx context.Context, active []int, step func(rollout.StepReport)) error {
-	if step == nil {
-		return a.ss.Run(ctx)
+	weights := &engine.Weights{Dir: dir, Write: func(dir string) error { return model.Save(dir, savedDType(model)) },
+		Warn: func(msg string) { log.Printf("%s", msg) }}
+	c, err := engine.NewClient(engine.ClientOptions{Protocol: cfg.RolloutEngine, URLs: slices.Clone(cfg.RolloutEngineURLs),
+		Vocab: model.Config.VocabSize, Batch: cfg.RolloutEngineBatch, Weights: weights})
+	if err != nil {
+		return nil, fmt.Errorf("grpo: rollout_engine: %w", err)
 	}
-	running := slices.Clone(active)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		before := a.ss.Sampled()
-		more, err := a.ss.Step()
-		if err != nil {
-			return err
-		}
-		r := rollout.StepReport{Sampled: a.ss.Sampled() - before}
-		running = slices.DeleteFunc(running, func(i int) bool {
-			if a.ss.Active(i) {
-				return false
-			}
-			last := -1
-			if ids := a.ss.Result(i).IDs; len(ids) > 0 {
-				last = ids[len(ids)-1]
-			}
-			r.Stopped = append(r.Stopped, last)
-			return true
-		})
-		step(r)
-		if !more {
-			return nil
-		}
-	}
-}
-
-func (a *samplerSession) Append(i int, ids []int) error {
-	if err := a.ss.Append(i, ids); err != nil {
-		return err
-	}
-	a.seen[i] = len(a.ss.Result(i).IDs)
-	return nil
+	return c, nil
 }
 
 // sandboxRunner adapts a sandbox.Pool to rollout.ToolRunner; a program that

@@ -12,8 +12,11 @@
 // prompt lengths.
 //
 // Sampling is temperature, top-k and top-p (both found by bisection in the graph,
-// since there is no sort op), stop ids and a token budget, reproducible from a
-// seed on a given backend. Each sampled token carries its log-probability under
+// since there is no sort op), stop ids and a token budget. Each sequence has its
+// own seed, and the Gumbel noise of the token after its first n tokens is a
+// hash of that seed, n and the token id (DrawKey): a sequence samples the same
+// tokens alone or in any batch, and continued in another session (or by a
+// server given the whole sequence so far) from where one stopped. Each sampled token carries its log-probability under
 // log_softmax(logits/temperature) before top-k/top-p filtering, which is the
 // behaviour policy's log-probability that GRPO's importance ratio needs (as slime
 // and verl record it); greedy decoding records log_softmax(logits).

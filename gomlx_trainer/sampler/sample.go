@@ -20,8 +20,10 @@ type mode struct {
 }
 
 // pick chooses one token per row from float32 logits [b, vocab] and returns its
-// id [b] (int32), its log-probability [b] under log_softmax(logits/temperature)
-// (log_softmax(logits) when greedy), and the advanced RNG state.
+// id [b] (int32) and its log-probability [b] under log_softmax(logits/temperature)
+// (log_softmax(logits) when greedy). Row i's noise comes from key[i] (see
+// noise), so a row's draw depends on its seed, its position and its logits
+// only: not on the other rows of the batch.
 //
 // Sampling is the Gumbel-max trick: argmax(logits/T + Gumbel noise) over the
 // kept tokens is a draw from softmax(logits/T) restricted to them. Top-k keeps
@@ -29,25 +31,46 @@ type mode struct {
 // the fewest most likely tokens whose probability (renormalised after top-k)
 // sums to at least p. Both thresholds are found by bisection, since there is no
 // sort op.
-func pick(m mode, logits, temperature, topK, topP, rng *Node) (ids, logProbs, newRNG *Node) {
+func pick(m mode, logits, temperature, topK, topP, key *Node) (ids, logProbs *Node) {
 	g := logits.Graph()
-	b, vocab := logits.Shape().Dimensions[0], logits.Shape().Dimensions[1]
 	if m.greedy {
 		ids = ArgMax(logits, -1, dtypes.Int32)
-		return ids, chosen(LogSoftmax(logits, -1), ids), rng
+		return ids, chosen(LogSoftmax(logits, -1), ids)
 	}
 	scaled := Div(logits, temperature)
 	logp := LogSoftmax(scaled, -1)
 	keepMask := kept(m, logits, temperature, topK, topP)
-	newRNG, u := RandomUniform(rng, shapes.Make(dtypes.Float32, b, vocab))
-	u = ClipScalar(u, 1e-20, 1-1e-7)
+	u := noise(key, logits.Shape().Dimensions[1])
 	gumbel := Neg(Log(Neg(Log(u))))
 	noisy := Add(scaled, gumbel)
 	if keepMask != nil {
 		noisy = Where(keepMask, noisy, Scalar(g, dtypes.Float32, -1e30))
 	}
 	ids = ArgMax(noisy, -1, dtypes.Int32)
-	return ids, chosen(logp, ids), newRNG
+	return ids, chosen(logp, ids)
+}
+
+// noise returns uniform draws [b, vocab] in (0, 1) from key [b] (uint32, the
+// row's seed and position hashed, see DrawKey): draw [i, v] is a hash of
+// key[i] and v, a counter-based generator, so a token's draw is the same in
+// whatever batch, order or process its sequence is sampled.
+func noise(key *Node, vocab int) *Node {
+	g := key.Graph()
+	b := key.Shape().Dimensions[0]
+	col := fmix32Node(AddScalar(Iota(g, shapes.Make(dtypes.Uint32, 1, vocab), 1), 0x9e3779b9))
+	row := Reshape(key, b, 1)
+	h := fmix32Node(Add(fmix32Node(BitwiseXor(row, col)), row))
+	bits := ConvertDType(BitwiseShiftRightLogicalScalar(h, 8), dtypes.Float32) // 24 bits, exact in float32
+	return MulScalar(AddScalar(bits, 0.5), 1.0/(1<<24))
+}
+
+// fmix32Node is fmix32 in the graph (uint32 arithmetic wraps).
+func fmix32Node(h *Node) *Node {
+	h = BitwiseXor(h, BitwiseShiftRightLogicalScalar(h, 16))
+	h = MulScalar(h, 0x85ebca6b)
+	h = BitwiseXor(h, BitwiseShiftRightLogicalScalar(h, 13))
+	h = MulScalar(h, 0xc2b2ae35)
+	return BitwiseXor(h, BitwiseShiftRightLogicalScalar(h, 16))
 }
 
 // kept returns the mask [b, vocab] of the tokens that top-k and then top-p

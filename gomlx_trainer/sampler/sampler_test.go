@@ -499,3 +499,159 @@ func TestStopAtMaxNewTokens(t *testing.T) {
 		t.Errorf("stop id %d as token %d of max_new_tokens %d: %v %q, want %v %q", want[n-1], n, n, res[0].IDs, res[0].Finish, want[:n], Stop)
 	}
 }
+
+// TestDrawsFollowSoftmax picks from fixed logits with 20,000 keys: the
+// frequency of each token is within 4.5 standard deviations of its
+// softmax(logits/T) probability, computed here in float64 (the keys are
+// fixed, so the test is deterministic).
+func TestDrawsFollowSoftmax(t *testing.T) {
+	b := backendtest.New(t)
+	const n, temp = 20000, 0.8
+	row := []float32{1.5, -0.3, 0.7, 2.1, -2, 0}
+	logits := make([][]float32, n)
+	keys := make([]uint32, n)
+	for i := range logits {
+		logits[i], keys[i] = row, DrawKey(99, i)
+	}
+	got := MustExecOnce(b, func(l, temp, key *Node) *Node {
+		ids, _ := pick(mode{}, l, temp, nil, nil, key)
+		return ids
+	}, logits, float32(temp), keys).Value().([]int32)
+	counts := make([]int, len(row))
+	for _, id := range got {
+		counts[id]++
+	}
+	for id, lp := range logSoftmax(row, temp) {
+		p := math.Exp(lp)
+		sd := math.Sqrt(n * p * (1 - p))
+		if d := math.Abs(float64(counts[id]) - n*p); d > 4.5*sd {
+			t.Errorf("token %d drawn %d times in %d, want %.0f ± %.0f", id, counts[id], n, n*p, 4.5*sd)
+		}
+	}
+}
+
+// TestSequenceDrawsIgnoreTheBatch samples one prompt at one seed alone, beside
+// another prompt (its row second), and continued in a fresh session from its
+// first tokens (as a server given the sequence so far samples it): the tokens
+// are the same. The log-probs agree to float32 rounding only: the backend's
+// matmul picks its kernel by size, so a batch of other shapes sums in another
+// order. Another seed samples other tokens.
+func TestSequenceDrawsIgnoreTheBatch(t *testing.T) {
+	m, prompt, _ := tinyModel(t)
+	s := New(backendtest.New(t), m)
+	ctx := context.Background()
+	opts := Options{MaxNewTokens: 12, Temperature: 1, TopP: 0.95, TopK: 40, StopIDs: []int{}}
+	run := func(prompts [][]int, seeds []uint64, maxNew int) []Result {
+		t.Helper()
+		o := opts
+		o.Seeds, o.MaxNewTokens = seeds, maxNew
+		res, err := s.Generate(ctx, prompts, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	same := func(what string, a, b Result) {
+		t.Helper()
+		if !slices.Equal(a.IDs, b.IDs) {
+			t.Errorf("%s: ids %v, want %v", what, b.IDs, a.IDs)
+		}
+		for j := range min(len(a.LogProbs), len(b.LogProbs)) {
+			if d := math.Abs(float64(a.LogProbs[j] - b.LogProbs[j])); d > 1e-5 {
+				t.Errorf("%s: token %d log-prob %g, want %g", what, j, b.LogProbs[j], a.LogProbs[j])
+			}
+		}
+	}
+	alone := run([][]int{prompt}, []uint64{7}, 12)[0]
+	same("beside another prompt", alone, run([][]int{prompt[:3], prompt}, []uint64{8, 7}, 12)[1])
+	rest := run([][]int{append(slices.Clone(prompt), alone.IDs[:5]...)}, []uint64{7}, 7)[0]
+	same("continued from 5 tokens", Result{IDs: alone.IDs[5:], LogProbs: alone.LogProbs[5:]}, rest)
+	if other := run([][]int{prompt}, []uint64{9}, 12)[0]; slices.Equal(other.IDs, alone.IDs) {
+		t.Errorf("seeds 7 and 9 sampled the same %v", alone.IDs)
+	}
+}
+
+// TestSlotsAdmitMidway runs a slot session: sequence A is admitted, B joins
+// after A's third step, and once A has finished C takes A's row again. Each
+// samples the tokens it samples alone (log-probs to float32 rounding), so a
+// late join and a reused row (its cache cleared) change nothing.
+func TestSlotsAdmitMidway(t *testing.T) {
+	m, prompt, _ := tinyModel(t)
+	s := New(backendtest.New(t), m)
+	opts := Options{Temperature: 1, TopK: 50, StopIDs: []int{}}
+	alone := func(p []int, seed uint64, maxNew int) Result {
+		t.Helper()
+		o := opts
+		o.Seeds, o.MaxNewTokens = []uint64{seed}, maxNew
+		res, err := s.Generate(context.Background(), [][]int{p}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[0]
+	}
+	o := opts
+	o.Capacity = 128
+	ss, err := s.StartSlots(2, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	step := func() {
+		t.Helper()
+		if _, err := ss.Step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b, c := prompt, prompt[2:], append(slices.Clone(prompt[:4]), 7, 8, 9)
+	if err := ss.Admit(0, a, 1, 5); err != nil {
+		t.Fatal(err)
+	}
+	step()
+	step()
+	step()
+	if err := ss.Admit(1, b, 2, 9); err != nil {
+		t.Fatal(err)
+	}
+	for ss.Active(0) {
+		step()
+	}
+	gotA := ss.Result(0)
+	if err := ss.Admit(0, c, 3, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.Admit(1, c, 3, 4); err == nil {
+		t.Error("admitted to a row still generating")
+	}
+	for ss.Active(0) || ss.Active(1) {
+		step()
+	}
+	for name, pair := range map[string][2]Result{
+		"A": {alone(a, 1, 5), gotA}, "B joining late": {alone(b, 2, 9), ss.Result(1)}, "C in A's row": {alone(c, 3, 4), ss.Result(0)},
+	} {
+		want, got := pair[0], pair[1]
+		if !slices.Equal(want.IDs, got.IDs) || len(want.LogProbs) != len(got.LogProbs) {
+			t.Errorf("%s: ids %v, alone %v", name, got.IDs, want.IDs)
+			continue
+		}
+		for j := range want.LogProbs {
+			if d := math.Abs(float64(want.LogProbs[j] - got.LogProbs[j])); d > 1e-5 {
+				t.Errorf("%s: token %d log-prob %g, alone %g", name, j, got.LogProbs[j], want.LogProbs[j])
+			}
+		}
+	}
+}
+
+// TestSequenceSeedsFitAnInt64: every sequence seed is below 2^63 (servers
+// keep seeds in an int64), and neighbours differ.
+func TestSequenceSeedsFitAnInt64(t *testing.T) {
+	seen := map[uint64]bool{}
+	for _, seed := range []uint64{0, 1, math.MaxUint64} {
+		for i := range 1000 {
+			s := SequenceSeed(seed, i)
+			if s >= 1<<63 || seen[s] {
+				t.Fatalf("SequenceSeed(%d, %d) = %d: past 2^63 or repeated", seed, i, s)
+			}
+			seen[s] = true
+		}
+	}
+}

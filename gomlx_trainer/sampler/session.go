@@ -17,15 +17,16 @@ import (
 
 // Options controls one generation session.
 type Options struct {
-	MaxNewTokens int     // most tokens after the prompt, sampled and appended together (default 256)
-	Temperature  float64 // 0 is greedy (argmax)
-	TopP         float64 // keep the fewest tokens holding this much probability; 0 or 1 keeps all
-	TopK         int     // keep the K most likely tokens; 0 keeps all
-	StopIDs      []int   // a sampled id in this list ends its sequence (finish "stop"); nil: the model's eos_token_id
-	Seed         uint64  // seeds the session's random stream
-	Capacity     int     // most key/value cache slots per sequence; 0: longest prompt + MaxNewTokens, rounded up to a power of two
-	MaxChunk     int     // most tokens fed per sequence in one step (longer prompts take several steps); default 512
-	FullCache    bool    // allocate the cache at Capacity from the start instead of growing it (slower; for comparisons)
+	MaxNewTokens int      // most tokens after the prompt, sampled and appended together (default 256)
+	Temperature  float64  // 0 is greedy (argmax)
+	TopP         float64  // keep the fewest tokens holding this much probability; 0 or 1 keeps all
+	TopK         int      // keep the K most likely tokens; 0 keeps all
+	StopIDs      []int    // a sampled id in this list ends its sequence (finish "stop"); nil: the model's eos_token_id
+	Seed         uint64   // sequence i draws from the stream SequenceSeed(Seed, i), unless Seeds says otherwise
+	Seeds        []uint64 // per sequence, the seed of its random stream (nil: from Seed); see DrawKey
+	Capacity     int      // most key/value cache slots per sequence; 0: longest prompt + MaxNewTokens, rounded up to a power of two
+	MaxChunk     int      // most tokens fed per sequence in one step (longer prompts take several steps); default 512
+	FullCache    bool     // allocate the cache at Capacity from the start instead of growing it (slower; for comparisons)
 }
 
 // FinishReason says why a sequence stopped.
@@ -53,13 +54,14 @@ type Sampler struct {
 	model   *qwen3.Model
 	execs   map[mode]*mlmodel.Exec
 	zeros   map[[2]int]*graph.Exec // by batch, length
+	clears  map[[2]int]*graph.Exec // by batch, length: zero one row of a cache tensor
 	grows   map[[3]int]*graph.Exec // by batch, old length, new length
 }
 
 // New returns a sampler for model on backend.
 func New(backend compute.Backend, model *qwen3.Model) *Sampler {
 	return &Sampler{backend: backend, model: model, execs: map[mode]*mlmodel.Exec{}, zeros: map[[2]int]*graph.Exec{},
-		grows: map[[3]int]*graph.Exec{}}
+		grows: map[[3]int]*graph.Exec{}, clears: map[[2]int]*graph.Exec{}}
 }
 
 // Session is a batch of sequences being generated. Drive it with Step or Run;
@@ -73,7 +75,8 @@ type Session struct {
 	stop     map[int]bool
 
 	cache   []*tensors.Tensor // allocated slots per sequence: cache[0]'s axis 2, at most capacity
-	rng     *tensors.Tensor
+	seeds   []uint64          // each row's seed
+	limits  []int             // each row's MaxNewTokens
 	knobs   []*tensors.Tensor // temperature, top-k and top-p, sent to the device once
 	cached  []int             // tokens already in each row's cache
 	pending [][]int           // tokens to feed each row at its next step
@@ -146,14 +149,23 @@ func (s *Sampler) Start(prompts [][]int, opts Options) (*Session, error) {
 	for _, id := range stopIDs {
 		sess.stop[id] = true
 	}
+	sess.limits = make([]int, len(prompts))
 	for i, p := range prompts {
 		sess.pending[i] = slices.Clone(p)
 		sess.active[i] = true
+		sess.limits[i] = opts.MaxNewTokens
+	}
+	if opts.Seeds != nil && len(opts.Seeds) != len(prompts) {
+		return nil, fmt.Errorf("sampler: %d seeds for %d prompts", len(opts.Seeds), len(prompts))
+	}
+	sess.seeds = make([]uint64, len(prompts))
+	for i := range sess.seeds {
+		sess.seeds[i] = SequenceSeed(opts.Seed, i)
+		if opts.Seeds != nil {
+			sess.seeds[i] = opts.Seeds[i]
+		}
 	}
 	var err error
-	if sess.rng, err = graph.RNGStateFromSeed(int64(opts.Seed)); err != nil {
-		return nil, fmt.Errorf("sampler: %w", err)
-	}
 	initial := CacheBucket(longest, capacity)
 	if opts.FullCache {
 		initial = capacity
@@ -242,10 +254,10 @@ func (s *Sampler) exec(m mode) (*mlmodel.Exec, error) {
 	cfg := s.model.Config
 	e, err := mlmodel.NewExec(s.backend, s.model.Store, func(ctx *mlmodel.Scope, in []*graph.Node) []*graph.Node {
 		tokens, start, lens := in[0], in[1], in[2]
-		temperature, topK, topP, rng := in[3], in[4], in[5], in[6]
+		temperature, topK, topP, key := in[3], in[4], in[5], in[6]
 		logits, cache := qwen3.Extend(ctx, cfg, tokens, start, lens, in[7:])
-		ids, logProbs, rng := pick(m, logits, temperature, topK, topP, rng)
-		return append([]*graph.Node{ids, logProbs, rng}, cache...)
+		ids, logProbs := pick(m, logits, temperature, topK, topP, key)
+		return append([]*graph.Node{ids, logProbs}, cache...)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sampler: %w", err)
@@ -255,6 +267,37 @@ func (s *Sampler) exec(m mode) (*mlmodel.Exec, error) {
 	e.SetMaxCache(512)
 	s.execs[m] = e
 	return e, nil
+}
+
+// SequenceSeed is the seed of sequence i of a session started at seed
+// (SplitMix64 of their mix), so neighbouring sequences and sessions draw
+// unrelated streams. It is below 2^63, so that servers that keep a seed in
+// an int64 (SGLang's sampling_seed, vLLM's seed) take it as it is.
+func SequenceSeed(seed uint64, i int) uint64 {
+	z := seed + uint64(i+1)*0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return (z ^ z>>31) >> 1
+}
+
+// DrawKey is the key of the draw that picks the token following the first
+// position tokens of a sequence whose stream has seed (prompt tokens count).
+// The draw depends on the key and the logits only, so a sequence continued in
+// another session, or by a server given the whole sequence so far and the
+// same seed, samples the same tokens.
+func DrawKey(seed uint64, position int) uint32 {
+	k := fmix32(uint32(seed>>32) ^ 0x6a09e667)
+	k = fmix32(k ^ uint32(seed))
+	return fmix32(k ^ uint32(position))
+}
+
+// fmix32 is MurmurHash3's 32-bit finaliser.
+func fmix32(h uint32) uint32 {
+	h ^= h >> 16
+	h *= 0x85ebca6b
+	h ^= h >> 13
+	h *= 0xc2b2ae35
+	return h ^ h>>16
 }
 
 // DefaultCapacity is the cache capacity a session takes when Options.Capacity
@@ -328,7 +371,9 @@ func (ss *Session) Step() (bool, error) {
 	tokens := make([][]int32, n)
 	start := make([]int32, n)
 	lens := make([]int32, n)
+	keys := make([]uint32, n)
 	for i := range n {
+		keys[i] = DrawKey(ss.seeds[i], ss.cached[i]+feed[i])
 		tokens[i] = make([]int32, chunk)
 		for j := 0; j < feed[i]; j++ {
 			tokens[i][j] = int32(ss.pending[i][j])
@@ -344,7 +389,7 @@ func (ss *Session) Step() (bool, error) {
 		ss.knobs = []*tensors.Tensor{tensors.FromScalar(float32(max(ss.opts.Temperature, 1e-6))),
 			tensors.FromScalar(int32(ss.opts.TopK)), tensors.FromScalar(float32(ss.opts.TopP))}
 	}
-	args := []any{tokens, start, lens, ss.knobs[0], ss.knobs[1], ss.knobs[2], ss.rng}
+	args := []any{tokens, start, lens, ss.knobs[0], ss.knobs[1], ss.knobs[2], keys}
 	for _, t := range ss.cache {
 		donated, err := graph.DonateTensorBuffer(t, ss.s.backend, 0)
 		if err != nil {
@@ -356,7 +401,7 @@ func (ss *Session) Step() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("sampler: step: %w", err)
 	}
-	ss.rng, ss.cache = out[2], out[3:]
+	ss.cache = out[2:]
 	var ids []int32
 	var logProbs []float32
 	tensors.MustConstFlatData(out[0], func(f []int32) { ids = slices.Clone(f) })
@@ -382,7 +427,7 @@ func (ss *Session) Step() (bool, error) {
 			switch {
 			case ss.stop[id]:
 				ss.finish(i, Stop)
-			case len(r.IDs) >= ss.opts.MaxNewTokens || ss.cached[i]+1 > ss.capacity:
+			case len(r.IDs) >= ss.limits[i] || ss.cached[i]+1 > ss.capacity:
 				ss.finish(i, Length)
 			}
 		}
@@ -429,7 +474,7 @@ func (ss *Session) Append(i int, ids []int) error {
 		return fmt.Errorf("sampler: append to sequence %d: %w", i, err)
 	}
 	r := &ss.results[i]
-	room := min(ss.opts.MaxNewTokens-len(r.IDs), ss.capacity-ss.cached[i]-len(ss.pending[i])) - 1
+	room := min(ss.limits[i]-len(r.IDs), ss.capacity-ss.cached[i]-len(ss.pending[i])) - 1
 	fits := ids
 	if len(ids) > room {
 		fits = ids[:max(room, 0)]
@@ -447,6 +492,110 @@ func (ss *Session) Append(i int, ids []int) error {
 	ss.active[i] = true
 	r.Finish = Running
 	return nil
+}
+
+// Limit lowers sequence i's MaxNewTokens to maxNew (at least 1), before its
+// first Step: a batch whose sequences have different budgets.
+func (ss *Session) Limit(i, maxNew int) error {
+	switch {
+	case i < 0 || i >= len(ss.active):
+		return fmt.Errorf("sampler: limit sequence %d of %d", i, len(ss.active))
+	case maxNew < 1 || maxNew > ss.limits[i]:
+		return fmt.Errorf("sampler: limit sequence %d to %d new tokens, want 1 to %d", i, maxNew, ss.limits[i])
+	}
+	ss.limits[i] = maxNew
+	return nil
+}
+
+// StartSlots returns a session of n empty rows, each a slot that Admit fills
+// with a sequence, and fills again once that sequence has finished: a server's
+// continuous batching. opts.Capacity bounds every sequence (prompt and new
+// tokens); opts.MaxNewTokens and opts.Seed are unused (Admit gives each
+// sequence its own).
+func (s *Sampler) StartSlots(n int, opts Options) (*Session, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("sampler: %d slots, want at least 1", n)
+	}
+	if opts.Capacity < 2 {
+		return nil, fmt.Errorf("sampler: slots need a capacity of at least 2 tokens, not %d", opts.Capacity)
+	}
+	prompts := make([][]int, n)
+	for i := range prompts {
+		prompts[i] = []int{0}
+	}
+	opts.MaxNewTokens = 1
+	ss, err := s.Start(prompts, opts)
+	if err != nil {
+		return nil, err
+	}
+	for i := range n {
+		ss.pending[i], ss.active[i] = nil, false
+	}
+	return ss, nil
+}
+
+// Admit puts a new sequence in row i, which must not be active: prompt, the
+// seed of its stream and at most maxNew new tokens. The row's cache is
+// cleared; the next Step reads the prompt.
+func (ss *Session) Admit(i int, prompt []int, seed uint64, maxNew int) error {
+	switch {
+	case ss.cache == nil:
+		return errors.New("sampler: admit to a session that is closed or failed")
+	case i < 0 || i >= len(ss.active):
+		return fmt.Errorf("sampler: admit to row %d of %d", i, len(ss.active))
+	case ss.active[i]:
+		return fmt.Errorf("sampler: admit to row %d while it is still generating", i)
+	case len(prompt) == 0:
+		return errors.New("sampler: admit an empty prompt")
+	case len(prompt) >= ss.capacity:
+		return fmt.Errorf("sampler: prompt of %d tokens leaves no room in a cache of %d", len(prompt), ss.capacity)
+	case maxNew < 1:
+		return fmt.Errorf("sampler: max new tokens %d, want > 0", maxNew)
+	}
+	if err := checkIDs(prompt, ss.s.model.Config.VocabSize); err != nil {
+		return fmt.Errorf("sampler: admit: %w", err)
+	}
+	if ss.cached[i] > 0 {
+		var err error
+		if ss.cache, err = ss.s.clearRow(ss.cache, i); err != nil {
+			return err
+		}
+	}
+	ss.cached[i], ss.pending[i], ss.active[i] = 0, slices.Clone(prompt), true
+	ss.seeds[i], ss.limits[i], ss.results[i] = seed, maxNew, Result{}
+	return nil
+}
+
+// clearRow returns cache with row i zero (Extend adds into slots it takes to
+// be zero). Each tensor is given up as its cleared copy is made.
+func (s *Sampler) clearRow(cache []*tensors.Tensor, i int) ([]*tensors.Tensor, error) {
+	sh := cache[0].Shape()
+	key := [2]int{sh.Dimensions[0], sh.Dimensions[2]}
+	exec, ok := s.clears[key]
+	if !ok {
+		var err error
+		exec, err = graph.NewExec(s.backend, func(old, row *graph.Node) *graph.Node {
+			rows := graph.Iota(old.Graph(), shapes.Make(row.DType(), old.Shape().Dimensions...), 0)
+			return graph.Where(graph.Equal(rows, row), graph.ZerosLike(old), old)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sampler: %w", err)
+		}
+		s.clears[key] = exec
+	}
+	out := make([]*tensors.Tensor, len(cache))
+	for k, t := range cache {
+		donated, err := graph.DonateTensorBuffer(t, s.backend, 0)
+		if err != nil {
+			return nil, fmt.Errorf("sampler: %w", err)
+		}
+		cleared, err := exec.Call(donated, int32(i))
+		if err != nil {
+			return nil, fmt.Errorf("sampler: clearing row %d of the cache: %w", i, err)
+		}
+		out[k] = cleared[0]
+	}
+	return out, nil
 }
 
 // Active reports whether sequence i is still generating.

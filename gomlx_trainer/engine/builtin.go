@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
+	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
+)
+
+// Builtin is the in-process engine: the sampler, on the policy's own weights.
+type Builtin struct {
+	smp *sampler.Sampler
+}
+
+// NewBuiltin returns the engine of smp.
+func NewBuiltin(smp *sampler.Sampler) *Builtin { return &Builtin{smp: smp} }
+
+// Start starts a sampler session over prompts.
+func (b *Builtin) Start(_ context.Context, prompts [][]int, opts Options) (Session, error) {
+	ss, err := b.smp.Start(prompts, sampler.Options{
+		MaxNewTokens: opts.MaxNewTokens, Temperature: opts.Temperature, TopP: opts.TopP, TopK: opts.TopK,
+		StopIDs: opts.StopIDs, Seed: opts.Seed,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	return &samplerSession{ss: ss, seen: make([]int, len(prompts))}, nil
+}
+
+// Sync does nothing: the sampler reads the policy's weights themselves.
+func (b *Builtin) Sync(context.Context, int) error { return nil }
+
+// samplerSession adapts a sampler.Session to Session: one Generate call steps
+// the session until every listed sequence has stopped.
+type samplerSession struct {
+	ss   *sampler.Session
+	seen []int // ids of each sequence already handed to the tool loop
+}
+
+func (a *samplerSession) Generate(ctx context.Context, active, maxNew []int, step func(rollout.StepReport)) ([]rollout.Turn, error) {
+	if err := a.run(ctx, active, step); err != nil {
+		return nil, err
+	}
+	turns := make([]rollout.Turn, len(active))
+	for j, i := range active {
+		r := a.ss.Result(i)
+		turns[j] = rollout.Turn{IDs: r.IDs[a.seen[i]:], LogProbs: r.LogProbs[a.seen[i]:]}
+		if len(turns[j].IDs) > maxNew[j] {
+			turns[j].IDs, turns[j].LogProbs = turns[j].IDs[:maxNew[j]], turns[j].LogProbs[:maxNew[j]]
+		}
+		a.seen[i] = len(r.IDs)
+	}
+	return turns, nil
+}
+
+// run steps the session until no sequence is active or ctx ends, as
+// sampler.Session.Run does, and reports each step to step when it is not nil.
+func (a *samplerSession) run(ctx context.Context, active []int, step func(rollout.StepReport)) error {
+	if step == nil {
+		return a.ss.Run(ctx)
+	}
+	running := slices.Clone(active)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		before := a.ss.Sampled()
+		more, err := a.ss.Step()
+		if err != nil {
+			return err
+		}
+		r := rollout.StepReport{Sampled: a.ss.Sampled() - before}
+		running = slices.DeleteFunc(running, func(i int) bool {
+			if a.ss.Active(i) {
+				return false
+			}
+			last := -1
+			if ids := a.ss.Result(i).IDs; len(ids) > 0 {
+				last = ids[len(ids)-1]
+			}
+			r.Stopped = append(r.Stopped, last)
+			return true
+		})
+		step(r)
+		if !more {
+			return nil
+		}
+	}
+}
+
+func (a *samplerSession) Append(i int, ids []int) error {
+	if err := a.ss.Append(i, ids); err != nil {
+		return err
+	}
+	a.seen[i] = len(a.ss.Result(i).IDs)
+	return nil
+}
+
+func (a *samplerSession) Close() { a.ss.Close() }

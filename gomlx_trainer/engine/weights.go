@@ -1,0 +1,279 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Weights say how a Client brings its servers to the policy's weights.
+type Weights struct {
+	Dir   string                 // weights_dir: one folder per version, named VersionFolder(version)
+	Write func(dir string) error // writes the policy as it is now as a Hugging Face folder (config.json + safetensors) into dir
+	Keep  int                    // newest version folders kept (0: 2, the one the servers load and the one before)
+	Warn  func(msg string)       // told of each worker taken out (nil: not told)
+}
+
+// VersionFolder is the folder of weights_dir that holds the weights after
+// version optimizer steps.
+func VersionFolder(version int) string { return fmt.Sprintf("version-%06d", version) }
+
+// worker is one inference server: its URL and, behind a router, its id there.
+type worker struct {
+	url, id string
+	router  string // the router it was listed by ("" when named directly)
+}
+
+// Sync brings every worker to the weights after version optimizer steps: it
+// lists the workers (a router's, through its GET /workers, or the servers
+// named in URLs), asks each for its weight_version (GET /get_model_info),
+// and when any has another, writes the policy into weights_dir (atomically,
+// one folder per version, older ones pruned) and calls POST
+// /update_weights_from_disk {model_path, weight_version} on each such worker,
+// then checks it reports the version. So a worker that restarted with other
+// weights comes back at the current ones at the next sync. A worker whose
+// update fails is taken out (removed from its router, or from the client's
+// URLs) and reported through Weights.Warn; with none left, Sync fails.
+// Without Weights, version 0 is taken to be the servers' own weights.
+func (c *Client) Sync(ctx context.Context, version int) error {
+	if c.opt.Weights == nil && version == 0 {
+		return nil // nothing to push: the servers' own weights are the policy's before its first update
+	}
+	c.syncMu.Lock()
+	defer c.syncMu.Unlock()
+	want := strconv.Itoa(version)
+	workers, err := c.workers(ctx)
+	if err != nil {
+		return err
+	}
+	var stale []worker
+	for _, w := range workers {
+		if v, err := c.weightVersion(ctx, w.url); err != nil || v != want {
+			stale = append(stale, w)
+		}
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	if c.opt.Weights == nil {
+		return fmt.Errorf("engine: %s: %d worker(s) are not at weight version %s, and the client has no weights_dir to push them from", c.opt.Protocol, len(stale), want)
+	}
+	dir, err := c.writeVersion(version)
+	if err != nil {
+		return err
+	}
+	errs := make([]error, len(stale))
+	var wg sync.WaitGroup
+	for i, w := range stale {
+		wg.Go(func() { errs[i] = c.update(ctx, w, dir, want) })
+	}
+	wg.Wait()
+	failed := 0
+	for i, err := range errs {
+		if err != nil {
+			failed++
+			c.takeOut(ctx, stale[i], err)
+		}
+	}
+	if failed == len(workers) {
+		return fmt.Errorf("engine: %s: no worker left at weight version %s; the last failed with: %w", c.opt.Protocol, want, firstError(errs))
+	}
+	return c.prune()
+}
+
+// workers lists the servers behind the client's URLs: each URL that answers
+// GET /workers with a list is a router and stands for the workers it lists,
+// any other is a worker itself.
+func (c *Client) workers(ctx context.Context) ([]worker, error) {
+	var out []worker
+	for _, u := range c.urls() {
+		listed, err := c.routerWorkers(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		if listed == nil {
+			out = append(out, worker{url: u})
+		}
+		out = append(out, listed...)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("engine: %s: no worker left", c.opt.Protocol)
+	}
+	return out, nil
+}
+
+// routerWorkers returns the workers the router at u lists, or nil if u is no
+// router (its GET /workers is not a list of workers).
+func (c *Client) routerWorkers(ctx context.Context, u string) ([]worker, error) {
+	status, body, err := c.do(ctx, http.MethodGet, u+"/workers", nil)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %s: listing the workers of %s: %w", c.opt.Protocol, u, err)
+	}
+	var list struct {
+		Workers *[]struct {
+			ID  string `json:"id"`
+			URL string `json:"url"`
+		} `json:"workers"`
+	}
+	if status != http.StatusOK || json.Unmarshal(body, &list) != nil || list.Workers == nil {
+		return nil, nil
+	}
+	out := []worker{}
+	for _, w := range *list.Workers {
+		out = append(out, worker{url: strings.TrimRight(w.URL, "/"), id: w.ID, router: u})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("engine: %s: the router at %s lists no worker", c.opt.Protocol, u)
+	}
+	return out, nil
+}
+
+// weightVersion is the weight_version a worker's GET /get_model_info reports.
+func (c *Client) weightVersion(ctx context.Context, u string) (string, error) {
+	status, body, err := c.do(ctx, http.MethodGet, u+"/get_model_info", nil)
+	if err != nil {
+		return "", err
+	}
+	var info struct {
+		Version *string `json:"weight_version"`
+	}
+	if status != http.StatusOK || json.Unmarshal(body, &info) != nil || info.Version == nil {
+		return "", fmt.Errorf("GET %s/get_model_info: status %d: %s", u, status, snippet(body))
+	}
+	return *info.Version, nil
+}
+
+// writeVersion writes the policy into weights_dir's folder of version, whole
+// or not at all (a temporary folder renamed), and returns its absolute path.
+func (c *Client) writeVersion(version int) (string, error) {
+	root, err := filepath.Abs(c.opt.Weights.Dir)
+	if err != nil {
+		return "", fmt.Errorf("engine: weights_dir %s: %w", c.opt.Weights.Dir, err)
+	}
+	dir := filepath.Join(root, VersionFolder(version))
+	tmp := dir + ".tmp"
+	if err := os.RemoveAll(tmp); err != nil {
+		return "", fmt.Errorf("engine: weights_dir: %w", err)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", fmt.Errorf("engine: weights_dir: %w", err)
+	}
+	if err := c.opt.Weights.Write(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("engine: writing the weights of version %d into %s: %w", version, tmp, err)
+	}
+	if err := os.RemoveAll(dir); err != nil { // a version written before a resume
+		return "", fmt.Errorf("engine: weights_dir: %w", err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", fmt.Errorf("engine: weights_dir: %w", err)
+	}
+	return dir, nil
+}
+
+// update asks one worker to load dir as version want, then checks that it
+// reports it. A connection error is retried like a request's.
+func (c *Client) update(ctx context.Context, w worker, dir, want string) error {
+	body, _ := json.Marshal(map[string]string{"model_path": dir, "weight_version": want})
+	wait := c.opt.Backoff
+	for try := 0; ; try++ {
+		status, resp, err := c.do(ctx, http.MethodPost, w.url+"/update_weights_from_disk", body)
+		if err == nil {
+			var ans struct {
+				Success bool   `json:"success"`
+				Message string `json:"message"`
+			}
+			if status != http.StatusOK || json.Unmarshal(resp, &ans) != nil || !ans.Success {
+				return fmt.Errorf("POST %s/update_weights_from_disk: status %d: %s", w.url, status, snippet(resp))
+			}
+			got, err := c.weightVersion(ctx, w.url)
+			if err != nil {
+				return err
+			}
+			if got != want {
+				return fmt.Errorf("%s reports weight version %q after the update to %q", w.url, got, want)
+			}
+			return nil
+		}
+		if ctx.Err() != nil || try >= c.opt.Retries {
+			return fmt.Errorf("POST %s/update_weights_from_disk: %w", w.url, err)
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		wait *= 2
+	}
+}
+
+// takeOut stops sending requests to a worker whose update failed: its
+// router forgets it (DELETE /workers/{id}), or the client drops its URL.
+func (c *Client) takeOut(ctx context.Context, w worker, why error) {
+	msg := fmt.Sprintf("engine: worker %s taken out: its weight update failed: %v", w.url, why)
+	if w.router != "" {
+		if status, body, err := c.do(ctx, http.MethodDelete, w.router+"/workers/"+w.id, nil); err != nil || status/100 != 2 {
+			msg += fmt.Sprintf(" (and its router %s did not remove it: %v %s)", w.router, err, snippet(body))
+		}
+	} else {
+		c.mu.Lock()
+		c.opt.URLs = slices.DeleteFunc(c.opt.URLs, func(u string) bool { return u == w.url })
+		c.mu.Unlock()
+	}
+	if c.opt.Weights.Warn != nil {
+		c.opt.Weights.Warn(msg)
+	}
+}
+
+// prune removes all but the newest Keep version folders of weights_dir.
+func (c *Client) prune() error {
+	keep := c.opt.Weights.Keep
+	if keep <= 0 {
+		keep = 2
+	}
+	entries, err := os.ReadDir(c.opt.Weights.Dir)
+	if err != nil {
+		return fmt.Errorf("engine: weights_dir: %w", err)
+	}
+	var versions []string // VersionFolder names sort by version
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), "version-") && !strings.HasSuffix(e.Name(), ".tmp") {
+			versions = append(versions, e.Name())
+		}
+	}
+	slices.Sort(versions)
+	for _, name := range versions[:max(len(versions)-keep, 0)] {
+		if err := os.RemoveAll(filepath.Join(c.opt.Weights.Dir, name)); err != nil {
+			return fmt.Errorf("engine: weights_dir: %w", err)
+		}
+	}
+	return nil
+}
+
+// urls is a copy of the client's live URLs.
+func (c *Client) urls() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.opt.URLs)
+}
+
+// do sends one request with an optional JSON body and returns the status
+// and the body.
+func (c *Client) do(ctx context.Context, method, url string, data []byte) (int, []byte, error) {
+	if method == http.MethodPost {
+		return c.post(ctx, url, data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	return c.send(req)
+}

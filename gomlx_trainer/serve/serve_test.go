@@ -1,0 +1,425 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gomlx/compute/dtypes"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
+	"github.com/mathrl/mathrl/gomlx_trainer/engine"
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
+	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
+)
+
+// tinyDir writes a random tiny Qwen3 (vocabulary 300, context 2048) with
+// seed into a folder and returns it.
+func tinyDir(t *testing.T, seed uint64) string {
+	t.Helper()
+	cfg, err := qwen3.NamedConfig("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), fmt.Sprint("tiny-", seed))
+	if err := qwen3.WriteRandom(cfg, dir, "F32", seed); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// running is a server on a loopback port.
+type running struct {
+	srv    *Server
+	url    string
+	cancel context.CancelFunc
+	errc   chan error
+}
+
+// start serves dir on 127.0.0.1; hooks, when set, are installed first. The
+// server stops when the test ends.
+func start(t *testing.T, dir string, maxBatch int, hooks func(*Server)) *running {
+	t.Helper()
+	srv, err := New(Options{Backend: backendtest.New(t), ModelPath: dir, DType: dtypes.Float32, MaxBatch: maxBatch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hooks != nil {
+		hooks(srv)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{srv: srv, url: "http://" + ln.Addr().String(), cancel: cancel, errc: make(chan error, 1)}
+	go func() { r.errc <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-r.errc; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return r
+}
+
+// post sends body to path and returns the status and the answer.
+func post(t *testing.T, url, body string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(data)
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(data)
+}
+
+// turns runs two turns on sess: every sequence, then (a tool response
+// appended) the sequences that stopped on a stop id before the budget.
+func turns(t *testing.T, sess engine.Session, n, budget int, stops []int) [][]rollout.Turn {
+	t.Helper()
+	ctx := context.Background()
+	all := make([]int, n)
+	maxNew := make([]int, n)
+	for i := range all {
+		all[i], maxNew[i] = i, budget
+	}
+	first, err := sess.Generate(ctx, all, maxNew, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again, left []int
+	for i, tr := range first {
+		if len(tr.IDs) < budget-4 && slices.Contains(stops, tr.IDs[len(tr.IDs)-1]) {
+			if err := sess.Append(i, []int{40, 41, 42}); err != nil {
+				t.Fatal(err)
+			}
+			again, left = append(again, i), append(left, budget-len(tr.IDs)-3)
+		}
+	}
+	if len(again) == 0 {
+		t.Fatal("no sequence stopped early: the second turn tests nothing")
+	}
+	second, err := sess.Generate(ctx, again, left, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return [][]rollout.Turn{first, second}
+}
+
+// sameTurns compares turns token for token, log-probs to float32 rounding
+// (the server's batches differ from the in-process one's, and the kernels
+// sum in an order that depends on the sizes).
+func sameTurns(t *testing.T, what string, want, got [][]rollout.Turn) {
+	t.Helper()
+	for k := range want {
+		for j := range want[k] {
+			w, g := want[k][j], got[k][j]
+			if !slices.Equal(w.IDs, g.IDs) {
+				t.Errorf("%s: turn %d, sequence %d: ids %v, in process %v", what, k, j, g.IDs, w.IDs)
+				continue
+			}
+			for m := range w.LogProbs {
+				if d := math.Abs(float64(w.LogProbs[m] - g.LogProbs[m])); d > 1e-5 {
+					t.Errorf("%s: turn %d, sequence %d, token %d: log-prob %g, in process %g", what, k, j, m, g.LogProbs[m], w.LogProbs[m])
+				}
+			}
+		}
+	}
+}
+
+// TestServeSamplesAsTheBuiltinEngine samples six prompts for two turns (a
+// tool response appended between them) in process and through a server in
+// each protocol, two rows a batch so that requests join as others finish:
+// the same tokens, the log-probs to float32 rounding.
+func TestServeSamplesAsTheBuiltinEngine(t *testing.T) {
+	dir := tinyDir(t, 1)
+	m, err := qwen3.Load(dir, dtypes.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompts [][]int
+	for i := range 6 {
+		prompts = append(prompts, []int{256, 10 + i, 20 + 3*i, 30, 40 + i})
+	}
+	stops := []int{}
+	for id := 0; id < 300; id += 3 {
+		stops = append(stops, id) // a third of the vocabulary: sequences stop early
+	}
+	opts := engine.Options{MaxNewTokens: 24, Temperature: 1, TopP: 0.95, TopK: 100, StopIDs: stops, Seed: 9}
+	builtin := engine.NewBuiltin(sampler.New(backendtest.New(t), m))
+	sess, err := builtin.Start(context.Background(), prompts, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := turns(t, sess, len(prompts), opts.MaxNewTokens, stops)
+	sess.Close()
+
+	r := start(t, dir, 2, nil)
+	for _, protocol := range engine.Protocols() {
+		c, err := engine.NewClient(engine.ClientOptions{Protocol: protocol, URLs: []string{r.url}, Vocab: 300, Concurrency: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess, err := c.Start(context.Background(), prompts, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameTurns(t, protocol, want, turns(t, sess, len(prompts), opts.MaxNewTokens, stops))
+	}
+}
+
+// TestServeJoinsTheRunningBatch sends a long request, and a second one once
+// the first is decoding: the second is admitted into the free row of the
+// running batch (both are in it at some step), and samples what it samples
+// alone.
+func TestServeJoinsTheRunningBatch(t *testing.T) {
+	dir := tinyDir(t, 1)
+	var mu sync.Mutex
+	var steps [][]int64
+	var r *running
+	second := make(chan string, 1)
+	r = start(t, dir, 4, func(s *Server) {
+		s.onStep = func(ids []int64) {
+			mu.Lock()
+			steps = append(steps, ids)
+			first := len(steps) == 1
+			mu.Unlock()
+			if first { // the long request decodes: send the other, and let it reach the queue
+				go func() {
+					_, body := post(t, r.url+"/generate", `{"input_ids": [256, 7, 8], "return_logprob": true,
+						"sampling_params": {"max_new_tokens": 5, "ignore_eos": true, "sampling_seed": 3}}`)
+					second <- body
+				}()
+				for len(s.jobs) == 0 {
+					runtime.Gosched()
+				}
+			}
+		}
+	})
+	code, long := post(t, r.url+"/generate", `{"input_ids": [256, 1, 2, 3], "return_logprob": true,
+		"sampling_params": {"max_new_tokens": 40, "ignore_eos": true, "sampling_seed": 2}}`)
+	if code != 200 {
+		t.Fatalf("long request: %d %s", code, long)
+	}
+	shared := false
+	for _, ids := range steps {
+		shared = shared || len(ids) == 2
+	}
+	if !shared {
+		t.Errorf("the two requests never shared a step: %v", steps)
+	}
+	var got engine.SGLangResponse
+	if err := json.Unmarshal([]byte(<-second), &got); err != nil {
+		t.Fatal(err)
+	}
+	m, err := qwen3.Load(dir, dtypes.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := sampler.New(backendtest.New(t), m).Generate(context.Background(), [][]int{{256, 7, 8}},
+		sampler.Options{MaxNewTokens: 5, Temperature: 1, StopIDs: []int{}, Seeds: []uint64{3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.OutputIDs, alone[0].IDs) {
+		t.Errorf("joining a running batch: %v; alone %v", got.OutputIDs, alone[0].IDs)
+	}
+}
+
+// TestServeRejectsBadRequests answers each bad request 400 naming the field,
+// and serves on.
+func TestServeRejectsBadRequests(t *testing.T) {
+	r := start(t, tinyDir(t, 1), 2, nil)
+	for _, c := range []struct{ path, body, want string }{
+		{"/generate", `{"input_ids": [1, 2`, "invalid JSON"},
+		{"/generate", `{"input_ids": "abc"}`, "field input_ids"},
+		{"/generate", `{"input_ids": [[1, 2], [3, 300]]}`, "input_ids[1][1]: id 300 outside the vocabulary"},
+		{"/generate", `{"input_ids": [[1], [2]], "sampling_params": [{}, {"temperature": 0.5}]}`, "sampling_params[1]: temperature"},
+		{"/generate", `{"input_ids": [[1], [2]], "sampling_params": [{}]}`, "sampling_params: 1 for 2 sequences"},
+		{"/generate", `{}`, "input_ids: missing"},
+		{"/generate", `{"input_ids": [1, 300]}`, "input_ids[1]: id 300 outside the vocabulary"},
+		{"/generate", `{"input_ids": [1], "sampling_params": {"max_new_tokens": 2048}}`, "sampling_params.max_new_tokens: 2048 tokens after a prompt of 1 pass the context of 2048"},
+		{"/generate", `{"input_ids": [1], "sampling_params": {"max_new_tokens": "ten"}}`, "field sampling_params.max_new_tokens"},
+		{"/generate", `{"input_ids": [1], "sampling_params": {"temperature": -1}}`, "sampling_params.temperature"},
+		{"/generate", `{"input_ids": [1], "sampling_params": {"top_p": 0}}`, "sampling_params.top_p"},
+		{"/generate", `{"input_ids": [1], "sampling_params": {"stop_token_ids": [999]}}`, "sampling_params.stop_token_ids[0]"},
+		{"/generate", `{"text": "hello"}`, "text: not supported"},
+		{"/v1/completions", `{"prompt": "hello"}`, "prompt: text is not supported"},
+		{"/v1/completions", `{"prompt": [1, 2.5]}`, "prompt[1]"},
+		{"/v1/completions", `{"prompt": [1], "n": 2}`, "n: 2"},
+		{"/v1/completions", `{"prompt": [1], "max_tokens": 0}`, "max_tokens: 0"},
+		{"/v1/completions", `{"prompt": [1], "seed": -1}`, "field seed"},
+		{"/update_weights_from_disk", `{"model_path": "` + filepath.Join(t.TempDir(), "none") + `"}`, "model_path"},
+	} {
+		code, body := post(t, r.url+c.path, c.body)
+		if code != http.StatusBadRequest || !strings.Contains(body, c.want) {
+			t.Errorf("%s %s: %d %s; want 400 saying %q", c.path, c.body, code, strings.TrimSpace(body), c.want)
+		}
+	}
+	if code, body := post(t, r.url+"/generate", `{"input_ids": [1], "sampling_params": {"max_new_tokens": 2}}`); code != 200 {
+		t.Errorf("after the bad requests: %d %s", code, body)
+	}
+}
+
+// TestServeDrains ends Serve's context while a request decodes: new
+// requests get 503, the one in flight finishes with 200, and Serve returns.
+// The scheduler waits at the first step until the late requests have been
+// sent, so a server that took them would answer them 200 after it.
+func TestServeDrains(t *testing.T) {
+	var r *running
+	draining, resume := make(chan struct{}), make(chan struct{})
+	r = start(t, tinyDir(t, 1), 2, func(s *Server) {
+		first := true
+		s.onStep = func([]int64) {
+			if !first {
+				return
+			}
+			first = false
+			r.cancel()
+			for !s.isDraining() {
+				runtime.Gosched()
+			}
+			close(draining)
+			<-resume
+		}
+	})
+	long := make(chan string, 1)
+	go func() {
+		code, body := post(t, r.url+"/generate", `{"input_ids": [1, 2], "sampling_params": {"max_new_tokens": 20, "ignore_eos": true}}`)
+		long <- fmt.Sprint(code, " ", body)
+	}()
+	<-draining
+	late, health := make(chan int, 1), make(chan int, 1)
+	go func() {
+		code, _ := post(t, r.url+"/generate", `{"input_ids": [1], "sampling_params": {"max_new_tokens": 2}}`)
+		late <- code
+	}()
+	go func() {
+		code, _ := get(t, r.url+"/health")
+		health <- code
+	}()
+	lateCode, healthCode := <-late, <-health
+	close(resume)
+	if got := <-long; !strings.HasPrefix(got, "200 ") || !strings.Contains(got, `"completion_tokens":20`) {
+		t.Errorf("the request in flight: %s; want 200 and its 20 tokens", got)
+	}
+	if lateCode != http.StatusServiceUnavailable || healthCode != http.StatusServiceUnavailable {
+		t.Errorf("while draining: generate %d, health %d; want 503 and 503", lateCode, healthCode)
+	}
+}
+
+// TestServeUpdatesWeights loads another folder through
+// /update_weights_from_disk: the weight version is reported, and sampling
+// follows the new weights.
+func TestServeUpdatesWeights(t *testing.T) {
+	r := start(t, tinyDir(t, 1), 2, nil)
+	dir2 := tinyDir(t, 2)
+	req := `{"input_ids": [256, 5, 6], "return_logprob": true, "sampling_params": {"max_new_tokens": 6, "ignore_eos": true, "sampling_seed": 4}}`
+	_, before := post(t, r.url+"/generate", req)
+	if code, body := post(t, r.url+"/update_weights_from_disk", `{"model_path": "`+dir2+`", "weight_version": "7"}`); code != 200 || !strings.Contains(body, `"success":true`) {
+		t.Fatalf("update: %d %s", code, body)
+	}
+	if _, info := get(t, r.url+"/get_model_info"); !strings.Contains(info, `"weight_version":"7"`) {
+		t.Errorf("model info after the update: %s", info)
+	}
+	var after engine.SGLangResponse
+	_, body := post(t, r.url+"/generate", req)
+	if err := json.Unmarshal([]byte(body), &after); err != nil {
+		t.Fatal(err)
+	}
+	m2, err := qwen3.Load(dir2, dtypes.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := sampler.New(backendtest.New(t), m2).Generate(context.Background(), [][]int{{256, 5, 6}},
+		sampler.Options{MaxNewTokens: 6, Temperature: 1, StopIDs: []int{}, Seeds: []uint64{4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(after.OutputIDs, want[0].IDs) || before == body {
+		t.Errorf("after the update: %s, want the new weights' %v (before: %s)", body, want[0].IDs, before)
+	}
+	for k, e := range after.MetaInfo.OutputTokenLogprobs {
+		if d := math.Abs(*e.LogProb - float64(want[0].LogProbs[k])); d > 1e-5 {
+			t.Errorf("after the update, token %d: log-prob %g, the new weights' %g", k, *e.LogProb, want[0].LogProbs[k])
+		}
+	}
+	for _, path := range []string{"/health", "/health_generate", "/server_info"} {
+		if code, body := get(t, r.url+path); code != 200 {
+			t.Errorf("%s: %d %s", path, code, body)
+		}
+	}
+	if code, body := post(t, r.url+"/flush_cache", ""); code != 200 || !strings.Contains(body, `"success":true`) {
+		t.Errorf("/flush_cache: %d %s", code, body)
+	}
+}
+
+// TestServeBatchRequestIsBitExact sends a turn of six sequences as one SGLang
+// batch request (engine.ClientOptions.Batch): the server samples them as the
+// in-process sampler's own session would, so tokens and log-probs are equal
+// bit for bit; sent one a request they agree only to float32 rounding.
+func TestServeBatchRequestIsBitExact(t *testing.T) {
+	dir := tinyDir(t, 1)
+	m, err := qwen3.Load(dir, dtypes.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompts [][]int
+	for i := range 6 {
+		prompts = append(prompts, []int{256, 10 + i, 20 + 3*i, 30, 40 + i, 50 + 2*i}[:3+i%3])
+	}
+	opts := engine.Options{MaxNewTokens: 20, Temperature: 1, TopP: 0.9, TopK: 50, StopIDs: []int{1, 2, 3, 4, 5, 6, 7, 8, 9}, Seed: 4}
+	all, maxNew := []int{0, 1, 2, 3, 4, 5}, []int{20, 20, 20, 20, 20, 20}
+	turn := func(e engine.Engine) []rollout.Turn {
+		t.Helper()
+		sess, err := e.Start(context.Background(), prompts, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sess.Close()
+		turns, err := sess.Generate(context.Background(), all, maxNew, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return turns
+	}
+	want := turn(engine.NewBuiltin(sampler.New(backendtest.New(t), m)))
+	r := start(t, dir, 4, nil)
+	batched, err := engine.NewClient(engine.ClientOptions{Protocol: engine.SGLang, URLs: []string{r.url}, Vocab: 300, Batch: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := turn(batched); !reflect.DeepEqual(got, want) {
+		t.Errorf("one batch request:\n%v\nin process:\n%v", got, want)
+	}
+	single, err := engine.NewClient(engine.ClientOptions{Protocol: engine.SGLang, URLs: []string{r.url}, Vocab: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTurns(t, "one sequence a request", [][]rollout.Turn{want}, [][]rollout.Turn{turn(single)})
+}
