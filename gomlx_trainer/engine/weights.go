@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +14,10 @@ import (
 	"sync"
 	"time"
 )
+
+// ErrNoWorker is wrapped by Sync's error when no worker is left to sample
+// from: every one failed its weight update, or none is listed.
+var ErrNoWorker = errors.New("no rollout worker left")
 
 // Weights say how a Client brings its servers to the policy's weights.
 type Weights struct {
@@ -84,7 +89,7 @@ func (c *Client) Sync(ctx context.Context, version int) error {
 		}
 	}
 	if failed == len(workers) {
-		return fmt.Errorf("engine: %s: no worker left at weight version %s; the last failed with: %w", c.opt.Protocol, want, firstError(errs))
+		return fmt.Errorf("engine: %s: %w at weight version %s; the last failed with: %w", c.opt.Protocol, ErrNoWorker, want, firstError(errs))
 	}
 	return c.prune()
 }
@@ -105,7 +110,7 @@ func (c *Client) workers(ctx context.Context) ([]worker, error) {
 		out = append(out, listed...)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("engine: %s: no worker left", c.opt.Protocol)
+		return nil, fmt.Errorf("engine: %s: %w", c.opt.Protocol, ErrNoWorker)
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -188,7 +189,7 @@ func TestSyncTakesOutAFailedWorker(t *testing.T) {
 	good.broken = true
 	good.mu.Unlock()
 	err := c.Sync(context.Background(), 2)
-	if err == nil || !strings.Contains(err.Error(), "no worker left at weight version 2") || !strings.Contains(err.Error(), "cannot load") {
+	if !errors.Is(err, ErrNoWorker) || !strings.Contains(err.Error(), "no rollout worker left at weight version 2") || !strings.Contains(err.Error(), "cannot load") {
 		t.Errorf("Sync with every worker failing = %v, want the no-worker error with the cause", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
+	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 )
 
 // dataParallelRecipe is the tiny recipe of the sharding tests: a global batch
@@ -354,4 +355,75 @@ func BenchmarkShardedStep(b *testing.B) {
 		b.ReportMetric(spent[i].Seconds()/spent[0].Seconds(), "time-"+ways[i].name+"/1")
 	}
 	b.ReportMetric(spent[0].Seconds()/float64(b.N), "s/step-1")
+}
+
+// TestSamplerOnMeshMatchesOneDevice trains the tiny recipe one step on 4
+// devices (so that under fsdp the weights are held in shards), then samples
+// 6 prompts (padded to 8 rows) for 40 tokens on the learner's mesh, the
+// batch split over the devices, the cache growing on the way; and again with
+// a sampler on one device reading the same weights whole. The tokens are the
+// same and the log-probs agree within 1e-5.
+func TestSamplerOnMeshMatchesOneDevice(t *testing.T) {
+	for _, sharding := range []string{ShardData, ShardFSDP} {
+		t.Run(sharding, func(t *testing.T) {
+			b := xlaCPUDevices(t, 4)
+			cfg := dataParallelRecipe()
+			m, err := newPolicy(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := NewLearnerWith(b, m, lossConfig(cfg), adamConfig(cfg), cfg.RolloutTemperature, modelOptions(cfg))
+			if err := l.Shard(4, sharding); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := l.Step(dataParallelBatches(2)[0], StepOptions{PerTokenLoss: true, MicroBatch: 4, LR: cfg.LR}); err != nil {
+				t.Fatal(err)
+			}
+			var prompts [][]int
+			for i := range 6 {
+				p := make([]int, 3+5*i)
+				for k := range p {
+					p[k] = (7*i + 3*k) % 256
+				}
+				prompts = append(prompts, p)
+			}
+			opts := sampler.Options{MaxNewTokens: 40, Temperature: 1, Seed: 11, StopIDs: []int{}}
+			onMesh := sampler.New(b, m)
+			if err := onMesh.OnMesh(l.Mesh(), MeshAxis); err != nil {
+				t.Fatal(err)
+			}
+			sess, err := onMesh.Start(prompts, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sess.Devices() != 4 || sess.RowsPerDevice() != 2 {
+				t.Fatalf("the session runs on %d devices, %d rows each; want 4 and 2", sess.Devices(), sess.RowsPerDevice())
+			}
+			if err := sess.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			got := sess.Results()
+			sess.Close()
+			want, err := sampler.New(b, m).Generate(context.Background(), prompts, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(prompts) {
+				t.Fatalf("%d results for %d prompts", len(got), len(prompts))
+			}
+			worst := 0.0
+			for i := range want {
+				if !slices.Equal(got[i].IDs, want[i].IDs) {
+					t.Fatalf("prompt %d: %v on the mesh, %v on one device", i, got[i].IDs, want[i].IDs)
+				}
+				for k := range want[i].LogProbs {
+					worst = max(worst, math.Abs(float64(got[i].LogProbs[k]-want[i].LogProbs[k])))
+				}
+			}
+			t.Logf("sharding %s: the same %d tokens; log-probs within %.3g", sharding, 6*40, worst)
+			if worst > 1e-5 {
+				t.Errorf("log-probs differ by up to %.3g, want at most 1e-5", worst)
+			}
+		})
+	}
 }

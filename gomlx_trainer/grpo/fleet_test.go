@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/serve"
 	"github.com/mathrl/mathrl/internal/testenv"
 )
@@ -36,6 +38,7 @@ type fleetWorker struct {
 	conns    []net.Conn
 	ln       net.Listener
 	served   atomic.Int64 // /generate requests it has answered
+	refuse   atomic.Bool  // answer /update_weights_from_disk with a 500
 	onServe  func(n int64)
 	stopServ context.CancelFunc
 }
@@ -67,6 +70,10 @@ func (w *fleetWorker) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	w.stopServ = cancel
 	counted := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/update_weights_from_disk" && w.refuse.Load() {
+			http.Error(rw, "refused by the test", http.StatusInternalServerError)
+			return
+		}
 		srv.Handler().ServeHTTP(rw, r)
 		if r.URL.Path == "/generate" {
 			if n := w.served.Add(1); w.onServe != nil {
@@ -334,5 +341,32 @@ func TestFleetRouterAndAKilledWorker(t *testing.T) {
 		if !slices.Equal(gotR[i], wantR[i]) {
 			t.Errorf("sample %d: %v with a worker killed, %v without", i, gotR[i], wantR[i])
 		}
+	}
+}
+
+// TestFleetNoWorkerLeftSaves: one worker, named directly, refuses every
+// weight update after the first rollout. The sync before the second rollout
+// takes it out, none is left, and the run saves the step it reached (with
+// save_interval 0, no other save) and stops with one error saying so.
+func TestFleetNoWorkerLeftSaves(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a tiny model on a server")
+	}
+	b := testBackend(t)
+	cfg := smokeConfig(t)
+	w := startFleetWorker(t, b, initialPolicy(t, cfg))
+	cfg.RolloutEngine, cfg.RolloutEngineURLs, cfg.SaveInterval = "sglang", []string{w.url()}, 0
+	var log testLog
+	err := Train(context.Background(), cfg, TrainOptions{Backend: b, Tools: arithTools{}, Progress: &log,
+		OnRollout: func(RolloutLog) { w.refuse.Store(true) }})
+	if !errors.Is(err, engine.ErrNoWorker) || !strings.Contains(err.Error(), "checkpoint saved") {
+		t.Fatalf("Train = %v, want the no-worker error after a save\n%s", err, log.String())
+	}
+	dir, _ := LatestCheckpoint(RunFolder(cfg.Save).CkptDir())
+	if filepath.Base(dir) != CheckpointName(cfg.StepsPerRollout()) {
+		t.Errorf("newest checkpoint %q, want the one after rollout 1 (%s)", dir, CheckpointName(cfg.StepsPerRollout()))
+	}
+	if !strings.Contains(log.String(), "worker "+w.url()+" taken out") {
+		t.Errorf("the log does not name the worker taken out:\n%s", log.String())
 	}
 }

@@ -151,11 +151,11 @@ func (l *Learner) Shard(n int, sharding string) error {
 	if have := l.backend.NumDevices(); n > have {
 		return fmt.Errorf("grpo: num_devices %d: the backend has %d device(s); set num_devices at most %d", n, have, have)
 	}
-	mesh, err := distributed.NewDeviceMesh([]int{n}, []string{"data"})
+	mesh, err := distributed.NewDeviceMesh([]int{n}, []string{MeshAxis})
 	if err != nil {
 		return fmt.Errorf("grpo: num_devices %d: %w", n, err)
 	}
-	batch, err := distributed.BuildSpec(mesh).S("data").Done()
+	batch, err := distributed.BuildSpec(mesh).S(MeshAxis).Done()
 	if err != nil {
 		return fmt.Errorf("grpo: num_devices %d: %w", n, err)
 	}
@@ -181,6 +181,20 @@ func (l *Learner) Shard(n int, sharding string) error {
 	l.logp.WithInputShardingSpecs(batch, batch)
 	l.sh = sh
 	return nil
+}
+
+// MeshAxis names the one axis of the learner's device mesh, along which
+// batches (and under fsdp the variables) are split.
+const MeshAxis = "data"
+
+// Mesh is the device mesh the learner's graphs run on (nil on one device).
+// A sampler on it (sampler.OnMesh, along MeshAxis) reads the weights as the
+// learner holds them.
+func (l *Learner) Mesh() *distributed.DeviceMesh {
+	if l.sh == nil {
+		return nil
+	}
+	return l.sh.mesh
 }
 
 // shardVariables gives every variable of the policy's store, the optimizer
@@ -209,7 +223,7 @@ func (l *Learner) shardVariables(sh *sharded) error {
 		b := distributed.BuildSpec(sh.mesh)
 		for i := range dims {
 			if i == axis {
-				b = b.S("data")
+				b = b.S(MeshAxis)
 			} else {
 				b = b.R()
 			}

@@ -161,7 +161,7 @@ func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation s
 	if err := t.learner.Shard(cfg.NumDevices, cfg.Sharding); err != nil {
 		return "", err
 	}
-	if t.engine, err = newEngine(cfg, opt.Backend, model, t.log); err != nil {
+	if t.engine, err = newEngine(cfg, opt.Backend, model, t.learner.Mesh(), t.log); err != nil {
 		return "", err
 	}
 	if klCoef(cfg) != 0 {

@@ -156,9 +156,6 @@ func (t *trainer) sample(ctx context.Context, groups int) (draw, error) {
 	if chunk <= 0 {
 		chunk = len(d.prompts)
 	}
-	if err := t.engine.Sync(ctx, t.st.Step); err != nil { // the engine samples from the policy as it is now
-		return draw{}, err
-	}
 	seed := t.rng.Uint64()
 	ph := t.log.phase(fmt.Sprintf("rollout %d", t.st.Rollout+1), len(d.prompts), chunk, cfg.RolloutMaxResponseLen)
 	for c := 0; c < len(d.prompts); c += chunk {

@@ -13,6 +13,7 @@ import (
 	"github.com/gomlx/compute"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
+	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 )
 
@@ -86,6 +87,9 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 
 		// --- sample and score: n_samples_per_prompt completions of rollout_batch_size
 		// prompts (and, with dynamic sampling's further draws, more groups)
+		if err := t.engine.Sync(ctx, t.st.Step); err != nil { // the engine samples from the policy as it is now
+			return t.stop(ctx, err)
+		}
 		b, err := t.drawBatch(ctx)
 		if err != nil {
 			return t.stop(ctx, err)
@@ -141,9 +145,17 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 // stop ends the run on err. When ctx has ended (Ctrl-C) it first saves a
 // checkpoint, whatever phase err came from (an evaluation, a rollout's
 // sampling, the optimizer steps, the final evaluation), so that --resume loses
-// none of the work done, and returns ctx's error. Any other error, a diverged step among
-// them, is returned as it is, with no save.
+// none of the work done, and returns ctx's error. When no rollout worker is
+// left (engine.ErrNoWorker, from the sync before a rollout or an evaluation)
+// it saves too. Any other error, a diverged step among them, is returned as
+// it is, with no save.
 func (t *trainer) stop(ctx context.Context, err error) error {
+	if errors.Is(err, engine.ErrNoWorker) { // raised before the rollout or evaluation draws anything
+		if serr := t.save(); serr != nil {
+			return serr
+		}
+		return fmt.Errorf("grpo: stopped after step %d (checkpoint saved): %w", t.st.Step, err)
+	}
 	if ctx.Err() == nil || errors.Is(err, ErrNonFinite) {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/distributed"
 
 	"github.com/mathrl/mathrl/data"
 	"github.com/mathrl/mathrl/data/arith"
@@ -49,11 +50,17 @@ func newProtocol(cfg Config, modelVocab int) (*tokenizer.Protocol, []byte, error
 }
 
 // newEngine returns the engine rollout_engine names: the sampler of model on
-// b, or a client of rollout_engine_urls that pushes model's weights to the
+// b (on the learner's mesh, when it has one), or a client of rollout_engine_urls that pushes model's weights to the
 // servers through weights_dir (taken-out workers reported to log).
-func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, log *progress) (engine.Engine, error) {
+func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, mesh *distributed.DeviceMesh, log *progress) (engine.Engine, error) {
 	if cfg.RolloutEngine == EngineBuiltin {
-		return engine.NewBuiltin(sampler.New(b, model)), nil
+		smp := sampler.New(b, model)
+		if mesh != nil {
+			if err := smp.OnMesh(mesh, MeshAxis); err != nil {
+				return nil, fmt.Errorf("grpo: %w", err)
+			}
+		}
+		return engine.NewBuiltin(smp), nil
 	}
 	dir := cfg.WeightsDir
 	if dir == "" {

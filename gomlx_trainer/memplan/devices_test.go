@@ -15,7 +15,8 @@ import (
 // rows/2, and fsdp holds 1/2 of the state plus the other half of one decoder
 // layer's weights gathered, (P − V·H)/L·d/2 = 158·4/2; both also pass through
 // the end of the backward, every weight gradient alive for the collective,
-// (P + 2·V·H)·d = (356 + 80)·4, under fsdp half of it.
+// (P + 2·V·H)·d = (356 + 80)·4, under fsdp half of it. Sampling on the
+// devices splits the batch.
 func TestShardedByHand(t *testing.T) {
 	cfg := handConfig()
 	one := memplan.TrainStep(cfg, memplan.Step{DType: dtypes.Float32, Rows: 2, SeqLen: 5}, memplan.XLA)
@@ -40,6 +41,16 @@ func TestShardedByHand(t *testing.T) {
 	s := memplan.Session{DType: dtypes.Float32, Batch: 4, PromptLen: 100, ResponseLen: 60, Training: true, Devices: 2, FSDP: true}
 	if got := memplan.Sampling(cfg, s, memplan.XLA); got.Term(memplan.TermGathered) != 4*356 || got.Term(memplan.TermMoments) != 4*356 {
 		t.Errorf("fsdp sampling: %+v, want the whole weights gathered beside half the moments", got)
+	}
+	// The sampler's batch is split over the devices: 5 sequences on 2 are 3
+	// rows a device (the batch padded to 6), the cache of 3 sequences.
+	for _, fsdp := range []bool{false, true} {
+		split := memplan.Sampling(cfg, memplan.Session{DType: dtypes.Float32, Batch: 5, PromptLen: 100, ResponseLen: 60, Training: true, Devices: 2, FSDP: fsdp}, memplan.XLA)
+		alone := memplan.Sampling(cfg, memplan.Session{DType: dtypes.Float32, Batch: 3, PromptLen: 100, ResponseLen: 60}, memplan.XLA)
+		if split.Term(memplan.TermCache) != alone.Term(memplan.TermCache) || split.Term(memplan.TermStep) != alone.Term(memplan.TermStep) {
+			t.Errorf("fsdp %v: cache %d and step %d on each of 2 devices, want those of 3 sequences on one, %d and %d", fsdp,
+				split.Term(memplan.TermCache), split.Term(memplan.TermStep), alone.Term(memplan.TermCache), alone.Term(memplan.TermStep))
+		}
 	}
 }
 

@@ -42,11 +42,16 @@ const defaultMaxChunk = 512
 //
 // Resident is the weights, or with Training all of Sharded(cfg, s.DType,
 // s.Reference, s.Devices, s.FSDP): the trainer's accumulators and moments stay
-// on the device while it samples. The sampler runs on the first device with
-// the whole batch (as the trainer runs it on several devices), so its cache
-// and step are those of one device; under fsdp it reads the weights whole, a
-// gathered copy (P·d) beside that device's shards.
+// on the device while it samples. On several devices the sampler runs on the
+// trainer's mesh with its batch split (sampler.OnMesh: the batch padded to a
+// multiple of the devices), so the cache and the step are those of one
+// device's rows; under fsdp it is taken to read the weights whole, a gathered
+// copy (P·d) beside that device's shards (an upper bound: XLA may gather them
+// a layer at a time, as it does in the training step).
 func Sampling(cfg qwen3.Config, s Session, r Rules) Breakdown {
+	if s.Training && s.Devices > 1 {
+		s.Batch = (s.Batch + s.Devices - 1) / s.Devices
+	}
 	weights := cfg.Params() * int64(s.DType.Size())
 	resident := []Term{{TermWeights, weights}}
 	if s.Training {

@@ -56,6 +56,7 @@ type Sampler struct {
 	zeros   map[[2]int]*graph.Exec // by batch, length
 	clears  map[[2]int]*graph.Exec // by batch, length: zero one row of a cache tensor
 	grows   map[[3]int]*graph.Exec // by batch, old length, new length
+	mesh    *onMesh                // the devices sessions are split over (nil: one)
 }
 
 // New returns a sampler for model on backend.
@@ -74,7 +75,8 @@ type Session struct {
 	capacity int
 	stop     map[int]bool
 
-	cache   []*tensors.Tensor // allocated slots per sequence: cache[0]'s axis 2, at most capacity
+	rows    int               // the caller's sequences; on a mesh, rows past them pad the batch to split
+	cache   []*tensors.Tensor // allocated slots per sequence: cache[0]'s axis 2, at most capacity; on a mesh, each tensor's shards device by device
 	seeds   []uint64          // each row's seed
 	limits  []int             // each row's MaxNewTokens
 	knobs   []*tensors.Tensor // temperature, top-k and top-p, sent to the device once
@@ -134,8 +136,10 @@ func (s *Sampler) Start(prompts [][]int, opts Options) (*Session, error) {
 	if err := checkIDs(stopIDs, cfg.VocabSize); err != nil {
 		return nil, fmt.Errorf("sampler: stop ids: %w", err)
 	}
+	rows := len(prompts)
+	prompts = s.padRows(prompts)
 	sess := &Session{
-		s: s, opts: opts, capacity: capacity, stop: map[int]bool{},
+		s: s, opts: opts, capacity: capacity, stop: map[int]bool{}, rows: rows,
 		mode: mode{
 			greedy: opts.Temperature == 0,
 			topK:   opts.Temperature > 0 && opts.TopK > 0 && opts.TopK < cfg.VocabSize,
@@ -150,18 +154,18 @@ func (s *Sampler) Start(prompts [][]int, opts Options) (*Session, error) {
 		sess.stop[id] = true
 	}
 	sess.limits = make([]int, len(prompts))
-	for i, p := range prompts {
+	for i, p := range prompts[:rows] {
 		sess.pending[i] = slices.Clone(p)
 		sess.active[i] = true
 		sess.limits[i] = opts.MaxNewTokens
 	}
-	if opts.Seeds != nil && len(opts.Seeds) != len(prompts) {
-		return nil, fmt.Errorf("sampler: %d seeds for %d prompts", len(opts.Seeds), len(prompts))
+	if opts.Seeds != nil && len(opts.Seeds) != rows {
+		return nil, fmt.Errorf("sampler: %d seeds for %d prompts", len(opts.Seeds), rows)
 	}
 	sess.seeds = make([]uint64, len(prompts))
 	for i := range sess.seeds {
 		sess.seeds[i] = SequenceSeed(opts.Seed, i)
-		if opts.Seeds != nil {
+		if opts.Seeds != nil && i < rows {
 			sess.seeds[i] = opts.Seeds[i]
 		}
 	}
@@ -203,6 +207,7 @@ func (s *Sampler) emptyCache(batch, capacity int) ([]*tensors.Tensor, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sampler: %w", err)
 		}
+		s.mesh.splitGraph(exec, false)
 		s.zeros[key] = exec
 	}
 	out, err := exec.Call()
@@ -229,19 +234,28 @@ func (s *Sampler) grow(cache []*tensors.Tensor, length int) ([]*tensors.Tensor, 
 		if err != nil {
 			return nil, fmt.Errorf("sampler: %w", err)
 		}
+		s.mesh.splitGraph(exec, true)
 		s.grows[key] = exec
 	}
+	devices := s.mesh.count()
+	per := len(cache) / devices // tensors of the cache
 	out := make([]*tensors.Tensor, len(cache))
-	for i, t := range cache {
-		donated, err := graph.DonateTensorBuffer(t, s.backend, 0)
-		if err != nil {
-			return nil, fmt.Errorf("sampler: %w", err)
+	for j := range per {
+		args := make([]any, devices)
+		for d := range devices {
+			donated, err := graph.DonateTensorBuffer(cache[d*per+j], s.backend, compute.DeviceNum(d))
+			if err != nil {
+				return nil, fmt.Errorf("sampler: %w", err)
+			}
+			args[d] = donated
 		}
-		grown, err := exec.Call(donated)
+		grown, err := exec.Call(args...)
 		if err != nil {
 			return nil, fmt.Errorf("sampler: growing the cache to %d: %w", length, err)
 		}
-		out[i] = grown[0]
+		for d := range devices {
+			out[d*per+j] = grown[d]
+		}
 	}
 	return out, nil
 }
@@ -265,6 +279,9 @@ func (s *Sampler) exec(m mode) (*mlmodel.Exec, error) {
 	// One graph per batch size, cache length and chunk length: a long run with
 	// tool calls meets many of those, and evicting them would mean recompiling.
 	e.SetMaxCache(512)
+	if err := s.mesh.splitStep(e); err != nil {
+		return nil, err
+	}
 	s.execs[m] = e
 	return e, nil
 }
@@ -389,25 +406,11 @@ func (ss *Session) Step() (bool, error) {
 		ss.knobs = []*tensors.Tensor{tensors.FromScalar(float32(max(ss.opts.Temperature, 1e-6))),
 			tensors.FromScalar(int32(ss.opts.TopK)), tensors.FromScalar(float32(ss.opts.TopP))}
 	}
-	args := []any{tokens, start, lens, ss.knobs[0], ss.knobs[1], ss.knobs[2], keys}
-	for _, t := range ss.cache {
-		donated, err := graph.DonateTensorBuffer(t, ss.s.backend, 0)
-		if err != nil {
-			return false, fmt.Errorf("sampler: %w", err)
-		}
-		args = append(args, donated)
-	}
-	out, err := exec.Call(args...)
+	ids, logProbs, cache, err := ss.s.mesh.call(ss.s.backend, exec, []any{tokens, start, lens, ss.knobs[0], ss.knobs[1], ss.knobs[2], keys}, ss.cache)
 	if err != nil {
 		return false, fmt.Errorf("sampler: step: %w", err)
 	}
-	ss.cache = out[2:]
-	var ids []int32
-	var logProbs []float32
-	tensors.MustConstFlatData(out[0], func(f []int32) { ids = slices.Clone(f) })
-	tensors.MustConstFlatData(out[1], func(f []float32) { logProbs = slices.Clone(f) })
-	out[0].FinalizeAll()
-	out[1].FinalizeAll()
+	ss.cache = cache
 
 	anyActive := false
 	for i := range n {
@@ -464,8 +467,8 @@ func (ss *Session) Run(ctx context.Context) error {
 // "length" instead of resuming. Appending no tokens resumes a sequence that
 // stopped on a stop id.
 func (ss *Session) Append(i int, ids []int) error {
-	if i < 0 || i >= len(ss.active) {
-		return fmt.Errorf("sampler: append to sequence %d of %d", i, len(ss.active))
+	if i < 0 || i >= ss.rows {
+		return fmt.Errorf("sampler: append to sequence %d of %d", i, ss.rows)
 	}
 	if ss.active[i] {
 		return fmt.Errorf("sampler: append to sequence %d while it is still generating", i)
@@ -498,8 +501,8 @@ func (ss *Session) Append(i int, ids []int) error {
 // first Step: a batch whose sequences have different budgets.
 func (ss *Session) Limit(i, maxNew int) error {
 	switch {
-	case i < 0 || i >= len(ss.active):
-		return fmt.Errorf("sampler: limit sequence %d of %d", i, len(ss.active))
+	case i < 0 || i >= ss.rows:
+		return fmt.Errorf("sampler: limit sequence %d of %d", i, ss.rows)
 	case maxNew < 1 || maxNew > ss.limits[i]:
 		return fmt.Errorf("sampler: limit sequence %d to %d new tokens, want 1 to %d", i, maxNew, ss.limits[i])
 	}
@@ -515,6 +518,9 @@ func (ss *Session) Limit(i, maxNew int) error {
 func (s *Sampler) StartSlots(n int, opts Options) (*Session, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("sampler: %d slots, want at least 1", n)
+	}
+	if s.mesh != nil {
+		return nil, errors.New("sampler: slot sessions run on one device, not on a mesh")
 	}
 	if opts.Capacity < 2 {
 		return nil, fmt.Errorf("sampler: slots need a capacity of at least 2 tokens, not %d", opts.Capacity)
@@ -606,7 +612,7 @@ func (ss *Session) Active(i int) bool { return ss.active[i] }
 func (ss *Session) Sampled() int { return ss.sampled }
 
 // Len is the number of sequences.
-func (ss *Session) Len() int { return len(ss.active) }
+func (ss *Session) Len() int { return ss.rows }
 
 // Result returns sequence i's output so far (slices are copies).
 func (ss *Session) Result(i int) Result {
@@ -616,7 +622,7 @@ func (ss *Session) Result(i int) Result {
 
 // Results returns every sequence's output so far.
 func (ss *Session) Results() []Result {
-	out := make([]Result, len(ss.results))
+	out := make([]Result, ss.rows)
 	for i := range out {
 		out[i] = ss.Result(i)
 	}
