@@ -14,15 +14,16 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/serve"
 )
 
-// TestServerRunEqualsInProcessRun trains one rollout of the tiny policy on
-// arithmetic (no tools, so each sample is one turn) twice: in process, and
-// with rollout_engine sglang against one `mathrl serve` worker on loopback,
-// holding the same weights, sent each turn as one batch request. The
-// samples' records (ids, log-probs, masks, advantages) and the trained
-// weights are the same, byte for byte: the protocol loses nothing.
+// TestServerRunEqualsInProcessRun trains three rollouts of the tiny policy
+// on arithmetic (no tools, so each sample is one turn) twice: in process,
+// and with rollout_engine sglang against one `mathrl serve` worker on
+// loopback, sent each turn as one batch request, the trainer pushing its
+// weights to the worker before every rollout (weights_dir). Every rollout's
+// records (ids, log-probs, masks, advantages) and the trained weights are the
+// same, byte for byte: the protocol and the weight push lose nothing.
 func TestServerRunEqualsInProcessRun(t *testing.T) {
 	base := smokeConfig(t)
-	base.NumRollout, base.SFTSteps, base.UseTools, base.EvalPromptData = 1, 0, false, ""
+	base.NumRollout, base.SFTSteps, base.UseTools, base.EvalPromptData = 3, 0, false, ""
 	base.SaveRolloutsEvery = 1
 
 	inProcess := base
@@ -67,7 +68,11 @@ func TestServerRunEqualsInProcessRun(t *testing.T) {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 
-	for _, f := range []string{filepath.Join("rollouts", "step-000000.jsonl"), filepath.Join("ckpt", CheckpointName(base.StepsPerRollout()), "model.safetensors")} {
+	files := []string{filepath.Join("ckpt", CheckpointName(base.NumRollout*base.StepsPerRollout()), "model.safetensors")}
+	for r := range base.NumRollout {
+		files = append(files, filepath.Join("rollouts", CheckpointName(r*base.StepsPerRollout())+".jsonl"))
+	}
+	for _, f := range files {
 		a, errA := os.ReadFile(filepath.Join(inProcess.Save, f))
 		b, errB := os.ReadFile(filepath.Join(remote.Save, f))
 		if errA != nil || errB != nil {
