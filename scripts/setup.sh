@@ -52,24 +52,22 @@ if ! cmp -s "$root/scripts/pjrt-cpu.txt" "$pjrt/.installed" 2>/dev/null; then
   mv "$pjrt.tmp" "$pjrt"
 fi
 
+# venv NAME REFS WHAT: a venv .cache/testdeps/NAME holding the pinned list scripts/REFS, made anew when the list changed.
+venv() {
+  local dir="$cache/$1" refs="$root/scripts/$2"
+  if ! cmp -s "$refs" "$dir/.installed" 2>/dev/null; then
+    echo "setup: python3 -m venv .cache/testdeps/$1; pip install -r scripts/$2 ($3)"
+    rm -rf "$dir"
+    python3 -m venv "$dir"
+    "$dir/bin/pip" install -q --disable-pip-version-check --no-deps --require-hashes -r "$refs"
+    cp "$refs" "$dir/.installed"
+  fi
+}
+
 # --- The Python references (torch, transformers, safetensors, math-verify) in a venv.
-venv="$cache/venv"
-if ! cmp -s "$root/scripts/python-refs.txt" "$venv/.installed" 2>/dev/null; then
-  echo "setup: python3 -m venv .cache/testdeps/venv; pip install -r scripts/python-refs.txt (torch, transformers, math-verify)"
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps --require-hashes -r "$root/scripts/python-refs.txt"
-  cp "$root/scripts/python-refs.txt" "$venv/.installed"
-fi
+venv venv python-refs.txt "torch, transformers, math-verify"
 
 # --- The SGLang router, in a venv of its own (the rollout-fleet tests run it in front of mathrl serve workers).
-router="$cache/router-venv"
-if ! cmp -s "$root/scripts/router-refs.txt" "$router/.installed" 2>/dev/null; then
-  echo "setup: python3 -m venv .cache/testdeps/router-venv; pip install -r scripts/router-refs.txt (sglang-router)"
-  rm -rf "$router"
-  python3 -m venv "$router"
-  "$router/bin/pip" install -q --disable-pip-version-check --no-deps --require-hashes -r "$root/scripts/router-refs.txt"
-  cp "$root/scripts/router-refs.txt" "$router/.installed"
-fi
+venv router-venv router-refs.txt sglang-router
 
 echo "setup: done (cache $cache)"
