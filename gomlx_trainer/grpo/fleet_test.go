@@ -22,6 +22,7 @@ import (
 	"github.com/gomlx/compute/dtypes"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
+	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 	"github.com/mathrl/mathrl/gomlx_trainer/serve"
 	"github.com/mathrl/mathrl/internal/testenv"
 )
@@ -30,7 +31,7 @@ import (
 // the test can kill as a crash looks from the network (its listener and
 // every connection closed at once) and start again on the same port.
 type fleetWorker struct {
-	t        *testing.T
+	t        testing.TB
 	backend  compute.Backend
 	model    string // the folder it starts from
 	addr     string
@@ -43,7 +44,7 @@ type fleetWorker struct {
 	stopServ context.CancelFunc
 }
 
-func startFleetWorker(t *testing.T, b compute.Backend, model string) *fleetWorker {
+func startFleetWorker(t testing.TB, b compute.Backend, model string) *fleetWorker {
 	w := &fleetWorker{t: t, backend: b, model: model, addr: "127.0.0.1:0"}
 	w.start()
 	t.Cleanup(w.kill)
@@ -118,7 +119,7 @@ func (nopListener) Addr() net.Addr            { return &net.TCPAddr{IP: net.IPv4
 // startRouter runs the SGLang router (scripts/setup.sh installs it) in front
 // of the workers, round robin with a health check every second, and waits
 // until it lists them all healthy.
-func startRouter(t *testing.T, workers ...*fleetWorker) string {
+func startRouter(t testing.TB, workers ...*fleetWorker) string {
 	t.Helper()
 	python := testenv.CacheFile(t, filepath.Join("router-venv", "bin", "python"))
 	port, metrics := freePort(t), freePort(t)
@@ -147,7 +148,7 @@ func startRouter(t *testing.T, workers ...*fleetWorker) string {
 }
 
 // freePort is a loopback port free a moment ago.
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +234,7 @@ func fleetRecipe(t *testing.T, router string) Config {
 
 // initialPolicy writes the recipe's initial policy as the folder the
 // workers start from (Sync replaces it with version 0 anyway).
-func initialPolicy(t *testing.T, cfg Config) string {
+func initialPolicy(t testing.TB, cfg Config) string {
 	m, err := newPolicy(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -369,4 +370,86 @@ func TestFleetNoWorkerLeftSaves(t *testing.T) {
 	if !strings.Contains(log.String(), "worker "+w.url()+" taken out") {
 		t.Errorf("the log does not name the worker taken out:\n%s", log.String())
 	}
+}
+
+// BenchmarkEngines samples the demo's rollout (8 prompts x 8 samples, up to
+// 160 new tokens each; no tool calls, so the engines alone are timed) through
+// the in-process sampler, through one mathrl serve worker over HTTP (each
+// sequence its own request, as through a router) and through the SGLang
+// router in front of two workers, in turn in the same run, and reports each
+// one's sampled tokens per second and the ratios. The workers run in this
+// process, so all three share the machine's cores. Run it with
+//
+//	go test ./gomlx_trainer/grpo -run '^$' -bench Engines -benchtime 3x
+func BenchmarkEngines(b *testing.B) {
+	cfg, err := LoadRecipe(filepath.Join("..", "..", "configs", "demo.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	bk := testBackend(b)
+	model, err := newPolicy(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	proto, _, err := newProtocol(cfg, model.Config.VocabSize)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var prompts [][]int
+	for i := range cfg.RolloutBatchSize {
+		ids, err := proto.PromptIDs(fmt.Sprintf("Compute %d*%d.", i%9+1, (3*i)%9+1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range cfg.NSamplesPerPrompt {
+			prompts = append(prompts, ids)
+		}
+	}
+	dir := initialPolicy(b, cfg)
+	w1, w2 := startFleetWorker(b, bk, dir), startFleetWorker(b, bk, dir)
+	router := startRouter(b, w1, w2)
+	client := func(url string) engine.Engine {
+		c, err := engine.NewClient(engine.ClientOptions{Protocol: engine.SGLang, URLs: []string{url}, Vocab: model.Config.VocabSize})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return c
+	}
+	engines := []struct {
+		name string
+		eng  engine.Engine
+	}{{"builtin", engine.NewBuiltin(sampler.New(bk, model))}, {"http1", client(w1.url())}, {"router2", client(router)}}
+	o := genOptions{budget: cfg.RolloutMaxResponseLen, temperature: cfg.RolloutTemperature, seed: 1}
+	sampleOnce := func(eng engine.Engine) int {
+		samples, _, err := generate(context.Background(), eng, proto, nil, prompts, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tokens := 0
+		for _, s := range samples {
+			tokens += len(s.IDs)
+		}
+		return tokens
+	}
+	for _, e := range engines {
+		sampleOnce(e.eng) // compiles every shape
+	}
+	spent := make([]time.Duration, len(engines))
+	tokens := make([]int, len(engines))
+	b.ResetTimer()
+	for range b.N {
+		for i, e := range engines {
+			start := time.Now()
+			tokens[i] += sampleOnce(e.eng)
+			spent[i] += time.Since(start)
+		}
+	}
+	b.StopTimer()
+	rate := make([]float64, len(engines))
+	for i, e := range engines {
+		rate[i] = float64(tokens[i]) / spent[i].Seconds()
+		b.ReportMetric(rate[i], "tok/s-"+e.name)
+	}
+	b.ReportMetric(rate[1]/rate[0], "http1/builtin")
+	b.ReportMetric(rate[2]/rate[1], "router2/http1")
 }
