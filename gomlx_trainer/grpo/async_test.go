@@ -13,6 +13,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
+	"github.com/mathrl/mathrl/analysis/rollouts"
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
@@ -80,7 +81,7 @@ func asyncConfig(t *testing.T, async bool) Config {
 	cfg := smokeConfig(t)
 	cfg.NumRollout, cfg.SFTSteps, cfg.EvalPromptData, cfg.SaveInterval = 3, 0, "", 0
 	cfg.GetMismatchMetrics, cfg.UseTIS, cfg.AsyncRollouts = true, true, async
-	cfg.EntropyCoef = 0.01
+	cfg.EntropyCoef, cfg.SaveRolloutsEvery = 0.01, 1
 	return cfg
 }
 
@@ -132,6 +133,12 @@ func TestAsyncRolloutsAreOneStepOffPolicy(t *testing.T) {
 		steps, _, err := trainAsync(t, context.Background(), cfg, false)
 		if err != nil {
 			t.Fatal(err)
+		}
+		for r := range cfg.NumRollout { // one records file per rollout, named by the steps before its updates
+			recs, err := rollouts.ReadFile(rollouts.Path(cfg.Save, r*perRollout))
+			if err != nil || len(recs) == 0 || recs[0].Rollout != r+1 {
+				t.Fatalf("async %v: rollout %d's records: %d, %v", async, r+1, len(recs), err)
+			}
 		}
 		for i, m := range steps {
 			r := i / perRollout // rollout, from 0

@@ -54,11 +54,10 @@
 //     in-process sampler (builtin) or servers spoken to over HTTP; a session
 //     is one batch of sequences an engine generates for the tool loop;
 //   - a rollout's weight version is the optimizer steps the weights that
-//     sampled it had taken (train.jsonl's rollout_weight_version, the N of
-//     rollouts/step-N.jsonl), and its staleness the steps the policy had
-//     taken past them when the rollout's first update began
-//     (rollout_staleness): 0 in a synchronous run, a rollout's steps for
-//     every rollout but the first with async_rollouts.
+//     sampled it had taken (train.jsonl's rollout_weight_version), and its
+//     staleness the steps the policy had taken past them when the rollout's
+//     first update began (rollout_staleness): 0 in a synchronous run, a
+//     rollout's steps for every rollout but the first with async_rollouts.
 //
 // Graph-building functions (PolicyLoss, KL, ClipByGlobalNorm, ApplyAdamW) are
 // tested on tiny inputs against numbers computed independently.

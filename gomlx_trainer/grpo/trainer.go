@@ -118,13 +118,14 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 		}
 
 		// --- optimize: global_batch_size samples per optimizer step, one train.jsonl line each
+		begun := t.st.Step
 		lines, trainSteps, err := t.optimize(b, trained, mm)
 		if err != nil {
 			return t.stop(ctx, err)
 		}
 
 		// --- token-level records of the batch every save_rollouts_every rollouts, the first and last included
-		if err := t.writeRecords(b, kept, trained, trainSteps); err != nil {
+		if err := t.writeRecords(b, begun, kept, trained, trainSteps); err != nil {
 			return t.stop(ctx, err)
 		}
 		t.st.Rollout++
