@@ -33,7 +33,7 @@ func Path(run string, step int) string {
 // id.
 type Record struct {
 	Version     int            `json:"version"`      // Version
-	Step        int            `json:"step"`         // optimizer steps the sampling policy had taken (the file's N)
+	Step        int            `json:"step"`         // optimizer steps the sampling policy had taken (the file's N); with async_rollouts, the trainer's before the rollout's updates, its sampling weights being train.jsonl's rollout_staleness steps older
 	Rollout     int            `json:"rollout"`      // 1 for the run's first rollout
 	TrainStep   int            `json:"train_step"`   // the optimizer step (train.jsonl's step) whose loss took the sample; 0: none (dynamic sampling left its group out)
 	ProblemID   string         `json:"problem_id"`   // the dataset row's id

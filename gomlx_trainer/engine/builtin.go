@@ -9,13 +9,24 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 )
 
-// Builtin is the in-process engine: the sampler, on the policy's own weights.
+// Builtin is the in-process engine: the sampler, on the policy's own weights
+// (NewBuiltin) or on a copy of them (NewBuiltinCopy).
 type Builtin struct {
-	smp *sampler.Sampler
+	smp     *sampler.Sampler
+	refresh func() error // copies the policy's weights into the sampler's model (nil: it shares them)
+	version int          // the version the copy holds (-1: none yet)
 }
 
-// NewBuiltin returns the engine of smp.
+// NewBuiltin returns the engine of smp, whose model is the policy itself.
 func NewBuiltin(smp *sampler.Sampler) *Builtin { return &Builtin{smp: smp} }
+
+// NewBuiltinCopy returns the engine of smp whose model is a copy of the
+// policy's weights, which refresh copies again: it samples from the weights
+// of its last Sync while the policy trains (one-step off-policy rollouts).
+// Its first Sync copies whatever the version.
+func NewBuiltinCopy(smp *sampler.Sampler, refresh func() error) *Builtin {
+	return &Builtin{smp: smp, refresh: refresh, version: -1}
+}
 
 // Start starts a sampler session over prompts.
 func (b *Builtin) Start(_ context.Context, prompts [][]int, opts Options) (Session, error) {
@@ -29,8 +40,19 @@ func (b *Builtin) Start(_ context.Context, prompts [][]int, opts Options) (Sessi
 	return &samplerSession{ss: ss, seen: make([]int, len(prompts))}, nil
 }
 
-// Sync does nothing: the sampler reads the policy's weights themselves.
-func (b *Builtin) Sync(context.Context, int) error { return nil }
+// Sync does nothing when the sampler reads the policy's weights themselves;
+// on a copy it copies them again, unless the copy holds version already. No
+// session may be running.
+func (b *Builtin) Sync(_ context.Context, version int) error {
+	if b.refresh == nil || version == b.version {
+		return nil
+	}
+	if err := b.refresh(); err != nil {
+		return fmt.Errorf("engine: copy the policy's weights of version %d: %w", version, err)
+	}
+	b.version = version
+	return nil
+}
 
 // samplerSession adapts a sampler.Session to Session: one Generate call steps
 // the session until every listed sequence has stopped.

@@ -4,7 +4,8 @@
 // new weights (Sync).
 //
 // The in-process sampler is one engine (Builtin: it shares the policy's
-// weights, so its Sync does nothing). Every sequence draws from its own seed,
+// weights, so its Sync does nothing; for rollouts sampled while the policy
+// trains, NewBuiltinCopy gives it its own copy, which Sync refreshes). Every sequence draws from its own seed,
 // sampler.SequenceSeed(Options.Seed, i), and the draw of each token is keyed by
 // that seed and the token's position (sampler.DrawKey), so that an engine that
 // samples elsewhere, given the same seeds, samples the same tokens.

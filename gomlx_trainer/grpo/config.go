@@ -65,6 +65,7 @@ type Config struct {
 	RolloutEngineURLs  []string `yaml:"rollout_engine_urls" json:"rollout_engine_urls" help:"with rollout_engine sglang or openai: the base URLs of a router, a server or several servers (requests go round them in turn)"`
 	RolloutEngineBatch int      `yaml:"rollout_engine_batch" json:"rollout_engine_batch" help:"with rollout_engine sglang: 0 sends each sequence in its own request (as slime does, so a router spreads them); N sends up to N in one request, which a mathrl serve worker samples as a batch of its own, with the in-process sampler's numbers bit for bit"`
 	WeightsDir         string   `yaml:"weights_dir" json:"weights_dir" help:"with rollout_engine sglang or openai: where the trainer writes the policy for the servers to load after each update (one folder per version, the newest two kept; empty: the run folder's weights/); the servers must see the same path"`
+	AsyncRollouts      bool     `yaml:"async_rollouts" json:"async_rollouts,omitempty" slime:"train_async.py" help:"one-step off-policy rollouts: sample the next rollout with the weights as they are while the trainer optimizes on this one, so every rollout after the first comes from weights one rollout's updates old (train.jsonl: rollout_staleness); get_mismatch_metrics measures the gap and use_tis corrects for it. The builtin engine samples from its own copy of the weights, on one device"`
 
 	// --- tools
 	UseTools        bool    `yaml:"use_tools" json:"use_tools" help:"let the policy call the code_interpreter tool and run its calls in the sandbox"`
@@ -296,6 +297,8 @@ func (c Config) validateRollout() error {
 		return bad("rollout_engine_urls", "empty, but rollout_engine %s needs a server", c.RolloutEngine)
 	case c.RolloutEngine == EngineBuiltin && c.WeightsDir != "":
 		return bad("weights_dir", "set, but rollout_engine is %s, which shares the policy's weights", EngineBuiltin)
+	case c.AsyncRollouts && c.RolloutEngine == EngineBuiltin && c.NumDevices > 1:
+		return bad("async_rollouts", "with rollout_engine %s on num_devices %d: the sampler's copy of the weights lives on one device (sample on one device, or on servers)", EngineBuiltin, c.NumDevices)
 	case c.RolloutEngineBatch < 0:
 		return bad("rollout_engine_batch", "%d is negative", c.RolloutEngineBatch)
 	case c.RolloutEngineBatch > 0 && c.RolloutEngine != engine.SGLang:

@@ -33,6 +33,7 @@ func TestDecodeConfigErrors(t *testing.T) {
 		{"engine without a server", "prompt_data: arith\ntiny_model: tiny\nrollout_engine: sglang\n", `rollout_engine_urls: empty, but rollout_engine sglang needs a server`},
 		{"server for the builtin", "prompt_data: arith\ntiny_model: tiny\nrollout_engine_urls: http://a:1\n", `rollout_engine_urls: set, but rollout_engine is builtin`},
 		{"batches over openai", "prompt_data: arith\ntiny_model: tiny\nrollout_engine: openai\nrollout_engine_urls: http://a:1\nrollout_engine_batch: 8\n", `rollout_engine_batch: 8, but only rollout_engine sglang`},
+		{"async on several devices", "prompt_data: arith\ntiny_model: tiny\nbackend: xla-cpu\nnum_devices: 2\nsharding: data\nasync_rollouts: true\n", `async_rollouts: with rollout_engine builtin on num_devices 2`},
 		{"server without a scheme", "prompt_data: arith\ntiny_model: tiny\nrollout_engine: openai\nrollout_engine_urls: [\"http://a:1\", \"b:2\"]\n", `rollout_engine_urls: "b:2", want http:// or https://`},
 		{"repeated key", "lr: 1\nlr: 2\n", `key "lr" repeats line 1`},
 		{"not a mapping", "- 1\n", "want a mapping"},

@@ -15,7 +15,10 @@
 // sessions of the run's engine (package engine: the in-process sampler, which
 // keeps its KV cache while the sandbox runs tool calls, or rollout servers;
 // the loop syncs it to the policy's weights before each sampling) and scores
-// them (the rm_type scorer of package scorer, or TrainOptions.Reward);
+// them (the rm_type scorer of package scorer, or TrainOptions.Reward); with
+// async_rollouts the next rollout's batch is drawn in a goroutine, from the
+// weights as they were before this rollout's updates, while the trainer
+// takes them (see ahead);
 // sequences turns them into per-group advantages (GroupAdvantages, optionally
 // filtered by KeepGroups); correct recomputes their log-probs with the
 // training graph when use_tis, the sequence mask or the mismatch metrics ask
@@ -49,7 +52,12 @@
 //     and the sampler's log-probs are π_sampler, the training graph's π_train;
 //   - the engine is what samples (engine.Engine, rollout_engine): the
 //     in-process sampler (builtin) or servers spoken to over HTTP; a session
-//     is one batch of sequences an engine generates for the tool loop.
+//     is one batch of sequences an engine generates for the tool loop;
+//   - a rollout's weight version is the optimizer steps the weights that
+//     sampled it had taken (train.jsonl's rollout_weight_version), and its
+//     staleness the steps the policy had taken past them when the rollout's
+//     first update began (rollout_staleness): 0 in a synchronous run, a
+//     rollout's steps for every rollout but the first with async_rollouts.
 //
 // Graph-building functions (PolicyLoss, KL, ClipByGlobalNorm, ApplyAdamW) are
 // tested on tiny inputs against numbers computed independently.

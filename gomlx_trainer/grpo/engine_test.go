@@ -25,6 +25,24 @@ func TestServerRunEqualsInProcessRun(t *testing.T) {
 	base := smokeConfig(t)
 	base.NumRollout, base.SFTSteps, base.UseTools, base.EvalPromptData = 3, 0, false, ""
 	base.SaveRolloutsEvery = 1
+	serverRunEqualsInProcessRun(t, base)
+}
+
+// TestAsyncServerRunEqualsInProcessRun is TestServerRunEqualsInProcessRun
+// with async_rollouts (and an entropy bonus, so that every step changes the
+// weights): the in-process engine samples from its copy of the weights, the
+// server from the weights pushed to it, each rollout after the first one
+// rollout's updates old, and the two runs are the same byte for byte.
+func TestAsyncServerRunEqualsInProcessRun(t *testing.T) {
+	base := smokeConfig(t)
+	base.NumRollout, base.SFTSteps, base.UseTools, base.EvalPromptData = 3, 0, false, ""
+	base.SaveRolloutsEvery, base.AsyncRollouts, base.EntropyCoef = 1, true, 0.01
+	serverRunEqualsInProcessRun(t, base)
+}
+
+// serverRunEqualsInProcessRun trains base in process and through one
+// `mathrl serve` worker, and requires the same records and weights.
+func serverRunEqualsInProcessRun(t *testing.T, base Config) {
 
 	inProcess := base
 	inProcess.Save = filepath.Join(t.TempDir(), "builtin")

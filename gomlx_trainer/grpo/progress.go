@@ -18,9 +18,10 @@ const progressEvery = 30 * time.Second
 
 // progress writes the trainer's terminal output: log lines, a progress bar
 // line per rollout, a line every progressEvery inside long phases, and now
-// and then one sample to look at.
+// and then one sample to look at. Its lines may come from two goroutines
+// (async_rollouts), each written whole.
 type progress struct {
-	w       io.Writer
+	w       io.Writer // a lockedWriter
 	samples int
 	now     func() time.Time // the clock of the phase lines
 	every   time.Duration    // time between two lines of a phase
@@ -30,7 +31,7 @@ func newProgress(w io.Writer) *progress {
 	if w == nil {
 		w = io.Discard
 	}
-	return &progress{w: w, now: time.Now, every: progressEvery}
+	return &progress{w: &lockedWriter{w: w}, now: time.Now, every: progressEvery}
 }
 
 // Printf writes one log line.

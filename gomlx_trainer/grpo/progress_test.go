@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,5 +97,37 @@ func TestGenerateProgress(t *testing.T) {
 	}
 	if last := steps[len(steps)-1]; last.Tokens != st.SampledTokens || last.Finished != len(prompts) || last.Steps != len(steps) {
 		t.Errorf("after the last step: %+v; want %d tokens, %d finished, %d steps", last, st.SampledTokens, len(prompts), len(steps))
+	}
+}
+
+// TestProgressFromTwoGoroutines writes phase lines from one goroutine (an
+// async_rollouts draw) and log lines from another (the trainer) to one plain
+// buffer: every line arrives whole. Without the progress's lock the buffer's
+// writes race (go test -race reports it; without -race they may interleave).
+func TestProgressFromTwoGoroutines(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf)
+	p.every = 0 // a line at every update
+	ph := p.phase("rollout 2", 4, 4, 10)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b := ph.batch()
+		for i := range 100 {
+			b.Update(rollout.Status{Total: 4, Tokens: i, Steps: i})
+		}
+	}()
+	for i := range 100 {
+		p.Printf("step %d", i)
+	}
+	<-done
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 200 {
+		t.Fatalf("%d lines, want 200", len(lines))
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "mathrl: step ") && !strings.HasPrefix(l, "mathrl: rollout 2: ") {
+			t.Errorf("line %q is not whole", l)
+		}
 	}
 }

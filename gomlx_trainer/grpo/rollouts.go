@@ -5,16 +5,19 @@ import (
 )
 
 // writeRecords writes the token-level records of b's samples, whose
-// optimizer steps have been taken, to rollouts/step-NNNNNN.jsonl (N: the
-// steps of the policy that sampled it), every save_rollouts_every rollouts,
-// the run's first and last included. kept, trained and trainSteps are what
-// sequences, correct and optimize returned.
-func (t *trainer) writeRecords(b batch, kept []int, trained []Sequence, trainSteps []int) error {
+// optimizer steps have been taken, to rollouts/step-NNNNNN.jsonl (N = begun:
+// the optimizer steps before the rollout's own, those of the policy that
+// sampled it but with async_rollouts, whose weights are rollout_staleness
+// steps older, and whose first two rollouts share their sampling weights),
+// every save_rollouts_every rollouts, the run's first and last included.
+// kept, trained and trainSteps are what sequences, correct and optimize
+// returned.
+func (t *trainer) writeRecords(b batch, begun int, kept []int, trained []Sequence, trainSteps []int) error {
 	every, k := t.cfg.SaveRolloutsEvery, t.st.Rollout // k: this rollout, from 0
 	if every == 0 || k%every != 0 && k != t.cfg.NumRollout-1 {
 		return nil
 	}
-	return rollouts.WriteFile(rollouts.Path(string(t.run), b.step), t.records(b, kept, trained, trainSteps))
+	return rollouts.WriteFile(rollouts.Path(string(t.run), begun), t.records(b, begun, kept, trained, trainSteps))
 }
 
 // records returns the records of the first save_rollouts_groups prompt
@@ -22,7 +25,7 @@ func (t *trainer) writeRecords(b batch, kept []int, trained []Sequence, trainSte
 // sequence the loss took (trained, the sequence of sample kept[j] being
 // trained[j], taken by optimizer step trainSteps[j]); a sample left out of the
 // loss gets an all-zero mask, advantage 0 and train step 0.
-func (t *trainer) records(b batch, kept []int, trained []Sequence, trainSteps []int) []rollouts.Record {
+func (t *trainer) records(b batch, begun int, kept []int, trained []Sequence, trainSteps []int) []rollouts.Record {
 	g, groups, proto := t.cfg.NSamplesPerPrompt, t.cfg.SaveRolloutsGroups, t.proto
 	seqOf := map[int]int{} // sample -> index into trained
 	for j, i := range kept[:len(trained)] {
@@ -36,7 +39,7 @@ func (t *trainer) records(b batch, kept []int, trained []Sequence, trainSteps []
 	for i := range recs {
 		s, p, v := b.samples[i], b.problems[i/g], b.verdicts[i]
 		rec := rollouts.Record{
-			Step: b.step, Rollout: t.st.Rollout + 1, ProblemID: p.ID, Problem: p.Text, Label: p.Answer,
+			Step: begun, Rollout: t.st.Rollout + 1, ProblemID: p.ID, Problem: p.Text, Label: p.Answer,
 			Group: i / g, SampleIndex: i % g, PromptIDs: b.prompts[i], Prompt: proto.Decode(b.prompts[i]),
 			ResponseIDs: s.IDs, Tokens: make([]string, len(s.IDs)),
 			Mask: make([]float32, len(s.IDs)), LogProbs: s.LogProbs,

@@ -36,6 +36,7 @@ type trainer struct {
 	evalSet []Problem
 	data    *promptStream
 
+	ahead  *ahead // the next rollout's batch being drawn (async_rollouts), or nil
 	st     TrainState
 	rngSrc *rand.PCG
 	rng    *rand.Rand
@@ -228,8 +229,9 @@ func (t *trainer) smokeSample(name string, err error) ([]Problem, error) {
 	return problemsOf(rows, name)
 }
 
-// close releases the tools.
+// close ends the draw that is out, if any, then releases the tools.
 func (t *trainer) close() {
+	t.dropAhead()
 	for _, c := range t.closers {
 		c()
 	}

@@ -76,12 +76,12 @@ func TestSmokeSampleStandsIn(t *testing.T) {
 
 // TestDifferingKey changes each knob of Default() in turn: resume accepts
 // the change of a knob that says how long the run goes, how often it
-// evaluates, saves and writes records, how many checkpoints it keeps or
-// where it computes, and names any other.
+// evaluates, saves and writes records, how many checkpoints it keeps,
+// where it computes or where and when it samples, and names any other.
 func TestDifferingKey(t *testing.T) {
 	free := map[string]bool{"num_rollout": true, "eval_interval": true, "save_interval": true, "keep_ckpts": true,
 		"backend": true, "num_devices": true, "sharding": true, "save_rollouts_every": true, "save_rollouts_groups": true,
-		"rollout_engine": true, "rollout_engine_urls": true, "weights_dir": true}
+		"rollout_engine": true, "rollout_engine_urls": true, "weights_dir": true, "async_rollouts": true}
 	if len(resumeFree) != len(free) {
 		t.Errorf("resumeFree %v, want the keys of %v", resumeFree, free)
 	}

@@ -30,8 +30,8 @@ func (t *trainer) warmStart(ctx context.Context) error {
 
 // save writes a checkpoint of the current step and prunes old ones.
 func (t *trainer) save() error {
-	t.st.Config, t.st.RNG = t.cfg, marshalRNG(t.rngSrc)
-	t.st.DataEpoch, t.st.DataPosition = t.data.epoch, t.data.pos
+	t.st.Config = t.cfg
+	t.st.RNG, t.st.DataEpoch, t.st.DataPosition = t.resumePoint()
 	dir, start := filepath.Join(t.run.CkptDir(), CheckpointName(t.st.Step)), time.Now()
 	t.log.Printf("saving checkpoint %s (%d parameters)", dir, t.learner.params())
 	if err := t.learner.save(dir, t.tokJSON, t.st, t.marks); err != nil {
@@ -126,13 +126,13 @@ func (s scores) plus(o scores) scores {
 type batch struct {
 	draw
 	scores
-	step int // optimizer steps the sampling policy had taken
+	step int // optimizer steps the sampling policy had taken: its weights' version
 }
 
 // sample draws the next groups prompts that fit rollout_max_prompt_len and
 // generates n_samples_per_prompt responses to each, sampling_batch_size
-// sequences at a time.
-func (t *trainer) sample(ctx context.Context, groups int) (draw, error) {
+// sequences at a time, for rollout (numbered from 1).
+func (t *trainer) sample(ctx context.Context, rollout, groups int) (draw, error) {
 	cfg, start := t.cfg, time.Now()
 	var d draw
 	for skipped := 0; len(d.problems) < groups; {
@@ -157,9 +157,9 @@ func (t *trainer) sample(ctx context.Context, groups int) (draw, error) {
 		chunk = len(d.prompts)
 	}
 	seed := t.rng.Uint64()
-	ph := t.log.phase(fmt.Sprintf("rollout %d", t.st.Rollout+1), len(d.prompts), chunk, cfg.RolloutMaxResponseLen)
+	ph := t.log.phase(fmt.Sprintf("rollout %d", rollout), len(d.prompts), chunk, cfg.RolloutMaxResponseLen)
 	for c := 0; c < len(d.prompts); c += chunk {
-		t.marks.mark("sample rollout %d, data %d.%d, sequence %d", t.st.Rollout+1, t.data.epoch, t.data.pos, c)
+		t.marks.mark("sample rollout %d, data %d.%d, sequence %d", rollout, t.data.epoch, t.data.pos, c)
 		part, stats, err := generate(ctx, t.engine, t.proto, t.tools, d.prompts[c:min(c+chunk, len(d.prompts))], genOptions{
 			budget: cfg.RolloutMaxResponseLen, temperature: cfg.RolloutTemperature, topP: cfg.RolloutTopP,
 			topK: cfg.RolloutTopK, useTools: cfg.UseTools, maxTurns: cfg.MaxTurns, concurrency: cfg.ToolConcurrency,
@@ -251,6 +251,7 @@ func (t *trainer) optimize(b batch, trained []Sequence, mm mismatchStats) ([]met
 		return nil, nil, nil
 	}
 	steps := make([]int, len(trained))
+	staleness := t.st.Step - b.step // optimizer steps between the sampling weights and this rollout's first update
 	var lines []metrics.StepMetrics
 	for k := range n {
 		start := time.Now()
@@ -269,7 +270,7 @@ func (t *trainer) optimize(b batch, trained []Sequence, mm mismatchStats) ([]met
 		for j := k * len(trained) / n; j < (k+1)*len(trained)/n; j++ {
 			steps[j] = t.st.Step
 		}
-		m := t.stepMetrics(b, mm, part, len(trained), n, ss, gradNorm, lr)
+		m := t.stepMetrics(b, mm, part, len(trained), n, staleness, ss, gradNorm, lr)
 		m.TrainSeconds = time.Since(start).Seconds()
 		t.steps = append(t.steps, m)
 		if err := t.run.AppendStep(m); err != nil {
@@ -283,8 +284,9 @@ func (t *trainer) optimize(b batch, trained []Sequence, mm mismatchStats) ([]met
 // stepMetrics is the train.jsonl line of the optimizer step just taken on
 // part, one of the rollout's n steps on its kept sequences (times and counts
 // of the batch b are shared out evenly between the steps; mm is the
-// mismatch of the kept sequences).
-func (t *trainer) stepMetrics(b batch, mm mismatchStats, part []Sequence, kept, n int, ss StepStats, gradNorm, lr float64) metrics.StepMetrics {
+// mismatch of the kept sequences, staleness the optimizer steps the policy
+// had taken past b's weights when the rollout's first step began).
+func (t *trainer) stepMetrics(b batch, mm mismatchStats, part []Sequence, kept, n, staleness int, ss StepStats, gradNorm, lr float64) metrics.StepMetrics {
 	m := b.stats.metrics(t.st.Step, ss, gradNorm, lr)
 	per := float64(n)
 	m.RolloutSeconds = math.Max(b.sampleSeconds-b.gen.ToolSeconds, 0) / per
@@ -307,6 +309,7 @@ func (t *trainer) stepMetrics(b batch, mm mismatchStats, part []Sequence, kept, 
 		"rollout": float64(t.st.Rollout + 1), "kept_samples": float64(kept), "scorer_errors": float64(b.stats.errors),
 		"train_tokens": float64(tokens), "sampled_tokens": float64(b.gen.SampledTokens) / per,
 		"train_flops": 6 * params * float64(tokens), "rollout_flops": 2 * params * float64(b.gen.SampledTokens) / per,
+		"rollout_weight_version": float64(b.step), "rollout_staleness": float64(staleness),
 	}
 	if t.cfg.DynamicSampling {
 		m.Extra["groups_drawn"] = float64(len(b.problems))

@@ -78,6 +78,12 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 			return t.stop(ctx, ctx.Err())
 		}
 
+		// --- async_rollouts: this rollout's batch was drawn during the last one's optimizer steps
+		b, drawn, err := t.awaitAhead()
+		if err != nil {
+			return t.stop(ctx, err)
+		}
+
 		// --- evaluation every eval_interval rollouts, and before the first
 		if cfg.EvalInterval > 0 && t.st.Rollout%cfg.EvalInterval == 0 || t.st.Rollout == 0 {
 			if err := t.evaluate(ctx); err != nil {
@@ -87,12 +93,19 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 
 		// --- sample and score: n_samples_per_prompt completions of rollout_batch_size
 		// prompts (and, with dynamic sampling's further draws, more groups)
-		if err := t.engine.Sync(ctx, t.st.Step); err != nil { // the engine samples from the policy as it is now
+		// the engine samples (this rollout, or with async_rollouts the next) from the policy as it is now
+		if err := t.engine.Sync(ctx, t.st.Step); err != nil {
 			return t.stop(ctx, err)
 		}
-		b, err := t.drawBatch(ctx)
-		if err != nil {
-			return t.stop(ctx, err)
+		if !drawn {
+			if b, err = t.drawBatch(ctx, t.st.Rollout+1, t.st.Step); err != nil {
+				return t.stop(ctx, err)
+			}
+		}
+
+		// --- async_rollouts: draw the next rollout's batch from these weights while this one trains
+		if cfg.AsyncRollouts && t.st.Rollout+1 < cfg.NumRollout {
+			t.drawAhead(ctx, t.st.Rollout+2, t.st.Step)
 		}
 
 		// --- advantages; dynamic sampling keeps the groups that differ
@@ -105,13 +118,14 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 		}
 
 		// --- optimize: global_batch_size samples per optimizer step, one train.jsonl line each
+		begun := t.st.Step
 		lines, trainSteps, err := t.optimize(b, trained, mm)
 		if err != nil {
 			return t.stop(ctx, err)
 		}
 
 		// --- token-level records of the batch every save_rollouts_every rollouts, the first and last included
-		if err := t.writeRecords(b, kept, trained, trainSteps); err != nil {
+		if err := t.writeRecords(b, begun, kept, trained, trainSteps); err != nil {
 			return t.stop(ctx, err)
 		}
 		t.st.Rollout++
@@ -150,6 +164,8 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 // it saves too. Any other error, a diverged step among them, is returned as
 // it is, with no save.
 func (t *trainer) stop(ctx context.Context, err error) error {
+	// a checkpoint saved now records the state before the draw that is out (see ahead)
+	t.dropAhead()
 	if errors.Is(err, engine.ErrNoWorker) { // raised before the rollout or evaluation draws anything
 		if serr := t.save(); serr != nil {
 			return serr
@@ -194,11 +210,12 @@ func modelName(cfg Config) string {
 // often it evaluates, saves and writes records, how many checkpoints it
 // keeps, where it computes (the backend, its devices and how they share
 // the step: a checkpoint holds whole tensors, and checkpoints written before
-// num_devices and sharding existed read them as 0 and "") and where it
-// samples (the engines sample the same tokens from the same seeds). Any
-// other must equal the checkpoint's.
+// num_devices and sharding existed read them as 0 and "") and where and when
+// it samples (the engines sample the same tokens from the same seeds; a
+// resumed run samples its first rollout from the checkpoint's weights with
+// or without async_rollouts). Any other must equal the checkpoint's.
 var resumeFree = []string{"num_rollout", "eval_interval", "save_interval", "keep_ckpts", "backend", "num_devices", "sharding",
-	"save_rollouts_every", "save_rollouts_groups", "rollout_engine", "rollout_engine_urls", "weights_dir"}
+	"save_rollouts_every", "save_rollouts_groups", "rollout_engine", "rollout_engine_urls", "weights_dir", "async_rollouts"}
 
 // differingKey names the first knob, other than resumeFree, whose value
 // differs between a and b ("" when none).

@@ -50,9 +50,18 @@ func newProtocol(cfg Config, modelVocab int) (*tokenizer.Protocol, []byte, error
 }
 
 // newEngine returns the engine rollout_engine names: the sampler of model on
-// b (on the learner's mesh, when it has one), or a client of rollout_engine_urls that pushes model's weights to the
+// b (on the learner's mesh, when it has one; with async_rollouts, of a copy
+// of model that each sync refreshes, so that it samples while model trains),
+// or a client of rollout_engine_urls that pushes model's weights to the
 // servers through weights_dir (taken-out workers reported to log).
 func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, mesh *distributed.DeviceMesh, log *progress) (engine.Engine, error) {
+	if cfg.RolloutEngine == EngineBuiltin && cfg.AsyncRollouts { // one device (Validate)
+		cp, err := model.Copy()
+		if err != nil {
+			return nil, fmt.Errorf("grpo: async_rollouts: %w", err)
+		}
+		return engine.NewBuiltinCopy(sampler.New(b, cp), func() error { return cp.CopyWeights(model) }), nil
+	}
 	if cfg.RolloutEngine == EngineBuiltin {
 		smp := sampler.New(b, model)
 		if mesh != nil {

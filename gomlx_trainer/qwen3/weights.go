@@ -1,10 +1,12 @@
 package qwen3
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -218,6 +220,49 @@ func WriteRandom(cfg Config, dir, dtype string, seed uint64) error {
 		return err
 	}
 	return atomicfile.WriteFile(filepath.Join(dir, "config.json"), data)
+}
+
+// Copy returns a model of m's config holding its own copies of m's weights
+// (the tensors of m.Config.Tensors(), nothing else of m's store: no optimizer
+// state), so that one can sample from it while m trains.
+func (m *Model) Copy() (*Model, error) {
+	c := &Model{Config: m.Config, DType: m.DType, Store: model.NewStore()}
+	if err := c.CopyWeights(m); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// CopyWeights sets each of m's weights to a copy of src's (on the device
+// src's is on, where the backend shares buffers with the host; else in host
+// memory, moved to the device when first used), freeing m's old values. The
+// two models must have the same config.
+func (m *Model) CopyWeights(src *Model) error {
+	if !reflect.DeepEqual(m.Config, src.Config) {
+		return errors.New("qwen3: copy weights: the models' configs differ")
+	}
+	for _, spec := range src.Config.Tensors() {
+		v := src.Weight(spec.Name)
+		if v == nil {
+			return fmt.Errorf("qwen3: copy weights: weight %q missing", spec.Name)
+		}
+		t, err := v.Value()
+		if err != nil {
+			return fmt.Errorf("qwen3: copy weights: %q: %w", spec.Name, err)
+		}
+		c, err := t.Clone()
+		if err != nil {
+			return fmt.Errorf("qwen3: copy weights: %q: %w", spec.Name, err)
+		}
+		if w := m.Weight(spec.Name); w != nil {
+			if err := w.SetValue(c); err != nil {
+				return fmt.Errorf("qwen3: copy weights: %q: %w", spec.Name, err)
+			}
+			continue
+		}
+		m.Store.VariableWithValue(VariablePath(spec.Name), c)
+	}
+	return nil
 }
 
 // Weight returns the variable holding a Hugging Face tensor, or nil.
