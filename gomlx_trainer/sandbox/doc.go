@@ -16,43 +16,47 @@
 //
 // # Design: the binary is its own init
 //
-// Go cannot run code in a child between fork and exec, so the parent starts
-// this same binary (os.Executable) with the MATHRL_SANDBOX_INIT environment
-// variable holding the plan in JSON. An init function of this package sees the
-// variable before main runs (so it works from the mathrl binary and from any
-// test binary that imports the package), builds the program's world, sets the
-// resource limits and finally executes the interpreter in its own place:
+// Go cannot run its runtime in a child between fork and exec, so the parent
+// starts this same binary (os.Executable) with the MATHRL_SANDBOX_INIT
+// environment variable holding the plan in JSON. An init function of this
+// package sees the variable before main runs (so it works from the mathrl
+// binary and from any test binary that imports the package), builds the
+// program's world, and forks the program's process, which sets the resource
+// limits and executes the interpreter; the init waits for it and ends as it
+// did (with its exit code, or killed by its signal):
 //
 //  1. The parent creates a temporary folder holding main.py (named after
 //     mathrl's pid: a pool removes the folders and cgroups left by a mathrl
 //     process that was killed during a run), and starts the
 //     init with syscall.SysProcAttr: Setpgid, Pdeathsig SIGKILL and, at the
-//     namespaces level, Cloneflags CLONE_NEWNET|NEWNS|NEWPID|NEWIPC|NEWUTS
+//     namespaces level, Cloneflags CLONE_NEWNET|NEWNS|NEWIPC|NEWUTS
 //     (plus CLONE_NEWUSER, mapping uid 0 to mathrl's uid, when not root).
 //     Standard input is /dev/null; the environment holds only the plan.
 //  2. The init opens its worker's cgroups; at the namespaces level it then
 //     builds a tmpfs root holding read-only binds of /usr, /bin, /lib*, /sbin,
 //     /etc and the interpreter's installation folders (so an interpreter under
 //     a private home such as pyenv's still runs), /dev/null, zero, full,
-//     random and urandom, a fresh /proc, and three private tmpfs of Config.Disk
-//     bytes each: the working folder /sandbox (also HOME), /tmp and /dev/shm;
-//     it pivots into it, detaches the host's root and remounts its own
-//     read-only.
-//  3. It joins the worker's cgroups, switches to the worker's dedicated uid
-//     and gid (root only; or, in a user namespace, drops every capability and
-//     locks the securebits), sets no_new_privs and Pdeathsig again, sets
-//     RLIMIT_CPU, AS, FSIZE, NPROC, NOFILE and CORE=0, and executes
-//     `python3 -I -B -X utf8 main.py` with an environment of PATH, HOME,
-//     TMPDIR, LANG, LC_ALL, USER, LOGNAME, MPLBACKEND and *_NUM_THREADS=1
-//     only. Setup errors go back on a
-//     close-on-exec pipe, so they are told apart from the program's own.
-//     From the join to the exec it makes raw system calls only, in functions
-//     without preemption points: the runtime's own threads already fill a
-//     small task limit (pids.max), and a thread it started there would fail.
+//     random and urandom, and three private tmpfs of Config.Disk bytes each:
+//     the working folder /sandbox (also HOME), /tmp and /dev/shm.
+//  3. It forks the program's process (in a new PID namespace, whose init it
+//     is, at the namespaces level). That process has a single thread, and
+//     until its exec it makes raw system calls only, in functions without
+//     preemption points, as the standard library's own fork and exec does:
+//     it mounts a fresh /proc, pivots into the root, detaches the host's and
+//     remounts its own read-only (namespaces level); joins the worker's
+//     cgroups (only the program ever counts against their task limit, never
+//     the Go runtime's threads, which stay in the init); switches to the
+//     worker's dedicated uid and gid (root only; or, in a user namespace,
+//     drops every capability and locks the securebits), sets no_new_privs and
+//     Pdeathsig again, sets RLIMIT_CPU, AS, FSIZE, NPROC, NOFILE and CORE=0,
+//     and executes `python3 -I -B -X utf8 main.py` with an environment of
+//     PATH, HOME, TMPDIR, LANG, LC_ALL, USER, LOGNAME, MPLBACKEND and
+//     *_NUM_THREADS=1 only. Setup errors go back on a close-on-exec pipe, so
+//     they are told apart from the program's own.
 //  4. The parent waits for the exit (or kills the process group at the
 //     timeout), and before reaping the program kills what it left: at the
 //     namespaces level the kernel has already killed the whole PID namespace
-//     with its init; at the uid level every process of the worker's uid is
+//     with its init, the program; at the uid level every process of the worker's uid is
 //     killed (pinned by pidfd, so that a reused pid is never hit), and the
 //     worker waits (at most 5 s) until the system's init has reaped them, since
 //     until then they count against the next program's RLIMIT_NPROC; at the

@@ -185,17 +185,16 @@ func (o *programOutput) wait(deadline time.Time) {
 }
 
 // initCommand is the command that starts mathrl's sandbox init with spec, in
-// its own process group, killed if mathrl dies, and in new namespaces at the
-// namespaces level.
+// its own process group, killed if mathrl dies, and in new namespaces (all
+// but the PID namespace) at the namespaces level.
 func (p *Pool) initCommand(level Level, spec initSpec, specJSON []byte, pp *programPipes) *exec.Cmd {
 	cmd := &exec.Cmd{
 		Path: p.self,
 		Args: []string{p.self, "sandbox-init"},
-		// With one P, which the init's own goroutine holds, and no GC, the
-		// runtime has nothing to start a thread for once the init has joined
-		// the worker's cgroup (see initMain). HOME is set because the init
-		// functions of other packages of the binary run first, and some look
-		// it up (go-xla's, which writes to stderr when it is unset).
+		// One P and no GC keep the init small: it only prepares the program's
+		// process and waits for it (see initMain). HOME is set because the
+		// init functions of other packages of the binary run first, and some
+		// look it up (go-xla's, which writes to stderr when it is unset).
 		Env:        []string{initEnv + "=" + string(specJSON), "GOMAXPROCS=1", "GOGC=off", "HOME=/"},
 		Dir:        "/",
 		Stdout:     pp.outW,
@@ -207,7 +206,9 @@ func (p *Pool) initCommand(level Level, spec initSpec, specJSON []byte, pp *prog
 		},
 	}
 	if level == LevelNamespaces {
-		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+		// The program's process gets the new PID namespace from the init's fork
+		// (see entry.start), so that it is that namespace's init.
+		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWNET | syscall.CLONE_NEWNS |
 			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
 		if spec.UserNS {
 			cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER

@@ -20,3 +20,11 @@ func CgroupParents() []string {
 // system call and sleep d once they have joined their worker's cgroups (see
 // initSpec.Stall).
 func Stall(p *Pool, d time.Duration) { p.stall = d }
+
+// WorkerCgroups lists each worker's cgroup folders (nil without cgroups).
+func WorkerCgroups(p *Pool) [][]string {
+	if p.cgroups == nil {
+		return nil
+	}
+	return p.cgroups.workers
+}

@@ -12,20 +12,20 @@ import (
 
 // The sandbox's init is this same binary, started by the parent with initEnv
 // set (and, at the namespaces level, already inside new namespaces). Before
-// main runs, it builds the program's view of the file system, joins its
-// worker's cgroup, sets the resource limits, drops privileges and executes
-// the interpreter in its own place. Setup errors go to file descriptor 3,
-// which the exec closes on success.
+// main runs, it builds the program's view of the file system, then forks the
+// program's process, which joins its worker's cgroup, sets the resource
+// limits, drops privileges and executes the interpreter; the init waits for
+// it and ends as it did. Setup errors go to file descriptor 3, which the exec
+// closes on success.
 func init() {
 	if spec, ok := os.LookupEnv(initEnv); ok {
 		initMain(spec)
 	}
 }
 
-// initMain does everything that needs the Go runtime first (build the root,
-// open the cgroups' files, prepare the exec's arguments and every message),
-// and only then enters the worker's cgroup and executes the interpreter (see
-// enter): from the join to the exec the runtime must start no thread.
+// initMain does everything that needs the Go runtime (build the root, open
+// the cgroups' files, prepare the exec's arguments and every message), then
+// forks the program's process (see entry.start) and ends as it does.
 func initMain(specJSON string) {
 	report := os.NewFile(3, "setup")
 	if report == nil {
@@ -36,8 +36,7 @@ func initMain(specJSON string) {
 		os.Exit(127)
 	}
 	syscall.CloseOnExec(3)
-	// Pins the goroutine to this thread for the per-thread calls of enter, and
-	// starts the runtime's template thread now, outside the cgroup.
+	// Pins the goroutine to this thread, whose signal mask start changes.
 	runtime.LockOSThread()
 	var s initSpec
 	if err := json.Unmarshal([]byte(specJSON), &s); err != nil {
@@ -52,12 +51,9 @@ func initMain(specJSON string) {
 			fail(fmt.Errorf("init: %w", err))
 		}
 	}
-	if err := syscall.Chdir(s.Dir); err != nil {
-		fail(fmt.Errorf("init: chdir %s: %w", s.Dir, err))
-	}
 	// The address-space limit is far below what the Go runtime reserves, so
 	// everything execve needs is allocated first, and nothing is allocated
-	// between setting the limits and the execve.
+	// in the program's process.
 	e, err := prepareEntry(s, cgroups)
 	if err != nil {
 		fail(fmt.Errorf("init: %w", err))
@@ -65,30 +61,75 @@ func initMain(specJSON string) {
 	if s.Stall > 0 {
 		go blockInSyscall()
 	}
-	e.enter()
+	pid, errno := e.start()
+	if errno != 0 {
+		fail(fmt.Errorf("init: fork: %w", errno))
+	}
+	var ws syscall.WaitStatus
+	for {
+		_, err = syscall.Wait4(pid, &ws, 0, nil)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		fail(fmt.Errorf("init: wait: %w", err))
+	}
+	endAs(ws)
 }
 
-// entry is everything the init does from joining its worker's cgroups to the
-// exec, prepared beforehand: the calls' arguments and the messages of their
-// failures, so that enter needs nothing of the Go runtime.
+// entry is everything the program's process does from the fork to the exec,
+// prepared beforehand: the calls' arguments and the messages of their
+// failures, so that it needs nothing of the Go runtime.
 type entry struct {
-	cgroups []cgroupFile
-	stall   syscall.Timespec // initSpec.Stall
-	uid     int              // -1: keep
-	userNS  bool
-	limits  []rlimit
-	exe     *byte
-	argv    []*byte
-	envv    []*byte
-	execMsg string
-	errnos  [256]string // the text of each errno
+	cloneFlags uintptr    // SIGCHLD, and CLONE_NEWPID at the namespaces level
+	root       *rootEntry // namespaces: the new root to pivot into
+	dir        *byte      // working folder (inside the new root at the namespaces level)
+	dirMsg     string
+	cgroups    []cgroupFile
+	stall      syscall.Timespec // initSpec.Stall
+	uid        int              // -1: keep
+	userNS     bool
+	limits     []rlimit
+	exe        *byte
+	argv       []*byte
+	envv       []*byte
+	execMsg    string
+	errnos     [256]string // the text of each errno
 }
 
-// prepareEntry prepares the init's entry into the cgroups and the exec of s.Exe.
+// rootEntry is the last part of the namespaces level's root, which the
+// program's process does itself because it needs the new PID namespace: it
+// mounts a fresh /proc (showing that namespace only) while the host's is
+// still visible, as a user namespace requires, then pivots into the root,
+// detaches the host's and remounts its own read-only.
+type rootEntry struct {
+	dir, proc, procType, dot, slash, empty *byte
+}
+
+// prepareEntry prepares the program's process: its entry into the cgroups and
+// the exec of s.Exe.
 func prepareEntry(s initSpec, cgroups []cgroupFile) (*entry, error) {
-	e := &entry{cgroups: cgroups, stall: syscall.NsecToTimespec(s.Stall.Nanoseconds()),
-		uid: s.UID, userNS: s.UserNS, limits: rlimits(s.Limits), execMsg: "init: exec " + s.Exe}
+	e := &entry{cloneFlags: uintptr(syscall.SIGCHLD), cgroups: cgroups, stall: syscall.NsecToTimespec(s.Stall.Nanoseconds()),
+		uid: s.UID, userNS: s.UserNS, limits: rlimits(s.Limits), dirMsg: "init: chdir " + s.Dir, execMsg: "init: exec " + s.Exe}
+	if s.Level == LevelNamespaces {
+		e.cloneFlags |= syscall.CLONE_NEWPID
+		e.root = &rootEntry{}
+		for _, f := range []struct {
+			p **byte
+			s string
+		}{{&e.root.dir, s.Root}, {&e.root.proc, s.Root + "/proc"}, {&e.root.procType, "proc"},
+			{&e.root.dot, "."}, {&e.root.slash, "/"}, {&e.root.empty, ""}} {
+			var err error
+			if *f.p, err = syscall.BytePtrFromString(f.s); err != nil {
+				return nil, err
+			}
+		}
+	}
 	var err error
+	if e.dir, err = syscall.BytePtrFromString(s.Dir); err != nil {
+		return nil, err
+	}
 	if e.exe, err = syscall.BytePtrFromString(s.Exe); err != nil {
 		return nil, err
 	}
@@ -104,24 +145,56 @@ func prepareEntry(s initSpec, cgroups []cgroupFile) (*entry, error) {
 	return e, nil
 }
 
-// enter joins the worker's cgroups, drops privileges, sets the resource
-// limits and executes the interpreter, which leaves it as the cgroup's only
-// task; on failure it reports on file descriptor 3 and ends the init.
+// start forks the program's process, which runs e.enter and never returns
+// here; in the init it returns the process's pid.
 //
-// Joining is allowed past the cgroup's task limit, and the runtime's own
-// threads already exceed a small one, so until the exec no thread can start in
-// there: one the runtime tried to start would fail ("pthread_create failed")
-// and crash the init. The runtime starts one when it deschedules this
-// goroutine and finds no idle thread to hand the processor to (the init runs
-// with one P, see initCommand; another package's goroutine may hold the idle
-// thread in a system call), which any preemption point could do, since the
-// scheduler asks for a preemption once a goroutine has run for 10 ms: a
-// cgroup join slowed by a busy machine (it waits for every fork in progress)
-// is enough. So enter and all it calls are nosplit, which leaves them without
-// preemption points, and make only raw system calls.
+// The fork's child has one thread, the one that forked, so nothing but the
+// program ever enters the worker's cgroup: the Go runtime's threads stay in
+// the init, outside it, where the runtime may start more as it pleases (in
+// a cgroup its threads already filled, pids.max, one it started would fail
+// and crash the process). The child is a copy of the init without the
+// runtime's other threads, so until its exec it must not enter the runtime:
+// start, enter and all they call are nosplit, which leaves them without
+// preemption points, and make only raw system calls, as the standard
+// library's own fork and exec does. Signals are blocked across the fork, so
+// that none reaches the runtime's handlers in the child.
 //
 //go:nosplit
-func (e *entry) enter() {
+//go:norace
+func (e *entry) start() (int, syscall.Errno) {
+	all, old := ^uint64(0), uint64(0)
+	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetMask, uintptr(unsafe.Pointer(&all)), uintptr(unsafe.Pointer(&old)), 8, 0, 0)
+	pid, _, errno := syscall.RawSyscall6(syscall.SYS_CLONE, e.cloneFlags, 0, 0, 0, 0, 0)
+	if errno == 0 && pid == 0 {
+		e.enter(&old)
+	}
+	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetMask, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
+	return int(pid), errno
+}
+
+// sigSetMask is SIG_SETMASK of rt_sigprocmask.
+const sigSetMask = 2
+
+// enter is the program's process: it puts back the default action of every
+// signal the runtime handles and the init's signal mask, finishes the root at
+// the namespaces level, joins the worker's cgroups, drops privileges, sets
+// the resource limits and executes the interpreter; on failure it reports on
+// file descriptor 3 and exits. Joining is allowed past the cgroup's task
+// limit, and this process is a single task. See start.
+//
+//go:nosplit
+//go:norace
+func (e *entry) enter(mask *uint64) {
+	defaultSignals()
+	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetMask, uintptr(unsafe.Pointer(mask)), 0, 8, 0, 0)
+	if e.root != nil {
+		if step, errno := e.root.enter(); errno != 0 {
+			e.fail(step, errno)
+		}
+	}
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_CHDIR, uintptr(unsafe.Pointer(e.dir)), 0, 0); errno != 0 {
+		e.fail(e.dirMsg, errno)
+	}
 	for i := range e.cgroups {
 		if errno := e.cgroups[i].join(); errno != 0 {
 			e.fail(e.cgroups[i].joinMsg, errno)
@@ -145,10 +218,68 @@ func (e *entry) enter() {
 	e.fail(e.execMsg, errno)
 }
 
-// fail writes "msg: <errno's text>" on file descriptor 3 and ends the init,
-// with raw system calls only.
+// defaultSignals gives every signal that has a handler its default action
+// back (ignored ones stay ignored, as across an exec).
 //
 //go:nosplit
+//go:norace
+func defaultSignals() {
+	var act, dfl [4]uint64 // struct sigaction: the handler comes first, SIG_DFL is 0
+	for sig := uintptr(1); sig <= 64; sig++ {
+		if sig == uintptr(syscall.SIGKILL) || sig == uintptr(syscall.SIGSTOP) {
+			continue
+		}
+		if _, _, errno := syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, sig, 0, uintptr(unsafe.Pointer(&act)), 8, 0, 0); errno != 0 {
+			continue
+		}
+		if act[0] != 0 && act[0] != 1 { // neither SIG_DFL nor SIG_IGN
+			syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, sig, uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0)
+		}
+	}
+}
+
+// enter mounts /proc, pivots into the root, detaches the host's and remounts
+// the root read-only; on error it returns the failed step's message.
+//
+//go:nosplit
+//go:norace
+func (r *rootEntry) enter() (string, syscall.Errno) {
+	const nosuidNodev = syscall.MS_NOSUID | syscall.MS_NODEV
+	if errno := mount(r.procType, r.proc, r.procType, nosuidNodev|syscall.MS_NOEXEC, r.empty); errno != 0 {
+		return "init: mount /proc", errno
+	}
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_CHDIR, uintptr(unsafe.Pointer(r.dir)), 0, 0); errno != 0 {
+		return "init: chdir to the root", errno
+	}
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PIVOT_ROOT, uintptr(unsafe.Pointer(r.dot)), uintptr(unsafe.Pointer(r.dot)), 0); errno != 0 {
+		return "init: pivot_root", errno
+	}
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_UMOUNT2, uintptr(unsafe.Pointer(r.dot)), syscall.MNT_DETACH, 0); errno != 0 {
+		return "init: detach host root", errno
+	}
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_CHDIR, uintptr(unsafe.Pointer(r.slash)), 0, 0); errno != 0 {
+		return "init: chdir /", errno
+	}
+	flags := syscall.MS_REMOUNT | syscall.MS_BIND | syscall.MS_RDONLY | nosuidNodev
+	if errno := mount(r.empty, r.slash, r.empty, uintptr(flags), r.empty); errno != 0 {
+		return "init: remount root read-only", errno
+	}
+	return "", 0
+}
+
+//go:nosplit
+//go:norace
+func mount(source, target, fstype *byte, flags uintptr, data *byte) syscall.Errno {
+	_, _, errno := syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(source)), uintptr(unsafe.Pointer(target)),
+		uintptr(unsafe.Pointer(fstype)), flags, uintptr(unsafe.Pointer(data)), 0)
+	return errno
+}
+
+// fail writes "msg: <errno's text>" on file descriptor 3 and ends the
+// program's process, with raw system calls only.
+//
+//go:nosplit
+//go:norace
 func (e *entry) fail(msg string, errno syscall.Errno) {
 	text := "unknown error"
 	if uint(errno) < uint(len(e.errnos)) {
@@ -160,6 +291,26 @@ func (e *entry) fail(msg string, errno syscall.Errno) {
 		}
 	}
 	syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 127, 0, 0)
+}
+
+// endAs ends the init as the program's process ended: with its exit code, or
+// killed by the same signal (without a core dump), so that the parent reads
+// the program's end from the init's.
+func endAs(ws syscall.WaitStatus) {
+	if ws.Exited() {
+		os.Exit(ws.ExitStatus())
+	}
+	if !ws.Signaled() {
+		os.Exit(127)
+	}
+	sig := ws.Signal()
+	syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{})
+	var dfl [4]uint64
+	syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0)
+	none := uint64(0)
+	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetMask, uintptr(unsafe.Pointer(&none)), 0, 8, 0, 0)
+	syscall.Tgkill(syscall.Getpid(), syscall.Gettid(), sig)
+	os.Exit(128 + int(sig))
 }
 
 // blockInSyscall reads from a pipe that no one writes to (see initSpec.Stall).
@@ -257,8 +408,8 @@ func (e *entry) dropPrivileges() (string, syscall.Errno) {
 
 // buildRoot makes the namespaces level's file system: a tmpfs root holding
 // read-only binds of the system folders and the interpreter, device nodes,
-// a fresh /proc, and private tmpfs folders for the work folder, /tmp and
-// /dev/shm; then it pivots into it and drops the host's root.
+// and private tmpfs folders for the work folder, /tmp and /dev/shm. The
+// program's process then mounts its /proc and pivots into it (rootEntry).
 func buildRoot(s initSpec) error {
 	const nosuidNodev = syscall.MS_NOSUID | syscall.MS_NODEV
 	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
@@ -308,12 +459,9 @@ func buildRoot(s initSpec) error {
 			return fmt.Errorf("mount tmpfs %s: %w", t.dir, err)
 		}
 	}
-	// A fresh /proc shows only the sandbox's own PID namespace.
+	// The program's process mounts a fresh /proc here (see rootEntry).
 	if err := os.MkdirAll(r+"/proc", 0o555); err != nil {
 		return err
-	}
-	if err := syscall.Mount("proc", r+"/proc", "proc", nosuidNodev|syscall.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mount /proc: %w", err)
 	}
 	// --- the program, readable and owned by the sandbox user
 	code, err := os.ReadFile(s.Code)
@@ -326,22 +474,6 @@ func buildRoot(s initSpec) error {
 	}
 	if err := os.Chown(main, owner, owner); err != nil {
 		return err
-	}
-	// --- pivot: the new root replaces the host's, whose mounts are then dropped
-	if err := syscall.Chdir(r); err != nil {
-		return err
-	}
-	if err := syscall.PivotRoot(".", "."); err != nil {
-		return fmt.Errorf("pivot_root: %w", err)
-	}
-	if err := syscall.Unmount(".", syscall.MNT_DETACH); err != nil {
-		return fmt.Errorf("detach host root: %w", err)
-	}
-	if err := syscall.Chdir("/"); err != nil {
-		return err
-	}
-	if err := syscall.Mount("", "/", "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY|nosuidNodev, ""); err != nil {
-		return fmt.Errorf("remount root read-only: %w", err)
 	}
 	if err := syscall.Sethostname([]byte("sandbox")); err != nil {
 		return fmt.Errorf("sethostname: %w", err)

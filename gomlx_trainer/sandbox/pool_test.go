@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -262,14 +263,14 @@ func TestWorkerCgroup(t *testing.T) {
 }
 
 // TestInitInAFullCgroup runs programs in worker cgroups that admit a single
-// task. The init joins its worker's cgroup with the Go runtime's threads, so
-// the cgroup is over its limit until the exec replaces them with the program:
-// a thread the runtime started in between would fail to start and crash the
-// init ("pthread_create failed"). Each init stays 50 ms in its cgroup before
-// going on, as a join slowed by a busy machine does, which is long enough for
-// the Go scheduler to ask the init's goroutine to yield (it does after 10 ms),
-// and for the runtime to start a thread if the goroutine did. Each level at
-// which programs get a cgroup runs 40 programs, two at a time.
+// task. Only the program's process, forked by the init with one thread,
+// joins the cgroup: had the init joined with the Go runtime's threads, the
+// cgroup would be over its limit until the exec, and a thread the runtime
+// started in between would fail to start and crash the init ("pthread_create
+// failed"). Each program stays 50 ms in its cgroup before its exec, as a join
+// slowed by a busy machine does, while a goroutine of its init blocks in a
+// system call (which makes the runtime start a thread). Each level at which
+// programs get a cgroup runs 40 programs, two at a time.
 func TestInitInAFullCgroup(t *testing.T) {
 	t.Parallel()
 	eachLevel(t, true, func(t *testing.T, p0 *sandbox.Pool) {
@@ -293,11 +294,77 @@ func TestInitInAFullCgroup(t *testing.T) {
 					return
 				}
 				if want := fmt.Sprintf("%d\n", n); r.Stdout != want || r.ExitCode != 0 || r.Stderr != "" {
-					t.Errorf("program %d: stdout %q exit %d stderr %.200q, want %q", n, r.Stdout, r.ExitCode, r.Stderr, want)
+					t.Errorf("program %d: stdout %q exit %d stderr %q, want %q", n, r.Stdout, r.ExitCode, r.Stderr, want)
 				}
 			})
 		}
 		wg.Wait()
+	})
+}
+
+// TestOnlyTheProgramInItsCgroup counts the tasks of a one-worker pool's
+// cgroup (pids.current) while a program starts, stalled 200 ms in the cgroup
+// before its exec: there must only ever be the program's one, never a thread
+// of the Go init that prepared it.
+func TestOnlyTheProgramInItsCgroup(t *testing.T) {
+	t.Parallel()
+	eachLevel(t, true, func(t *testing.T, p0 *sandbox.Pool) {
+		cfg := p0.Config()
+		cfg.Workers = 1
+		p, err := sandbox.NewPool(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		var counter string
+		for _, dir := range sandbox.WorkerCgroups(p)[0] {
+			if f := filepath.Join(dir, "pids.current"); exists(f) {
+				counter = f
+			}
+		}
+		if counter == "" {
+			t.Skip("no pids cgroup per worker on this machine")
+		}
+		sandbox.Stall(p, 200*time.Millisecond)
+		type ended struct {
+			r   sandbox.Result
+			err error
+		}
+		done := make(chan ended, 1)
+		go func() {
+			r, err := p.Run(context.Background(), "print(1)")
+			done <- ended{r, err}
+		}()
+		most, seen := 0, 0
+		for {
+			select {
+			case e := <-done:
+				if e.err != nil {
+					t.Fatalf("Run: %v", e.err)
+				}
+				r := e.r
+				if r.Stdout != "1\n" || r.ExitCode != 0 {
+					t.Errorf("stdout %q exit %d stderr %.300q, want \"1\\n\"", r.Stdout, r.ExitCode, r.Stderr)
+				}
+				if most != 1 || seen == 0 {
+					t.Errorf("tasks in the worker's cgroup: at most %d (in %d readings while the program ran), want 1", most, seen)
+				}
+				return
+			default:
+			}
+			b, err := os.ReadFile(counter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatalf("%s: %q", counter, b)
+			}
+			if n > 0 {
+				most, seen = max(most, n), seen+1
+			}
+			time.Sleep(time.Millisecond)
+		}
 	})
 }
 

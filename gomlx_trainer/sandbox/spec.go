@@ -24,9 +24,9 @@ type initSpec struct {
 	Limits Limits   `json:"limits"`
 
 	// Stall is for tests: when set, the init starts a goroutine that blocks in
-	// a system call (as one of another package of the binary may), then sleeps
-	// this long once it has joined its worker's cgroups (as a join slowed by a
-	// busy machine does). See entry.enter.
+	// a system call (as one of another package of the binary may), and the
+	// program's process sleeps this long once it has joined its worker's
+	// cgroups (as a join slowed by a busy machine does). See entry.start.
 	Stall time.Duration `json:"stall,omitempty"`
 }
 
