@@ -303,14 +303,15 @@ func TestInitInAFullCgroup(t *testing.T) {
 }
 
 // TestOnlyTheProgramInItsCgroup counts the tasks of a one-worker pool's
-// cgroup (pids.current) while a program starts, stalled 200 ms in the cgroup
-// before its exec: there must only ever be the program's one, never a thread
-// of the Go init that prepared it.
+// cgroup (pids.current) while a program starts, held 500 ms in the cgroup
+// before its exec (long enough to be seen by a reader starved on a loaded
+// machine): there must only ever be the program's one, never a thread of the
+// Go init that prepared it.
 func TestOnlyTheProgramInItsCgroup(t *testing.T) {
 	t.Parallel()
 	eachLevel(t, true, func(t *testing.T, p0 *sandbox.Pool) {
 		cfg := p0.Config()
-		cfg.Workers = 1
+		cfg.Workers, cfg.Timeout = 1, 10*time.Second
 		p, err := sandbox.NewPool(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -325,7 +326,7 @@ func TestOnlyTheProgramInItsCgroup(t *testing.T) {
 		if counter == "" {
 			t.Skip("no pids cgroup per worker on this machine")
 		}
-		sandbox.Stall(p, 200*time.Millisecond)
+		sandbox.Stall(p, 500*time.Millisecond)
 		type ended struct {
 			r   sandbox.Result
 			err error
