@@ -144,7 +144,7 @@ func fillCheckpoint(tmp string, model *qwen3.Model, tokenizerJSON []byte, st Tra
 
 // readTrainState reads dir/trainer_state.json.
 func readTrainState(dir string) (TrainState, error) {
-	var st TrainState
+	st := TrainState{Config: Default()} // keys newer than the checkpoint keep their defaults
 	data, err := os.ReadFile(filepath.Join(dir, stateFile))
 	if err != nil {
 		return st, fmt.Errorf("grpo: checkpoint: %w", err)
@@ -323,7 +323,8 @@ func pruneCheckpoints(ckptDir string, keep int) error {
 }
 
 // optimizerVars are the variables of the optimizer state: under AdamScope
-// (moments and step) and GradAccumScope (gradient accumulators).
+// (moments and step), GradAccumScope (gradient accumulators) and MasterScope
+// (the master values of 16-bit weights).
 func optimizerVars(store *mlmodel.Store) []*mlmodel.Variable {
 	var vars []*mlmodel.Variable
 	for v := range store.IterVariables() {
@@ -335,12 +336,13 @@ func optimizerVars(store *mlmodel.Store) []*mlmodel.Variable {
 }
 
 func isOptimizerScope(scope string) bool {
-	return strings.HasPrefix(scope, AdamScope) || strings.HasPrefix(scope, GradAccumScope)
+	return strings.HasPrefix(scope, AdamScope) || strings.HasPrefix(scope, GradAccumScope) || strings.HasPrefix(scope, MasterScope)
 }
 
-// writeOptimizer writes the optimizer state to path as float32 safetensors,
-// one tensor per variable named by its path, one tensor in memory at a
-// time; the file appears whole or not at all.
+// writeOptimizer writes the optimizer state to path as float32 safetensors
+// (which hold float32, bfloat16 and int16 state exactly), one tensor per
+// variable named by its path, one tensor in memory at a time; the file
+// appears whole or not at all.
 func writeOptimizer(path string, store *mlmodel.Store) error {
 	var list []qwen3.WriteTensor
 	for _, v := range optimizerVars(store) {
@@ -350,7 +352,7 @@ func writeOptimizer(path string, store *mlmodel.Store) error {
 				if err != nil {
 					return nil, err
 				}
-				return qwen3.Float32s(t)
+				return stateFloat32s(t)
 			}})
 	}
 	return qwen3.WriteSafetensors(path, "F32", list)
@@ -365,7 +367,10 @@ func readOptimizerState(dir string, store *mlmodel.Store) error {
 	return nil
 }
 
-// readOptimizer restores the variables written by writeOptimizer into store.
+// readOptimizer restores the variables written by writeOptimizer into store:
+// into a variable that exists in its dtype, else as a new float32 variable,
+// which the learner converts to the dtype its precision settings give
+// (createOptimizerState).
 func readOptimizer(path string, store *mlmodel.Store) error {
 	ck, err := qwen3.OpenSafetensors(path)
 	if err != nil {
@@ -378,13 +383,15 @@ func readOptimizer(path string, store *mlmodel.Store) error {
 			return fmt.Errorf("tensor %q is not an optimizer variable", name)
 		}
 		v := store.GetVariable(name)
-		dtype := dtypes.Float32
-		if v != nil {
-			dtype = v.Shape().DType
-		}
-		t, err := ck.Read(name, dtype)
+		t, err := ck.Read(name, dtypes.Float32)
 		if err != nil {
 			return err
+		}
+		if v != nil && v.DType() != dtypes.Float32 {
+			vals, _ := qwen3.Float32s(t) // t is float32
+			if t, err = stateTensor(vals, v.Shape()); err != nil {
+				return fmt.Errorf("tensor %q: %w", name, err)
+			}
 		}
 		if v != nil {
 			if err := v.SetValue(t); err != nil {

@@ -121,6 +121,15 @@ type Config struct {
 	AdamEps                float64 `yaml:"adam_eps" json:"adam_eps" slime:"--adam-eps" help:"AdamW ε"`
 	ClipGrad               float64 `yaml:"clip_grad" json:"clip_grad" slime:"--clip-grad" help:"global gradient-norm clip (0: off)"`
 
+	// --- optimizer precision (Megatron's precision-aware optimizer; see docs/precision-and-memory.md)
+	UsePrecisionAwareOptimizer bool   `yaml:"use_precision_aware_optimizer" json:"use_precision_aware_optimizer" slime:"--use-precision-aware-optimizer" help:"keep the optimizer state in the dtypes main_params_dtype, main_grads_dtype, exp_avg_dtype and exp_avg_sq_dtype give (the arithmetic stays float32); off: all of it float32, with a float32 copy of each 16-bit weight"`
+	MainParamsDType            string `yaml:"main_params_dtype" json:"main_params_dtype" slime:"--main-params-dtype" help:"with use_precision_aware_optimizer and bfloat16 weights, the master value of each weight: float32 (exact: the weight's 16 low bits with store_param_remainders, else a float32 copy) or bfloat16 (the weight is its own master: each update rounded to nearest, or at random with stochastic_rounding, so updates under half an ulp are lost or only kept on average)"`
+	StoreParamRemainders       bool   `yaml:"store_param_remainders" json:"store_param_remainders" slime:"--store-param-remainders" help:"with use_precision_aware_optimizer, main_params_dtype float32 and bfloat16 weights: keep only the 16 low bits of each float32 master (2 bytes per parameter; the bfloat16 weight holds the rest), not a float32 copy (4 bytes)"`
+	StochasticRounding         bool   `yaml:"stochastic_rounding" json:"stochastic_rounding,omitempty" help:"with main_params_dtype bfloat16: round each updated weight to a bfloat16 neighbour at random, unbiased (no master memory; not exact), instead of to nearest"`
+	MainGradsDType             string `yaml:"main_grads_dtype" json:"main_grads_dtype" slime:"--main-grads-dtype" help:"with use_precision_aware_optimizer, the dtype of the gradient accumulators: float32 or bfloat16 (each micro-batch's sum is float32, then stored)"`
+	ExpAvgDType                string `yaml:"exp_avg_dtype" json:"exp_avg_dtype" slime:"--exp-avg-dtype" help:"with use_precision_aware_optimizer, the dtype AdamW's first moment is stored in: float32 or bfloat16"`
+	ExpAvgSqDType              string `yaml:"exp_avg_sq_dtype" json:"exp_avg_sq_dtype" slime:"--exp-avg-sq-dtype" help:"with use_precision_aware_optimizer, the dtype AdamW's second moment is stored in: float32 or bfloat16"`
+
 	// --- supervised warm start (before GRPO; the demo uses it)
 	SFTSteps             int     `yaml:"sft_steps" json:"sft_steps" help:"optimizer steps on generated solution traces before GRPO (0: none); needs prompt_data arith"`
 	SFTBatchSize         int     `yaml:"sft_batch_size" json:"sft_batch_size" help:"traces per warm-start step"`
@@ -191,6 +200,12 @@ func Default() Config {
 		AdamBeta2:       0.999,
 		AdamEps:         1e-8,
 		ClipGrad:        1,
+
+		MainParamsDType:      "float32",
+		StoreParamRemainders: true,
+		MainGradsDType:       "float32",
+		ExpAvgDType:          "float32",
+		ExpAvgSqDType:        "float32",
 
 		SFTBatchSize: 16,
 		SFTLR:        1e-3,
@@ -421,6 +436,8 @@ func (c Config) validateOptimizer() error {
 		return bad("adam_eps", "%g, want > 0", c.AdamEps)
 	case c.ClipGrad < 0:
 		return bad("clip_grad", "%g is negative", c.ClipGrad)
+	case c.validatePrecision() != nil:
+		return c.validatePrecision()
 	case c.SFTSteps < 0:
 		return bad("sft_steps", "%d is negative", c.SFTSteps)
 	case c.SFTSteps > 0 && c.SFTBatchSize < 1:
@@ -491,6 +508,32 @@ func (c Config) validateRun() error {
 func validDType(s string) bool {
 	_, err := qwen3.ParseDType(s)
 	return err == nil
+}
+
+// validatePrecision checks the optimizer's precision keys: each dtype
+// float32 or bfloat16, none but float32 without use_precision_aware_optimizer
+// (as Megatron requires), a bfloat16 master only for bfloat16 weights, and
+// stochastic rounding only where the weight is its own master.
+func (c Config) validatePrecision() error {
+	keys := []struct{ key, value string }{
+		{"main_params_dtype", c.MainParamsDType}, {"main_grads_dtype", c.MainGradsDType},
+		{"exp_avg_dtype", c.ExpAvgDType}, {"exp_avg_sq_dtype", c.ExpAvgSqDType},
+	}
+	for _, k := range keys {
+		switch {
+		case k.value != "float32" && k.value != "bfloat16":
+			return notOneOf(k.key, k.value, "float32", "bfloat16")
+		case k.value != "float32" && !c.UsePrecisionAwareOptimizer:
+			return bad(k.key, "%s needs use_precision_aware_optimizer: true", k.value)
+		}
+	}
+	switch {
+	case c.MainParamsDType == "bfloat16" && c.DType != "bfloat16":
+		return bad("main_params_dtype", "bfloat16 needs dtype bfloat16 (weights of %s are their own master)", c.DType)
+	case c.StochasticRounding && c.MainParamsDType != "bfloat16":
+		return bad("stochastic_rounding", "needs main_params_dtype bfloat16 (a float32 master rounds exactly)")
+	}
+	return nil
 }
 
 // bad is Validate's error for key: what is wrong, then what the knob is.

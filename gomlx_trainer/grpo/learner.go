@@ -63,7 +63,9 @@ type Learner struct {
 	logp    *mlmodel.Exec // (ids, targets) -> log-probs
 	ref     *Learner      // the frozen reference policy of the KL penalty (nil: none)
 	opts    qwen3.ModelOptions
-	sh      *sharded // the devices the graphs run on (nil: one)
+	sh      *sharded  // the devices the graphs run on (nil: one)
+	prec    Precision // the optimizer state's dtypes and the master of 16-bit weights
+	ready   bool      // the optimizer state exists (prepare)
 }
 
 // sharded is how the learner's graphs run on several devices: over a 1-D
@@ -93,7 +95,7 @@ func NewLearner(backend compute.Backend, model *qwen3.Model, loss LossConfig, ad
 // same values for less memory. The zero options build NewLearner's graphs.
 func NewLearnerWith(backend compute.Backend, model *qwen3.Model, loss LossConfig, adam AdamWConfig, temperature float64, opts qwen3.ModelOptions) *Learner {
 	gomlxfix.Install()
-	l := &Learner{Model: model, backend: backend, vars: TrainableVariables(model.Store), opts: opts}
+	l := &Learner{Model: model, backend: backend, vars: TrainableVariables(model.Store), opts: opts, prec: adam.Precision}
 	cfg := model.Config
 	useRef := loss.KLCoef != 0
 	statsOf := func(out LossOutputs, entropy, w *Node) []*Node {
@@ -160,6 +162,9 @@ func (l *Learner) Shard(n int, sharding string) error {
 		return fmt.Errorf("grpo: num_devices %d: %w", n, err)
 	}
 	sh := &sharded{devices: n, mesh: mesh, batch: batch, repl: distributed.NewReplicatedShardingSpec(mesh), fsdp: sharding == ShardFSDP}
+	if err := l.prepare(); err != nil {
+		return err
+	}
 	if sh.fsdp {
 		if err := l.shardVariables(sh); err != nil {
 			return err
@@ -201,7 +206,6 @@ func (l *Learner) Mesh() *distributed.DeviceMesh {
 // state created first, its fsdp sharding (FSDPAxis).
 func (l *Learner) shardVariables(sh *sharded) error {
 	store := l.Model.Store
-	createOptimizerState(store, l.vars)
 	var shapes [][]int
 	for v := range store.IterVariables() {
 		shapes = append(shapes, v.Shape().Dimensions)
@@ -371,6 +375,20 @@ func seqLengths(seqs []Sequence) []int {
 	return out
 }
 
+// prepare creates the optimizer state once, before the first graph that
+// uses it (createOptimizerState): a frozen reference policy, which never
+// steps, holds none.
+func (l *Learner) prepare() error {
+	if l.ready {
+		return nil
+	}
+	if err := createOptimizerState(l.Model.Store, l.vars, l.prec); err != nil {
+		return err
+	}
+	l.ready = true
+	return nil
+}
+
 // accumulate adds one micro-batch's gradients to the accumulators.
 func (l *Learner) accumulate(seqs []Sequence, sft bool) (StepStats, error) {
 	b, err := packBatch(l.padRows(seqs))
@@ -410,6 +428,9 @@ func (l *Learner) padRows(seqs []Sequence) []Sequence {
 // accumulatePolicy runs forward and backward on one micro-batch of GRPO data and adds
 // its gradients to the accumulators.
 func (l *Learner) accumulatePolicy(b Batch) (StepStats, error) {
+	if err := l.prepare(); err != nil {
+		return StepStats{}, err
+	}
 	ref := b.RefLogProbs
 	if ref == nil {
 		ref = b.OldLogProbs // unused by the graph
@@ -424,6 +445,9 @@ func (l *Learner) accumulatePolicy(b Batch) (StepStats, error) {
 // accumulateSFT adds the gradients of the weighted negative log-likelihood of
 // the targets (supervised warm start) to the accumulators.
 func (l *Learner) accumulateSFT(b Batch) (StepStats, error) {
+	if err := l.prepare(); err != nil {
+		return StepStats{}, err
+	}
 	out, err := l.call(l.sft, l.batchSpecs(), b.IDs, b.Targets, b.Weights)
 	if err != nil {
 		return StepStats{}, fmt.Errorf("grpo: warm-start step: %w", err)
@@ -434,6 +458,9 @@ func (l *Learner) accumulateSFT(b Batch) (StepStats, error) {
 // Apply clips the accumulated gradients, takes one AdamW step with learning rate
 // lr, zeroes the accumulators and returns the gradient norm before clipping.
 func (l *Learner) Apply(lr float64) (float64, error) {
+	if err := l.prepare(); err != nil {
+		return 0, err
+	}
 	var specs []*distributed.ShardingSpec
 	if l.sh != nil {
 		specs = []*distributed.ShardingSpec{l.sh.repl}

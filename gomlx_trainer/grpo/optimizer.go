@@ -20,10 +20,11 @@ const (
 // AdamWConfig holds the knobs of ApplyAdamW. The learning rate is a graph input,
 // so the host can follow a schedule without recompiling.
 type AdamWConfig struct {
-	Beta1, Beta2 float64 // moment decay rates
-	Eps          float64 // added to sqrt(v̂)
-	WeightDecay  float64 // decoupled weight decay, multiplied by the learning rate
-	ClipNorm     float64 // global gradient-norm clip; 0: none
+	Beta1, Beta2 float64   // moment decay rates
+	Eps          float64   // added to sqrt(v̂)
+	WeightDecay  float64   // decoupled weight decay, multiplied by the learning rate
+	ClipNorm     float64   // global gradient-norm clip; 0: none
+	Precision    Precision // dtypes of the state and the master of 16-bit weights (the zero value: float32, with a float32 master)
 }
 
 // TrainableVariables returns the store's trainable variables in creation
@@ -76,8 +77,11 @@ func ClipByGlobalNorm(grads []*Node, maxNorm float64) (clipped []*Node, norm *No
 //	m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²
 //	p ← p − lr·wd·p − lr·(m/(1−β1^t)) / (sqrt(v/(1−β2^t)) + ε)
 //
-// Moments and the step t live in the store under AdamScope, in float32 for any
-// parameter dtype. It returns the gradient norm before clipping.
+// The arithmetic is float32. Moments and the step t live in the store under
+// AdamScope, in the dtypes cfg.Precision gives (float32 by default); p is the
+// weight's master value (see Precision and the Master* modes), so that an
+// update far below half a bfloat16 ulp still adds up over steps. It returns
+// the gradient norm before clipping.
 func ApplyAdamW(store *mlmodel.Store, vars []*mlmodel.Variable, grads []*Node, lr *Node, cfg AdamWConfig) (gradNorm *Node) {
 	if len(vars) != len(grads) || len(vars) == 0 {
 		panic("grpo: ApplyAdamW: need one gradient per variable, and at least one")
@@ -94,21 +98,21 @@ func ApplyAdamW(store *mlmodel.Store, vars []*mlmodel.Variable, grads []*Node, l
 	beta1, beta2 := Scalar(g, f32, cfg.Beta1), Scalar(g, f32, cfg.Beta2)
 	debias1 := OneMinus(Pow(beta1, step))
 	debias2 := OneMinus(Pow(beta2, step))
+	stepBits := ConvertDType(step, dtypes.Uint32) // keys the draws of stochastic rounding
 	for i, v := range vars {
 		grad := ConvertDType(grads[i], f32)
-		mVar, vVar := adamMoments(store, v)
-		m := Add(MulScalar(mVar.NodeValue(g), cfg.Beta1), MulScalar(grad, 1-cfg.Beta1))
-		s := Add(MulScalar(vVar.NodeValue(g), cfg.Beta2), MulScalar(Square(grad), 1-cfg.Beta2))
-		mVar.SetNodeValue(m)
-		vVar.SetNodeValue(s)
+		mVar, vVar := adamMoments(store, v, cfg.Precision)
+		m := Add(MulScalar(ConvertDType(mVar.NodeValue(g), f32), cfg.Beta1), MulScalar(grad, 1-cfg.Beta1))
+		s := Add(MulScalar(ConvertDType(vVar.NodeValue(g), f32), cfg.Beta2), MulScalar(Square(grad), 1-cfg.Beta2))
+		mVar.SetNodeValue(ConvertDType(m, mVar.DType()))
+		vVar.SetNodeValue(ConvertDType(s, vVar.DType()))
 
-		p := ConvertDType(v.NodeValue(g), f32)
+		p := masterValue(store, v, cfg.Precision, g)
 		update := Div(Div(m, debias1), AddScalar(Sqrt(Div(s, debias2)), cfg.Eps))
 		if cfg.WeightDecay != 0 {
 			update = Add(update, MulScalar(p, cfg.WeightDecay))
 		}
-		p = Sub(p, Mul(lr, update))
-		v.SetNodeValue(ConvertDType(p, v.DType()))
+		setMaster(store, v, cfg.Precision, Sub(p, Mul(lr, update)), stepBits, i)
 	}
 	return gradNorm
 }
@@ -118,23 +122,38 @@ func adamStep(store *mlmodel.Store) *mlmodel.Variable {
 	return state(store, AdamScope+"/step", shapes.Make(dtypes.Float32))
 }
 
-// adamMoments are AdamW's first and second moments of v, float32 under
-// AdamScope.
-func adamMoments(store *mlmodel.Store, v *mlmodel.Variable) (m, s *mlmodel.Variable) {
-	shape := shapes.Make(dtypes.Float32, v.Shape().Dimensions...)
-	return state(store, AdamScope+v.Path()+"_m", shape), state(store, AdamScope+v.Path()+"_v", shape)
+// adamMoments are AdamW's first and second moments of v under AdamScope, in
+// the dtypes p gives.
+func adamMoments(store *mlmodel.Store, v *mlmodel.Variable, p Precision) (m, s *mlmodel.Variable) {
+	dims := v.Shape().Dimensions
+	return state(store, AdamScope+v.Path()+"_m", shapes.Make(orFloat32(p.ExpAvgDType), dims...)),
+		state(store, AdamScope+v.Path()+"_v", shapes.Make(orFloat32(p.ExpAvgSqDType), dims...))
 }
 
-// createOptimizerState creates, at zero where they do not exist yet, the
-// variables AccumulateGradients and ApplyAdamW keep for vars: each one's
-// accumulator and moments, and the step counter. The graphs would create them
-// on their first build; creating them first lets a sharding be set on each.
-func createOptimizerState(store *mlmodel.Store, vars []*mlmodel.Variable) {
+// createOptimizerState creates the variables AccumulateGradients and
+// ApplyAdamW keep for vars where they do not exist yet: each one's
+// accumulator and moments (at zero), its master value (createMaster) and the
+// step counter. State read from a checkpoint is kept, converted to the dtypes
+// p gives. The graphs would create the zero ones on their first build;
+// creating them first lets a sharding be set on each.
+func createOptimizerState(store *mlmodel.Store, vars []*mlmodel.Variable, p Precision) error {
 	adamStep(store)
 	for _, v := range vars {
-		accumulator(store, v)
-		adamMoments(store, v)
+		dims := v.Shape().Dimensions
+		for path, dtype := range map[string]dtypes.DType{
+			GradAccumScope + v.Path():   orFloat32(p.GradDType),
+			AdamScope + v.Path() + "_m": orFloat32(p.ExpAvgDType),
+			AdamScope + v.Path() + "_v": orFloat32(p.ExpAvgSqDType),
+		} {
+			if _, err := ensureState(store, path, shapes.Make(dtype, dims...)); err != nil {
+				return err
+			}
+		}
+		if err := createMaster(store, v, p); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // state returns the trainer's variable at path, created at zero and not
@@ -144,7 +163,8 @@ func state(store *mlmodel.Store, path string, shape shapes.Shape) *mlmodel.Varia
 }
 
 // AccumulateGradients adds the gradients of loss with respect to vars into
-// float32 accumulators under GradAccumScope (created at zero).
+// the accumulators under GradAccumScope (created at zero, float32 unless
+// createOptimizerState made them in another dtype); the sum is float32.
 func AccumulateGradients(store *mlmodel.Store, vars []*mlmodel.Variable, loss *Node) {
 	g := loss.Graph()
 	nodes := make([]*Node, len(vars))
@@ -154,7 +174,8 @@ func AccumulateGradients(store *mlmodel.Store, vars []*mlmodel.Variable, loss *N
 	grads := Gradient(loss, nodes...)
 	for i, v := range vars {
 		acc := accumulator(store, v)
-		acc.SetNodeValue(Add(acc.NodeValue(g), ConvertDType(grads[i], dtypes.Float32)))
+		sum := Add(ConvertDType(acc.NodeValue(g), dtypes.Float32), ConvertDType(grads[i], dtypes.Float32))
+		acc.SetNodeValue(ConvertDType(sum, acc.DType()))
 	}
 }
 
@@ -170,8 +191,12 @@ func AccumulatedGradients(store *mlmodel.Store, vars []*mlmodel.Variable, g *Gra
 	return grads
 }
 
-// accumulator is the float32 gradient accumulator of v, under GradAccumScope.
+// accumulator is the gradient accumulator of v under GradAccumScope: the one
+// createOptimizerState made, else a float32 one at zero.
 func accumulator(store *mlmodel.Store, v *mlmodel.Variable) *mlmodel.Variable {
+	if acc := store.GetVariable(GradAccumScope + v.Path()); acc != nil {
+		return acc
+	}
 	return state(store, GradAccumScope+v.Path(), shapes.Make(dtypes.Float32, v.Shape().Dimensions...))
 }
 

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/gomlx/compute/dtypes"
+
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/data"
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
@@ -191,7 +193,35 @@ func modelOptions(cfg Config) qwen3.ModelOptions {
 
 // adamConfig is the optimizer of a recipe.
 func adamConfig(cfg Config) AdamWConfig {
-	return AdamWConfig{Beta1: cfg.AdamBeta1, Beta2: cfg.AdamBeta2, Eps: cfg.AdamEps, WeightDecay: cfg.WeightDecay, ClipNorm: cfg.ClipGrad}
+	return AdamWConfig{Beta1: cfg.AdamBeta1, Beta2: cfg.AdamBeta2, Eps: cfg.AdamEps, WeightDecay: cfg.WeightDecay, ClipNorm: cfg.ClipGrad,
+		Precision: precisionOf(cfg)}
+}
+
+// precisionOf is the optimizer precision of a validated recipe: without
+// use_precision_aware_optimizer, float32 state with a float32 master copy of
+// 16-bit weights (Megatron's mixed precision); with it, the dtypes its keys
+// give, and for bfloat16 weights the 16 low bits (store_param_remainders), a
+// float32 copy, or no master (main_params_dtype bfloat16), rounded to nearest
+// or at random (stochastic_rounding).
+func precisionOf(cfg Config) Precision {
+	p := Precision{Master: MasterFloat32, Seed: uint32(cfg.Seed)}
+	if !cfg.UsePrecisionAwareOptimizer {
+		return p
+	}
+	dtype := func(s string) dtypes.DType {
+		d, _ := qwen3.ParseDType(s) // validated: float32 or bfloat16
+		return d
+	}
+	p.GradDType, p.ExpAvgDType, p.ExpAvgSqDType = dtype(cfg.MainGradsDType), dtype(cfg.ExpAvgDType), dtype(cfg.ExpAvgSqDType)
+	switch {
+	case cfg.MainParamsDType == "bfloat16" && cfg.StochasticRounding:
+		p.Master = MasterStochastic
+	case cfg.MainParamsDType == "bfloat16":
+		p.Master = MasterNone
+	case cfg.StoreParamRemainders:
+		p.Master = MasterRemainder
+	}
+	return p
 }
 
 // loadData loads the training prompts (in a seeded order that continues where
