@@ -419,6 +419,22 @@ func New(opts Options) (compute.Backend, Plan, error) {
 	return b, p, nil
 }
 
+// NewHost opens a backend on the host CPU for work moved off the device
+// (optimizer_cpu_offload): XLA's CPU compiler where its plugin is found,
+// else the pure Go backend (the plan's Fallback says why).
+func NewHost() (compute.Backend, Plan, error) {
+	b, p, err := New(Options{Kind: XLACPU})
+	if err == nil {
+		return b, p, nil
+	}
+	b, p, cpuErr := New(Options{Kind: CPU})
+	if cpuErr != nil {
+		return nil, p, cpuErr
+	}
+	p.Fallback = fmt.Sprintf("the host backend is the pure Go backend: %v", err)
+	return b, p, nil
+}
+
 // checkDevices refuses num_devices want on a backend of kind with have devices.
 func checkDevices(kind string, have, want int) error {
 	if want > have {

@@ -59,15 +59,16 @@ func CheckpointName(step int) string { return fmt.Sprintf("step-%06d", step) }
 // checksums of all of them. Errors name dir; a failed save (a full disk)
 // leaves no temporary folder and the other checkpoints as they were.
 func SaveCheckpoint(dir string, model *qwen3.Model, tokenizerJSON []byte, st TrainState) error {
-	if err := saveCheckpoint(dir, model, tokenizerJSON, st, nil); err != nil {
+	if err := saveCheckpoint(dir, model, optimizerVars(model.Store), tokenizerJSON, st, nil); err != nil {
 		return fmt.Errorf("grpo: checkpoint %s: %w", dir, err)
 	}
 	return nil
 }
 
-// saveCheckpoint is SaveCheckpoint without the folder in its errors, marking
-// the phase (see PhaseMarks) once the temporary folder exists.
-func saveCheckpoint(dir string, model *qwen3.Model, tokenizerJSON []byte, st TrainState, marks *PhaseMarks) error {
+// saveCheckpoint is SaveCheckpoint without the folder in its errors, with the
+// optimizer state given (see Learner.stateVariables), marking the phase (see
+// PhaseMarks) once the temporary folder exists.
+func saveCheckpoint(dir string, model *qwen3.Model, state []*mlmodel.Variable, tokenizerJSON []byte, st TrainState, marks *PhaseMarks) error {
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
@@ -78,7 +79,7 @@ func saveCheckpoint(dir string, model *qwen3.Model, tokenizerJSON []byte, st Tra
 	}
 	defer os.RemoveAll(tmp) // gone after the rename; cleans up after a failure
 	marks.mark("save %s", filepath.Base(dir))
-	if err := fillCheckpoint(tmp, model, tokenizerJSON, st); err != nil {
+	if err := fillCheckpoint(tmp, model, state, tokenizerJSON, st); err != nil {
 		return err
 	}
 	old := dir + oldSuffix
@@ -116,7 +117,7 @@ func savedDType(model *qwen3.Model) string {
 }
 
 // fillCheckpoint writes the files of a checkpoint into the folder tmp.
-func fillCheckpoint(tmp string, model *qwen3.Model, tokenizerJSON []byte, st TrainState) error {
+func fillCheckpoint(tmp string, model *qwen3.Model, state []*mlmodel.Variable, tokenizerJSON []byte, st TrainState) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ func fillCheckpoint(tmp string, model *qwen3.Model, tokenizerJSON []byte, st Tra
 			return err
 		}
 	}
-	if err := writeOptimizer(filepath.Join(tmp, optimizerFile), model.Store); err != nil {
+	if err := writeOptimizer(filepath.Join(tmp, optimizerFile), state); err != nil {
 		return fmt.Errorf("optimizer state: %w", err)
 	}
 	st.Version = CheckpointVersion
@@ -339,13 +340,13 @@ func isOptimizerScope(scope string) bool {
 	return strings.HasPrefix(scope, AdamScope) || strings.HasPrefix(scope, GradAccumScope) || strings.HasPrefix(scope, MasterScope)
 }
 
-// writeOptimizer writes the optimizer state to path as float32 safetensors
+// writeOptimizer writes the optimizer state's variables to path as float32 safetensors
 // (which hold float32, bfloat16 and int16 state exactly), one tensor per
 // variable named by its path, one tensor in memory at a time; the file
 // appears whole or not at all.
-func writeOptimizer(path string, store *mlmodel.Store) error {
+func writeOptimizer(path string, state []*mlmodel.Variable) error {
 	var list []qwen3.WriteTensor
-	for _, v := range optimizerVars(store) {
+	for _, v := range state {
 		list = append(list, qwen3.WriteTensor{Name: v.Path(), Shape: v.Shape().Dimensions,
 			Values: func() ([]float32, error) {
 				t, err := v.Value()

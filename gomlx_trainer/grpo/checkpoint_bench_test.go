@@ -65,7 +65,7 @@ func BenchmarkOptimizerState(b *testing.B) {
 	}
 	var st, gs, sl, gl float64
 	for range b.N {
-		st += timed(func() error { return writeOptimizer(filepath.Join(dir, "o.safetensors"), model.Store) })
+		st += timed(func() error { return writeOptimizer(filepath.Join(dir, "o.safetensors"), optimizerVars(model.Store)) })
 		gs += timed(func() error { return writeGob(filepath.Join(dir, "o.gob"), model) })
 		sl += timed(func() error { return readOptimizer(filepath.Join(dir, "o.safetensors"), model.Store) })
 		gl += timed(func() error { return readGob(filepath.Join(dir, "o.gob")) })

@@ -122,13 +122,16 @@ type Config struct {
 	ClipGrad               float64 `yaml:"clip_grad" json:"clip_grad" slime:"--clip-grad" help:"global gradient-norm clip (0: off)"`
 
 	// --- optimizer precision (Megatron's precision-aware optimizer; see docs/precision-and-memory.md)
-	UsePrecisionAwareOptimizer bool   `yaml:"use_precision_aware_optimizer" json:"use_precision_aware_optimizer" slime:"--use-precision-aware-optimizer" help:"keep the optimizer state in the dtypes main_params_dtype, main_grads_dtype, exp_avg_dtype and exp_avg_sq_dtype give (the arithmetic stays float32); off: all of it float32, with a float32 copy of each 16-bit weight"`
-	MainParamsDType            string `yaml:"main_params_dtype" json:"main_params_dtype" slime:"--main-params-dtype" help:"with use_precision_aware_optimizer and bfloat16 weights, the master value of each weight: float32 (exact: the weight's 16 low bits with store_param_remainders, else a float32 copy) or bfloat16 (the weight is its own master: each update rounded to nearest, or at random with stochastic_rounding, so updates under half an ulp are lost or only kept on average)"`
-	StoreParamRemainders       bool   `yaml:"store_param_remainders" json:"store_param_remainders" slime:"--store-param-remainders" help:"with use_precision_aware_optimizer, main_params_dtype float32 and bfloat16 weights: keep only the 16 low bits of each float32 master (2 bytes per parameter; the bfloat16 weight holds the rest), not a float32 copy (4 bytes)"`
-	StochasticRounding         bool   `yaml:"stochastic_rounding" json:"stochastic_rounding,omitempty" help:"with main_params_dtype bfloat16: round each updated weight to a bfloat16 neighbour at random, unbiased (no master memory; not exact), instead of to nearest"`
-	MainGradsDType             string `yaml:"main_grads_dtype" json:"main_grads_dtype" slime:"--main-grads-dtype" help:"with use_precision_aware_optimizer, the dtype of the gradient accumulators: float32 or bfloat16 (each micro-batch's sum is float32, then stored)"`
-	ExpAvgDType                string `yaml:"exp_avg_dtype" json:"exp_avg_dtype" slime:"--exp-avg-dtype" help:"with use_precision_aware_optimizer, the dtype AdamW's first moment is stored in: float32 or bfloat16"`
-	ExpAvgSqDType              string `yaml:"exp_avg_sq_dtype" json:"exp_avg_sq_dtype" slime:"--exp-avg-sq-dtype" help:"with use_precision_aware_optimizer, the dtype AdamW's second moment is stored in: float32 or bfloat16"`
+	UsePrecisionAwareOptimizer bool    `yaml:"use_precision_aware_optimizer" json:"use_precision_aware_optimizer" slime:"--use-precision-aware-optimizer" help:"keep the optimizer state in the dtypes main_params_dtype, main_grads_dtype, exp_avg_dtype and exp_avg_sq_dtype give (the arithmetic stays float32); off: all of it float32, with a float32 copy of each 16-bit weight"`
+	MainParamsDType            string  `yaml:"main_params_dtype" json:"main_params_dtype" slime:"--main-params-dtype" help:"with use_precision_aware_optimizer and bfloat16 weights, the master value of each weight: float32 (exact: the weight's 16 low bits with store_param_remainders, else a float32 copy) or bfloat16 (the weight is its own master: each update rounded to nearest, or at random with stochastic_rounding, so updates under half an ulp are lost or only kept on average)"`
+	StoreParamRemainders       bool    `yaml:"store_param_remainders" json:"store_param_remainders" slime:"--store-param-remainders" help:"with use_precision_aware_optimizer, main_params_dtype float32 and bfloat16 weights: keep only the 16 low bits of each float32 master (2 bytes per parameter; the bfloat16 weight holds the rest), not a float32 copy (4 bytes)"`
+	StochasticRounding         bool    `yaml:"stochastic_rounding" json:"stochastic_rounding,omitempty" help:"with main_params_dtype bfloat16: round each updated weight to a bfloat16 neighbour at random, unbiased (no master memory; not exact), instead of to nearest"`
+	MainGradsDType             string  `yaml:"main_grads_dtype" json:"main_grads_dtype" slime:"--main-grads-dtype" help:"with use_precision_aware_optimizer, the dtype of the gradient accumulators: float32 or bfloat16 (each micro-batch's sum is float32, then stored)"`
+	ExpAvgDType                string  `yaml:"exp_avg_dtype" json:"exp_avg_dtype" slime:"--exp-avg-dtype" help:"with use_precision_aware_optimizer, the dtype AdamW's first moment is stored in: float32 or bfloat16"`
+	ExpAvgSqDType              string  `yaml:"exp_avg_sq_dtype" json:"exp_avg_sq_dtype" slime:"--exp-avg-sq-dtype" help:"with use_precision_aware_optimizer, the dtype AdamW's second moment is stored in: float32 or bfloat16"`
+	OptimizerCPUOffload        bool    `yaml:"optimizer_cpu_offload" json:"optimizer_cpu_offload,omitempty" slime:"--optimizer-cpu-offload" help:"keep the master values and AdamW moments of optimizer_offload_fraction of the weights in host memory and run their update on the host CPU (XLA's CPU compiler where its plugin is installed, else the pure Go backend): only their gradients go down to the host and the new weights come back; one device"`
+	OptimizerOffloadFraction   float64 `yaml:"optimizer_offload_fraction" json:"optimizer_offload_fraction" slime:"--optimizer-offload-fraction" help:"with optimizer_cpu_offload, the share of the parameters (weights in the model's order, by count) whose optimizer runs on the host"`
+	OffloadTrain               bool    `yaml:"offload_train" json:"offload_train" slime:"--offload-train" help:"move the optimizer state (gradient accumulators, AdamW moments, master values) to host memory while the trainer samples (rollouts and evaluation), so the key/value cache gets that memory; the next step brings it back (one device; not with async_rollouts, whose sampling overlaps the steps)"`
 
 	// --- supervised warm start (before GRPO; the demo uses it)
 	SFTSteps             int     `yaml:"sft_steps" json:"sft_steps" help:"optimizer steps on generated solution traces before GRPO (0: none); needs prompt_data arith"`
@@ -206,6 +209,9 @@ func Default() Config {
 		MainGradsDType:       "float32",
 		ExpAvgDType:          "float32",
 		ExpAvgSqDType:        "float32",
+
+		OptimizerOffloadFraction: 1,
+		OffloadTrain:             true,
 
 		SFTBatchSize: 16,
 		SFTLR:        1e-3,
@@ -532,6 +538,10 @@ func (c Config) validatePrecision() error {
 		return bad("main_params_dtype", "bfloat16 needs dtype bfloat16 (weights of %s are their own master)", c.DType)
 	case c.StochasticRounding && c.MainParamsDType != "bfloat16":
 		return bad("stochastic_rounding", "needs main_params_dtype bfloat16 (a float32 master rounds exactly)")
+	case c.OptimizerOffloadFraction <= 0 || c.OptimizerOffloadFraction > 1:
+		return bad("optimizer_offload_fraction", "%g is outside (0, 1]", c.OptimizerOffloadFraction)
+	case c.OptimizerCPUOffload && c.NumDevices > 1:
+		return bad("optimizer_cpu_offload", "needs num_devices 1, not %d (with several devices, sharding fsdp splits the state instead)", c.NumDevices)
 	}
 	return nil
 }

@@ -65,7 +65,9 @@ type Learner struct {
 	opts    qwen3.ModelOptions
 	sh      *sharded  // the devices the graphs run on (nil: one)
 	prec    Precision // the optimizer state's dtypes and the master of 16-bit weights
-	ready   bool      // the optimizer state exists (prepare)
+	adam    AdamWConfig
+	ready   bool           // the optimizer state exists (prepare)
+	host    *hostOptimizer // the update of some weights on the host (OffloadOptimizer); nil: all on the device
 }
 
 // sharded is how the learner's graphs run on several devices: over a 1-D
@@ -95,7 +97,7 @@ func NewLearner(backend compute.Backend, model *qwen3.Model, loss LossConfig, ad
 // same values for less memory. The zero options build NewLearner's graphs.
 func NewLearnerWith(backend compute.Backend, model *qwen3.Model, loss LossConfig, adam AdamWConfig, temperature float64, opts qwen3.ModelOptions) *Learner {
 	gomlxfix.Install()
-	l := &Learner{Model: model, backend: backend, vars: TrainableVariables(model.Store), opts: opts, prec: adam.Precision}
+	l := &Learner{Model: model, backend: backend, vars: TrainableVariables(model.Store), opts: opts, prec: adam.Precision, adam: adam}
 	cfg := model.Config
 	useRef := loss.KLCoef != 0
 	statsOf := func(out LossOutputs, entropy, w *Node) []*Node {
@@ -123,10 +125,10 @@ func NewLearnerWith(backend compute.Backend, model *qwen3.Model, loss LossConfig
 		active := ConvertDType(GreaterThan(w, ZerosLike(w)), dtypes.Float32)
 		return []*Node{nll, nll, ReduceAllSum(active), zero, zero, ReduceAllSum(Mul(entropy, active)), ReduceAllSum(active)}
 	})
-	l.apply = mlmodel.MustNewExec(backend, model.Store, func(scope *mlmodel.Scope, lr *Node) *Node {
-		norm := ApplyAdamW(scope.Store(), l.vars, AccumulatedGradients(scope.Store(), l.vars, lr.Graph()), lr, adam)
+	l.apply = mlmodel.MustNewExec(backend, model.Store, func(scope *mlmodel.Scope, lr *Node) []*Node {
+		out := l.applyGraph(scope.Store(), lr, adam)
 		l.layOutOutputs(l.apply, lr.Graph())
-		return norm
+		return out
 	})
 	l.logp = mlmodel.MustNewExec(backend, model.Store, func(scope *mlmodel.Scope, ids, targets *Node) *Node {
 		logp, _ := qwen3.TargetLogProbsOf(scope, cfg, ids, targets, temperature, opts)
@@ -376,8 +378,9 @@ func seqLengths(seqs []Sequence) []int {
 }
 
 // prepare creates the optimizer state once, before the first graph that
-// uses it (createOptimizerState): a frozen reference policy, which never
-// steps, holds none.
+// uses it (createOptimizerState), and with the host's optimizer moves the
+// state of its weights there: a frozen reference policy, which never steps,
+// holds none.
 func (l *Learner) prepare() error {
 	if l.ready {
 		return nil
@@ -385,8 +388,41 @@ func (l *Learner) prepare() error {
 	if err := createOptimizerState(l.Model.Store, l.vars, l.prec); err != nil {
 		return err
 	}
+	if l.host != nil {
+		if err := l.prepareHost(l.adam); err != nil {
+			return fmt.Errorf("grpo: optimizer_cpu_offload: %w", err)
+		}
+	}
 	l.ready = true
 	return nil
+}
+
+// applyGraph builds the optimizer step: the gradients summed in the
+// accumulators (which it zeroes), clipped by their global norm, and AdamW
+// applied to the weights. With the host's optimizer it updates only the
+// weights kept on the device and returns, after the norm, the clipped
+// gradients of the others, in the host's order.
+func (l *Learner) applyGraph(store *mlmodel.Store, lr *Node, adam AdamWConfig) []*Node {
+	grads := AccumulatedGradients(store, l.vars, lr.Graph())
+	if l.host == nil {
+		return []*Node{ApplyAdamW(store, l.vars, grads, lr, adam)}
+	}
+	clipped, norm := ClipByGlobalNorm(grads, adam.ClipNorm)
+	out := []*Node{norm}
+	var kept []*mlmodel.Variable
+	var keptGrads []*Node
+	for i, v := range l.vars {
+		if slices.Contains(l.host.vars, v) {
+			out = append(out, clipped[i])
+		} else {
+			kept, keptGrads = append(kept, v), append(keptGrads, clipped[i])
+		}
+	}
+	if len(kept) > 0 {
+		adam.ClipNorm = 0 // clipped above, over every weight
+		ApplyAdamW(store, kept, keptGrads, lr, adam)
+	}
+	return out
 }
 
 // accumulate adds one micro-batch's gradients to the accumulators.
@@ -469,7 +505,13 @@ func (l *Learner) Apply(lr float64) (float64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("grpo: optimizer step: %w", err)
 	}
-	return float64(out[0].Value().(float32)), nil
+	norm := float64(out[0].Value().(float32))
+	if l.host != nil {
+		if err := l.host.applyOnHost(lr, out[1:]); err != nil {
+			return norm, err
+		}
+	}
+	return norm, nil
 }
 
 // LogProbs returns the per-position log-probs of the targets under the current
@@ -550,12 +592,19 @@ func statsFrom(out []*tensors.Tensor) (StepStats, error) {
 }
 
 // resetOptimizer sets the AdamW moments and step counter to zero (between the
-// warm start and GRPO, whose learning rates and loss scales differ).
+// warm start and GRPO, whose learning rates and loss scales differ), on the
+// device and, with the host's optimizer, on the host.
 func (l *Learner) resetOptimizer() error {
-	for v := range l.Model.Store.IterVariables() {
-		if strings.HasPrefix(v.Scope(), AdamScope) {
-			if err := v.SetValue(tensors.FromShape(v.Shape())); err != nil {
-				return fmt.Errorf("grpo: reset optimizer: %w", err)
+	stores := []*mlmodel.Store{l.Model.Store}
+	if l.host != nil {
+		stores = append(stores, l.host.store)
+	}
+	for _, store := range stores {
+		for v := range store.IterVariables() {
+			if strings.HasPrefix(v.Scope(), AdamScope) {
+				if err := v.SetValue(tensors.FromShape(v.Shape())); err != nil {
+					return fmt.Errorf("grpo: reset optimizer: %w", err)
+				}
 			}
 		}
 	}
@@ -566,7 +615,7 @@ func (l *Learner) resetOptimizer() error {
 // moments, with tokenizerJSON and st as the checkpoint folder dir (see
 // SaveCheckpoint), marking the phase once the temporary folder exists.
 func (l *Learner) save(dir string, tokenizerJSON []byte, st TrainState, marks *PhaseMarks) error {
-	return saveCheckpoint(dir, l.Model, tokenizerJSON, st, marks)
+	return saveCheckpoint(dir, l.Model, l.stateVariables(), tokenizerJSON, st, marks)
 }
 
 // params is the number of the policy's parameters.

@@ -215,6 +215,12 @@ func ensureState(store *mlmodel.Store, path string, shape shapes.Shape) (*mlmode
 	if v.Shape().Size() != shape.Size() {
 		return nil, fmt.Errorf("grpo: optimizer state %s: shape %s, want %s", path, v.Shape(), shape)
 	}
+	if !v.HasValue() { // still at its zero initial value: made anew in shape's dtype
+		if err := store.DeleteVariable(path); err != nil {
+			return nil, fmt.Errorf("grpo: optimizer state %s: %w", path, err)
+		}
+		return state(store, path, shape), nil
+	}
 	t, err := v.Value()
 	if err != nil {
 		return nil, fmt.Errorf("grpo: optimizer state %s: %w", path, err)

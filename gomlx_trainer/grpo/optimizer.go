@@ -132,20 +132,31 @@ func adamMoments(store *mlmodel.Store, v *mlmodel.Variable, p Precision) (m, s *
 
 // createOptimizerState creates the variables AccumulateGradients and
 // ApplyAdamW keep for vars where they do not exist yet: each one's
-// accumulator and moments (at zero), its master value (createMaster) and the
-// step counter. State read from a checkpoint is kept, converted to the dtypes
-// p gives. The graphs would create the zero ones on their first build;
-// creating them first lets a sharding be set on each.
+// accumulator (at zero) and the update's state (createUpdateState). The
+// graphs would create the zero ones on their first build; creating them
+// first lets a sharding be set on each.
 func createOptimizerState(store *mlmodel.Store, vars []*mlmodel.Variable, p Precision) error {
+	for _, v := range vars {
+		if _, err := ensureState(store, GradAccumScope+v.Path(), shapes.Make(orFloat32(p.GradDType), v.Shape().Dimensions...)); err != nil {
+			return err
+		}
+	}
+	return createUpdateState(store, vars, p)
+}
+
+// createUpdateState creates what ApplyAdamW keeps for vars where it does not
+// exist yet: the step counter, each one's moments (at zero) and its master
+// value (createMaster). State read from a checkpoint is kept, converted to
+// the dtypes p gives.
+func createUpdateState(store *mlmodel.Store, vars []*mlmodel.Variable, p Precision) error {
 	adamStep(store)
 	for _, v := range vars {
 		dims := v.Shape().Dimensions
-		for path, dtype := range map[string]dtypes.DType{
-			GradAccumScope + v.Path():   orFloat32(p.GradDType),
-			AdamScope + v.Path() + "_m": orFloat32(p.ExpAvgDType),
-			AdamScope + v.Path() + "_v": orFloat32(p.ExpAvgSqDType),
-		} {
-			if _, err := ensureState(store, path, shapes.Make(dtype, dims...)); err != nil {
+		for _, s := range []struct {
+			path  string
+			dtype dtypes.DType
+		}{{AdamScope + v.Path() + "_m", orFloat32(p.ExpAvgDType)}, {AdamScope + v.Path() + "_v", orFloat32(p.ExpAvgSqDType)}} {
+			if _, err := ensureState(store, s.path, shapes.Make(s.dtype, dims...)); err != nil {
 				return err
 			}
 		}

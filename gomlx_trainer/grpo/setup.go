@@ -12,6 +12,7 @@ import (
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/data"
+	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
@@ -164,6 +165,11 @@ func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation s
 	if err := t.learner.Shard(cfg.NumDevices, cfg.Sharding); err != nil {
 		return "", err
 	}
+	if cfg.OptimizerCPUOffload {
+		if err := t.offloadOptimizer(opt); err != nil {
+			return "", err
+		}
+	}
 	if t.engine, err = newEngine(cfg, opt.Backend, model, t.learner.Mesh(), t.log); err != nil {
 		return "", err
 	}
@@ -175,6 +181,25 @@ func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation s
 		t.learner.WithReference(ref, cfg.RolloutTemperature)
 	}
 	return isolation, nil
+}
+
+// offloadOptimizer moves the optimizer of optimizer_offload_fraction of the
+// weights to the host backend (opt.HostBackend, else one opened here).
+func (t *trainer) offloadOptimizer(opt TrainOptions) error {
+	host := opt.HostBackend
+	if host == nil {
+		b, plan, err := backend.NewHost()
+		if err != nil {
+			return fmt.Errorf("grpo: optimizer_cpu_offload: %w", err)
+		}
+		t.closers = append(t.closers, b.Finalize)
+		t.log.Printf("optimizer_cpu_offload: the update of %.0f%% of the parameters runs on the host: %s", 100*t.cfg.OptimizerOffloadFraction, plan.Line())
+		if plan.Fallback != "" {
+			t.log.Printf("optimizer_cpu_offload: %s", plan.Fallback)
+		}
+		host = b
+	}
+	return t.learner.OffloadOptimizer(host, t.cfg.OptimizerOffloadFraction)
 }
 
 // lossConfig is the policy loss of a recipe.

@@ -45,11 +45,25 @@ func (t *trainer) save() error {
 	return pruneCheckpoints(t.run.CkptDir(), t.cfg.KeepCkpts)
 }
 
+// offloadForSampling moves the learner's optimizer state to host memory
+// before a sampling phase (offload_train), so that the key/value cache has
+// its memory; the next step brings it back. async_rollouts samples while the
+// steps run, so there the state stays.
+func (t *trainer) offloadForSampling() error {
+	if !t.cfg.OffloadTrain || t.cfg.AsyncRollouts {
+		return nil
+	}
+	return t.learner.OffloadState()
+}
+
 // evaluate samples the evaluation prompts, writes their samples and adds a
 // line to eval.jsonl.
 func (t *trainer) evaluate(ctx context.Context) error {
 	if len(t.evalSet) == 0 {
 		return nil
+	}
+	if err := t.offloadForSampling(); err != nil {
+		return err
 	}
 	if err := t.engine.Sync(ctx, t.st.Step); err != nil {
 		return err

@@ -37,6 +37,9 @@ type TrainOptions struct {
 	// PhaseMarks, when set, stops the run at each phase it enters, for crash
 	// tests (see PhaseMarks).
 	PhaseMarks *PhaseMarks
+	// HostBackend runs the optimizer on the host CPU under
+	// optimizer_cpu_offload (nil: opened as backend.NewHost does).
+	HostBackend compute.Backend
 }
 
 // RolloutLog is what one rollout did: its samples, their rewards, the
@@ -94,6 +97,9 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 		// --- sample and score: n_samples_per_prompt completions of rollout_batch_size
 		// prompts (and, with dynamic sampling's further draws, more groups)
 		// the engine samples (this rollout, or with async_rollouts the next) from the policy as it is now
+		if err := t.offloadForSampling(); err != nil {
+			return t.stop(ctx, err)
+		}
 		if err := t.engine.Sync(ctx, t.st.Step); err != nil {
 			return t.stop(ctx, err)
 		}

@@ -1,0 +1,239 @@
+package grpo
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gomlx/compute"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck // graph-building code reads better unqualified
+	"github.com/gomlx/gomlx/core/tensors"
+	mlmodel "github.com/gomlx/gomlx/ml/model"
+)
+
+// OffloadState moves the learner's optimizer state (gradient accumulators,
+// AdamW moments and step, the master values of 16-bit weights) off the
+// device into host memory, so that a sampling session that follows has that
+// memory for its key/value cache (slime's --offload-train). The next step
+// brings it back, each tensor as its graph first reads it; the values are
+// unchanged, so a run is the same with and without it. It does nothing on
+// several devices (the state is then sharded, see Shard) or before the first
+// step.
+func (l *Learner) OffloadState() error {
+	if l.sh != nil {
+		return nil
+	}
+	for _, v := range optimizerVars(l.Model.Store) {
+		if !v.HasValue() {
+			continue
+		}
+		t, err := v.Value()
+		if err != nil {
+			return fmt.Errorf("grpo: offload %s: %w", v.Path(), err)
+		}
+		if t.IsOnAnyDevice() {
+			if err := t.ToLocal(); err != nil {
+				return fmt.Errorf("grpo: offload %s: %w", v.Path(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// DeviceStateBytes is the bytes of the learner's variables (weights and
+// optimizer state) that hold a buffer on the device now.
+func (l *Learner) DeviceStateBytes() (int64, error) {
+	var n int64
+	for v := range l.Model.Store.IterVariables() {
+		if !v.HasValue() {
+			continue
+		}
+		t, err := v.Value()
+		if err != nil {
+			return 0, err
+		}
+		if t.IsOnAnyDevice() {
+			n += int64(t.Shape().Memory())
+		}
+	}
+	return n, nil
+}
+
+// hostOptimizer is Megatron's --optimizer-cpu-offload: the AdamW update of
+// some of the weights runs on a host backend, whose store holds their master
+// values, moments and step (and a copy of each such weight). At every step
+// the device's apply graph clips all the gradients by their global norm,
+// updates the weights kept on the device, and hands the clipped gradients of
+// the offloaded ones down to the host; the host updates them and the new
+// weights go back to the device.
+type hostOptimizer struct {
+	backend compute.Backend
+	store   *mlmodel.Store      // the host's copies of the offloaded weights, and their optimizer state
+	vars    []*mlmodel.Variable // the offloaded weights, in the device's store
+	copies  []*mlmodel.Variable // the same weights in store, in the same order
+	apply   *mlmodel.Exec       // (lr, gradients...) -> step, updating store
+}
+
+// OffloadOptimizer moves the optimizer of the first fraction of the
+// policy's parameters (by count, weights in creation order) to host, a
+// backend on the host CPU (optimizer_cpu_offload with
+// optimizer_offload_fraction). Call it before the first step; the
+// accumulators stay on the device. It needs one device.
+func (l *Learner) OffloadOptimizer(host compute.Backend, fraction float64) error {
+	switch {
+	case l.sh != nil:
+		return fmt.Errorf("grpo: optimizer_cpu_offload needs one device, not num_devices %d", l.sh.devices)
+	case fraction <= 0 || fraction > 1:
+		return fmt.Errorf("grpo: optimizer_offload_fraction %g: want more than 0 and at most 1", fraction)
+	case l.ready:
+		return fmt.Errorf("grpo: optimizer_cpu_offload: set it before the first step")
+	}
+	l.host = &hostOptimizer{backend: host, store: mlmodel.NewStore(), vars: offloadedVars(l.vars, fraction)}
+	return nil
+}
+
+// offloadedVars is the first fraction of vars by parameter count: every
+// weight until their parameters reach fraction of the total.
+func offloadedVars(vars []*mlmodel.Variable, fraction float64) []*mlmodel.Variable {
+	var total, taken int
+	for _, v := range vars {
+		total += v.Shape().Size()
+	}
+	var out []*mlmodel.Variable
+	for _, v := range vars {
+		if float64(taken) >= fraction*float64(total) {
+			break
+		}
+		out = append(out, v)
+		taken += v.Shape().Size()
+	}
+	return out
+}
+
+// prepareHost moves the offloaded weights' optimizer state from the device's
+// store (where a checkpoint put it) into the host's, creating what is
+// missing, and copies the weights there. It builds the host's update.
+func (l *Learner) prepareHost(adam AdamWConfig) error {
+	h := l.host
+	dev := l.Model.Store
+	for _, v := range h.vars {
+		t, err := v.Value()
+		if err != nil {
+			return err
+		}
+		local, err := t.LocalClone()
+		if err != nil {
+			return err
+		}
+		h.copies = append(h.copies, h.store.VariableWithValue(v.Path(), local))
+		for _, path := range movedState(dev, v) {
+			if err := moveVariable(dev, h.store, path); err != nil {
+				return err
+			}
+		}
+	}
+	if dev.GetVariable(AdamScope+"/step") != nil && h.store.GetVariable(AdamScope+"/step") == nil {
+		if err := moveVariable(dev, h.store, AdamScope+"/step"); err != nil { // the step counts on both
+			return err
+		}
+	}
+	hostAdam := adam
+	hostAdam.ClipNorm = 0 // the device clipped every gradient by the global norm
+	if err := createUpdateState(h.store, h.copies, hostAdam.Precision); err != nil {
+		return err
+	}
+	for _, v := range h.vars { // the device keeps only their accumulators
+		for _, path := range movedState(dev, v) {
+			if err := dev.DeleteVariable(path); err != nil {
+				return err
+			}
+		}
+	}
+	h.apply = mlmodel.MustNewExec(h.backend, h.store, func(scope *mlmodel.Scope, in []*Node) *Node {
+		ApplyAdamW(scope.Store(), h.copies, in[1:], in[0], hostAdam)
+		return adamStep(scope.Store()).NodeValue(in[0].Graph())
+	})
+	return nil
+}
+
+// movedState is the paths of the optimizer state of v in store that the
+// host's optimizer keeps instead: its moments and master, those that exist.
+func movedState(store *mlmodel.Store, v *mlmodel.Variable) []string {
+	var out []string
+	for _, path := range []string{AdamScope + v.Path() + "_m", AdamScope + v.Path() + "_v", MasterScope + v.Path(),
+		MasterScope + v.Path() + remainderSuffix} {
+		if store.GetVariable(path) != nil {
+			out = append(out, path)
+		}
+	}
+	return out
+}
+
+// moveVariable copies the variable at path from one store to another, its
+// value into host memory (one not yet initialised is left for the other
+// store to create).
+func moveVariable(from, to *mlmodel.Store, path string) error {
+	v := from.GetVariable(path)
+	if !v.HasValue() {
+		return nil // still at its zero initial value: the host makes its own
+	}
+	t, err := v.Value()
+	if err != nil {
+		return err
+	}
+	local, err := t.LocalClone()
+	if err != nil {
+		return err
+	}
+	to.VariableWithValue(path, local).SetTrainable(false)
+	return nil
+}
+
+// applyOnHost runs the host's update on the clipped gradients of the
+// offloaded weights (on the device, in their order) and sets the new
+// weights back on the device's store.
+func (h *hostOptimizer) applyOnHost(lr float64, grads []*tensors.Tensor) error {
+	args := []any{float32(lr)}
+	for _, g := range grads {
+		local, err := g.LocalClone()
+		if err != nil {
+			return err
+		}
+		g.MustFinalizeAll()
+		args = append(args, local)
+	}
+	if _, err := h.apply.Call(args...); err != nil {
+		return fmt.Errorf("grpo: optimizer step on the host: %w", err)
+	}
+	for i, c := range h.copies {
+		t, err := c.Value()
+		if err != nil {
+			return err
+		}
+		local, err := t.LocalClone()
+		if err != nil {
+			return err
+		}
+		if err := h.vars[i].SetValue(local); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stateVariables are the optimizer state a checkpoint saves: the device's,
+// and with the host's optimizer its state, which takes the place of any
+// variable of the same path on the device.
+func (l *Learner) stateVariables() []*mlmodel.Variable {
+	vars := optimizerVars(l.Model.Store)
+	if l.host == nil || l.host.apply == nil {
+		return vars
+	}
+	hostVars := optimizerVars(l.host.store)
+	for i, v := range vars {
+		if j := slices.IndexFunc(hostVars, func(h *mlmodel.Variable) bool { return h.Path() == v.Path() }); j >= 0 {
+			vars[i] = hostVars[j]
+			hostVars = slices.Delete(hostVars, j, j+1)
+		}
+	}
+	return append(vars, hostVars...)
+}
