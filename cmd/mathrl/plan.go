@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,7 @@ type planFlags struct {
 	recipe, gpuMemory, hfCheckpoint, tinyModel, rules, sharding string
 	microBatch, maxTokens, samplingBatch, logProbChunk, devices int
 	recompute, fused                                            bool
+	state                                                       grpo.Config // the optimizer-state knobs, as mathrl train takes them (grpo.OptimizerStateKeys)
 }
 
 func newPlanCmd(runF func(*planOptions) error) *cobra.Command {
@@ -41,6 +43,12 @@ cache and one step's working set), names the term that dominates, and finds the
 largest micro-batch and sampling batch that fit. It exits with an error when the
 recipe does not fit.
 
+The optimizer's state is planned as mathrl train keeps it, with the same flags
+(--use-precision-aware-optimizer, --main-params-dtype, --store-param-remainders,
+--exp-avg-dtype, --optimizer-cpu-offload, --offload-train, ...): weights and
+accumulators on the device during a step, the master and moments on the device
+or the host, and while sampling only what offload_train leaves.
+
 The model's shape comes from --tiny-model (a built-in shape: qwen3-4b, qwen3-8b, ...)
 or from the config.json of --hf-checkpoint, else from the recipe. The other flags
 try settings without editing the recipe. With --devices N and --sharding data or
@@ -48,7 +56,8 @@ fsdp the figures are those of one device (the first, which also runs the sampler
 		Example: `  mathrl plan --config retool-grpo-qwen3-4b --tiny-model qwen3-4b
   mathrl plan --config math-grpo-qwen3-8b --hf-checkpoint ~/models/Qwen3-8B --gpu-memory 80GiB
   mathrl plan --config math-grpo-qwen3-8b --tiny-model qwen3-8b --micro-batch-size 1 --recompute-layers
-  mathrl plan --config math-grpo-qwen3-8b --tiny-model qwen3-8b --micro-batch-size 8 --devices 8 --sharding fsdp`,
+  mathrl plan --config math-grpo-qwen3-8b --tiny-model qwen3-8b --micro-batch-size 8 --devices 8 --sharding fsdp
+  mathrl plan --config math-grpo-qwen3-8b --tiny-model qwen3-8b --gpu-memory 93GiB --optimizer-cpu-offload=false`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := f.resolve(cmd)
@@ -75,6 +84,12 @@ fsdp the figures are those of one device (the first, which also runs the sampler
 	fs.IntVar(&f.devices, "devices", 1, "devices the training step spreads over (default: the recipe's num_devices)")
 	fs.StringVar(&f.sharding, "sharding", "", "how the step spreads over --devices: "+strings.Join(grpo.Shardings(), ", ")+" (default: the recipe's)")
 	fs.BoolVar(&f.recompute, "recompute-layers", false, "recompute each decoder layer in the backward (default: the recipe's)")
+	f.state = grpo.Default()
+	for _, k := range grpo.Knobs() {
+		if slices.Contains(grpo.OptimizerStateKeys, k.Key) {
+			bindKnob(fs, k, &f.state)
+		}
+	}
 	fs.BoolVar(&f.fused, "fused-attention", false, "plan the training step's attention as fused (flash) attention, without [B, heads, T, T] scores "+
 		"(default: as the trainer runs it, fused under the xla rules in bfloat16 or float16; --fused-attention=false plans the decomposed graph)")
 	return cmd
@@ -92,6 +107,10 @@ func (f planFlags) resolve(cmd *cobra.Command) (*planOptions, error) {
 	}
 	if set("tiny-model") {
 		cfg.TinyModel = f.tinyModel
+	}
+	applyKnobFlags(cmd.Flags(), f.state, &cfg, grpo.OptimizerStateKeys...)
+	if err := cfg.ValidateOptimizerState(); err != nil {
+		return nil, err
 	}
 	rc, err := memplan.RecipeOf(cfg)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -99,32 +100,43 @@ func bindKnobFlags(fs *pflag.FlagSet, c *grpo.Config, plugin *string) {
 			defineBackendFlags(fs, &c.Backend, plugin)
 			continue
 		}
-		name := knobFlag(k)
-		switch p := k.Ptr(c).(type) {
-		case *string:
-			fs.StringVar(p, name, *p, k.Help)
-		case *int:
-			fs.IntVar(p, name, *p, k.Help)
-		case *int64:
-			fs.Int64Var(p, name, *p, k.Help)
-		case *float64:
-			fs.Float64Var(p, name, *p, k.Help)
-		case *bool:
-			fs.BoolVar(p, name, *p, k.Help)
-		case *[]string:
-			fs.StringSliceVar(p, name, *p, k.Help)
-		default:
-			panic(fmt.Sprintf("mathrl: recipe key %s has the unsupported type %s", k.Key, k.Type))
-		}
+		bindKnob(fs, k, c)
+	}
+}
+
+// bindKnob adds the flag of knob k to fs, writing into c; its usage is the
+// knob's description, its default c's value.
+func bindKnob(fs *pflag.FlagSet, k grpo.Knob, c *grpo.Config) {
+	name := knobFlag(k)
+	switch p := k.Ptr(c).(type) {
+	case *string:
+		fs.StringVar(p, name, *p, k.Help)
+	case *int:
+		fs.IntVar(p, name, *p, k.Help)
+	case *int64:
+		fs.Int64Var(p, name, *p, k.Help)
+	case *float64:
+		fs.Float64Var(p, name, *p, k.Help)
+	case *bool:
+		fs.BoolVar(p, name, *p, k.Help)
+	case *[]string:
+		fs.StringSliceVar(p, name, *p, k.Help)
+	default:
+		panic(fmt.Sprintf("mathrl: recipe key %s has the unsupported type %s", k.Key, k.Type))
 	}
 }
 
 // applyKnobFlags copies into dst the knobs whose flags were set on fs (bound
-// to from by bindKnobFlags): a flag left unset keeps dst's value, even where
-// dst differs from the flag's default.
-func applyKnobFlags(fs *pflag.FlagSet, from grpo.Config, dst *grpo.Config) {
+// to from by bindKnobFlags, or bindKnob for the keys given): a flag left
+// unset keeps dst's value, even where dst differs from the flag's default.
+// With keys, only those knobs are looked at (fs may have other flags of the
+// same names).
+func applyKnobFlags(fs *pflag.FlagSet, from grpo.Config, dst *grpo.Config, keys ...string) {
 	src, out := reflect.ValueOf(from), reflect.ValueOf(dst).Elem()
 	for _, k := range grpo.Knobs() {
+		if len(keys) > 0 && !slices.Contains(keys, k.Key) {
+			continue
+		}
 		if fs.Changed(knobFlag(k)) {
 			out.Field(k.Index).Set(src.Field(k.Index))
 		}

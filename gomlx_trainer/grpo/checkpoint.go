@@ -347,6 +347,9 @@ func isOptimizerScope(scope string) bool {
 func writeOptimizer(path string, state []*mlmodel.Variable) error {
 	var list []qwen3.WriteTensor
 	for _, v := range state {
+		if !v.HasValue() {
+			continue // an accumulator between steps (see Learner.freeAccumulators), or state at its zero initial value
+		}
 		list = append(list, qwen3.WriteTensor{Name: v.Path(), Shape: v.Shape().Dimensions,
 			Values: func() ([]float32, error) {
 				t, err := v.Value()

@@ -516,6 +516,17 @@ func validDType(s string) bool {
 	return err == nil
 }
 
+// OptimizerStateKeys are the recipe keys that decide how the optimizer keeps
+// its state, and so its memory: `mathrl plan` takes them as `mathrl train`
+// does.
+var OptimizerStateKeys = []string{"use_precision_aware_optimizer", "main_params_dtype", "store_param_remainders",
+	"stochastic_rounding", "main_grads_dtype", "exp_avg_dtype", "exp_avg_sq_dtype", "optimizer_cpu_offload",
+	"optimizer_offload_fraction", "offload_train"}
+
+// ValidateOptimizerState is the part of Validate that checks the
+// OptimizerStateKeys.
+func (c Config) ValidateOptimizerState() error { return c.validatePrecision() }
+
 // validatePrecision checks the optimizer's precision keys: each dtype
 // float32 or bfloat16, none but float32 without use_precision_aware_optimizer
 // (as Megatron requires), a bfloat16 master only for bfloat16 weights, and

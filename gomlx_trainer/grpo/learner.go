@@ -125,10 +125,10 @@ func NewLearnerWith(backend compute.Backend, model *qwen3.Model, loss LossConfig
 		active := ConvertDType(GreaterThan(w, ZerosLike(w)), dtypes.Float32)
 		return []*Node{nll, nll, ReduceAllSum(active), zero, zero, ReduceAllSum(Mul(entropy, active)), ReduceAllSum(active)}
 	})
-	l.apply = mlmodel.MustNewExec(backend, model.Store, func(scope *mlmodel.Scope, lr *Node) []*Node {
-		out := l.applyGraph(scope.Store(), lr, adam)
+	l.apply = mlmodel.MustNewExec(backend, model.Store, func(scope *mlmodel.Scope, lr *Node) *Node {
+		norm := l.applyGraph(scope.Store(), lr, adam)
 		l.layOutOutputs(l.apply, lr.Graph())
-		return out
+		return norm
 	})
 	l.logp = mlmodel.MustNewExec(backend, model.Store, func(scope *mlmodel.Scope, ids, targets *Node) *Node {
 		logp, _ := qwen3.TargetLogProbsOf(scope, cfg, ids, targets, temperature, opts)
@@ -397,32 +397,39 @@ func (l *Learner) prepare() error {
 	return nil
 }
 
-// applyGraph builds the optimizer step: the gradients summed in the
-// accumulators (which it zeroes), clipped by their global norm, and AdamW
-// applied to the weights. With the host's optimizer it updates only the
-// weights kept on the device and returns, after the norm, the clipped
-// gradients of the others, in the host's order.
-func (l *Learner) applyGraph(store *mlmodel.Store, lr *Node, adam AdamWConfig) []*Node {
-	grads := AccumulatedGradients(store, l.vars, lr.Graph())
-	if l.host == nil {
-		return []*Node{ApplyAdamW(store, l.vars, grads, lr, adam)}
+// applyGraph builds the optimizer step on the device: the gradients summed in
+// the accumulators, clipped by their global norm, and AdamW applied to the
+// weights. On several devices it zeroes the accumulators; on one, Apply frees
+// them after the step.
+func (l *Learner) applyGraph(store *mlmodel.Store, lr *Node, adam AdamWConfig) *Node {
+	return ApplyAdamW(store, l.vars, AccumulatedGradients(store, l.vars, lr.Graph(), l.sh != nil), lr, adam)
+}
+
+// freeAccumulators releases the device memory of the gradient accumulators
+// between steps (on one device), so that they exist only inside a step:
+// readyAccumulators makes them again, at zero, on the device.
+func (l *Learner) freeAccumulators() error {
+	if l.sh != nil {
+		return nil
 	}
-	clipped, norm := ClipByGlobalNorm(grads, adam.ClipNorm)
-	out := []*Node{norm}
-	var kept []*mlmodel.Variable
-	var keptGrads []*Node
-	for i, v := range l.vars {
-		if slices.Contains(l.host.vars, v) {
-			out = append(out, clipped[i])
-		} else {
-			kept, keptGrads = append(kept, v), append(keptGrads, clipped[i])
+	for _, v := range l.vars {
+		if err := accumulator(l.Model.Store, v).Reset(); err != nil {
+			return fmt.Errorf("grpo: free gradient accumulators: %w", err)
 		}
 	}
-	if len(kept) > 0 {
-		adam.ClipNorm = 0 // clipped above, over every weight
-		ApplyAdamW(store, kept, keptGrads, lr, adam)
+	return nil
+}
+
+// readyAccumulators creates the accumulators that freeAccumulators released,
+// at zero on the device (GoMLX's variable initialisation: nothing moves from
+// the host).
+func (l *Learner) readyAccumulators() error {
+	for _, v := range l.vars {
+		if !accumulator(l.Model.Store, v).HasValue() {
+			return l.Model.Store.InitializeVariables(l.backend, func(*mlmodel.Exec) error { return nil })
+		}
 	}
-	return out
+	return nil
 }
 
 // accumulate adds one micro-batch's gradients to the accumulators.
@@ -467,6 +474,9 @@ func (l *Learner) accumulatePolicy(b Batch) (StepStats, error) {
 	if err := l.prepare(); err != nil {
 		return StepStats{}, err
 	}
+	if err := l.readyAccumulators(); err != nil {
+		return StepStats{}, err
+	}
 	ref := b.RefLogProbs
 	if ref == nil {
 		ref = b.OldLogProbs // unused by the graph
@@ -484,6 +494,9 @@ func (l *Learner) accumulateSFT(b Batch) (StepStats, error) {
 	if err := l.prepare(); err != nil {
 		return StepStats{}, err
 	}
+	if err := l.readyAccumulators(); err != nil {
+		return StepStats{}, err
+	}
 	out, err := l.call(l.sft, l.batchSpecs(), b.IDs, b.Targets, b.Weights)
 	if err != nil {
 		return StepStats{}, fmt.Errorf("grpo: warm-start step: %w", err)
@@ -492,7 +505,8 @@ func (l *Learner) accumulateSFT(b Batch) (StepStats, error) {
 }
 
 // Apply clips the accumulated gradients, takes one AdamW step with learning rate
-// lr, zeroes the accumulators and returns the gradient norm before clipping.
+// lr (with OffloadOptimizer, that of some weights on the host), empties the
+// accumulators and returns the gradient norm before clipping.
 func (l *Learner) Apply(lr float64) (float64, error) {
 	if err := l.prepare(); err != nil {
 		return 0, err
@@ -501,17 +515,21 @@ func (l *Learner) Apply(lr float64) (float64, error) {
 	if l.sh != nil {
 		specs = []*distributed.ShardingSpec{l.sh.repl}
 	}
-	out, err := l.call(l.apply, specs, float32(lr))
-	if err != nil {
-		return 0, fmt.Errorf("grpo: optimizer step: %w", err)
-	}
-	norm := float64(out[0].Value().(float32))
+	var norm float64
 	if l.host != nil {
-		if err := l.host.applyOnHost(lr, out[1:]); err != nil {
-			return norm, err
+		n, err := l.host.step(l.Model.Store, lr)
+		if err != nil {
+			return 0, err
 		}
+		norm = n
+	} else {
+		out, err := l.call(l.apply, specs, float32(lr))
+		if err != nil {
+			return 0, fmt.Errorf("grpo: optimizer step: %w", err)
+		}
+		norm = float64(out[0].Value().(float32))
 	}
-	return norm, nil
+	return norm, l.freeAccumulators()
 }
 
 // LogProbs returns the per-position log-probs of the targets under the current

@@ -114,6 +114,11 @@ func createMaster(store *mlmodel.Store, v *mlmodel.Variable, p Precision) error 
 func masterValue(store *mlmodel.Store, v *mlmodel.Variable, p Precision, g *Graph) *Node {
 	switch mode := p.masterOf(v); mode {
 	case MasterFloat32:
+		// The update writes v without reading it. GoMLX's Go backend (compute
+		// v0.1.2) indexes out of range on an unused parameter created after
+		// the last node an output needs, and setMaster's write would create
+		// v's parameter last: creating it here, first, keeps its index low.
+		v.NodeValue(g)
 		return store.GetVariable(masterPath(v, mode)).NodeValue(g)
 	case MasterRemainder:
 		return JoinRemainder(v.NodeValue(g), store.GetVariable(masterPath(v, mode)).NodeValue(g))

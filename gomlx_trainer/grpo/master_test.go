@@ -301,7 +301,7 @@ func TestPrecisionKeys(t *testing.T) {
 		if err := tc.cfg.Validate(); err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 		}
-		if got := precisionOf(tc.cfg); got != tc.want {
+		if got := PrecisionOf(tc.cfg); got != tc.want {
 			t.Errorf("%s: precision %+v, want %+v", tc.name, got, tc.want)
 		}
 	}

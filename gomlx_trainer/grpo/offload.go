@@ -6,7 +6,6 @@ import (
 
 	"github.com/gomlx/compute"
 	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck // graph-building code reads better unqualified
-	"github.com/gomlx/gomlx/core/tensors"
 	mlmodel "github.com/gomlx/gomlx/ml/model"
 )
 
@@ -66,11 +65,14 @@ func (l *Learner) DeviceStateBytes() (int64, error) {
 // the offloaded ones down to the host; the host updates them and the new
 // weights go back to the device.
 type hostOptimizer struct {
-	backend compute.Backend
+	device  compute.Backend     // the learner's
+	backend compute.Backend     // the host's
 	store   *mlmodel.Store      // the host's copies of the offloaded weights, and their optimizer state
 	vars    []*mlmodel.Variable // the offloaded weights, in the device's store
 	copies  []*mlmodel.Variable // the same weights in store, in the same order
-	apply   *mlmodel.Exec       // (lr, gradients...) -> step, updating store
+	apply   *mlmodel.Exec       // on the host: (lr, scale, gradients...) -> step, updating store
+	norm    *mlmodel.Exec       // on the device: () -> the global norm of every gradient, and the clip scale
+	kept    *mlmodel.Exec       // on the device: (lr, scale) -> step, the update of the weights kept there; nil: none
 }
 
 // OffloadOptimizer moves the optimizer of the first fraction of the
@@ -87,7 +89,7 @@ func (l *Learner) OffloadOptimizer(host compute.Backend, fraction float64) error
 	case l.ready:
 		return fmt.Errorf("grpo: optimizer_cpu_offload: set it before the first step")
 	}
-	l.host = &hostOptimizer{backend: host, store: mlmodel.NewStore(), vars: offloadedVars(l.vars, fraction)}
+	l.host = &hostOptimizer{device: l.backend, backend: host, store: mlmodel.NewStore(), vars: offloadedVars(l.vars, fraction)}
 	return nil
 }
 
@@ -149,9 +151,28 @@ func (l *Learner) prepareHost(adam AdamWConfig) error {
 		}
 	}
 	h.apply = mlmodel.MustNewExec(h.backend, h.store, func(scope *mlmodel.Scope, in []*Node) *Node {
-		ApplyAdamW(scope.Store(), h.copies, in[1:], in[0], hostAdam)
+		ApplyAdamW(scope.Store(), h.copies, ScaleGradients(in[2:], in[1]), in[0], hostAdam)
 		return adamStep(scope.Store()).NodeValue(in[0].Graph())
 	})
+	h.norm = mlmodel.MustNewExec(l.backend, dev, func(scope *mlmodel.Scope, g *Graph) []*Node {
+		norm := GlobalNorm(AccumulatedGradients(scope.Store(), l.vars, g, false))
+		if adam.ClipNorm <= 0 {
+			return []*Node{norm, OnesLike(norm)}
+		}
+		return []*Node{norm, ClipScale(norm, adam.ClipNorm)}
+	})
+	var kept []*mlmodel.Variable
+	for _, v := range l.vars {
+		if !slices.Contains(h.vars, v) {
+			kept = append(kept, v)
+		}
+	}
+	if len(kept) > 0 {
+		h.kept = mlmodel.MustNewExec(l.backend, dev, func(scope *mlmodel.Scope, lr, scale *Node) *Node {
+			ApplyAdamW(scope.Store(), kept, ScaleGradients(AccumulatedGradients(scope.Store(), kept, lr.Graph(), false), scale), lr, hostAdam)
+			return adamStep(scope.Store()).NodeValue(lr.Graph())
+		})
+	}
 	return nil
 }
 
@@ -188,36 +209,59 @@ func moveVariable(from, to *mlmodel.Store, path string) error {
 	return nil
 }
 
-// applyOnHost runs the host's update on the clipped gradients of the
-// offloaded weights (on the device, in their order) and sets the new
-// weights back on the device's store.
-func (h *hostOptimizer) applyOnHost(lr float64, grads []*tensors.Tensor) error {
-	args := []any{float32(lr)}
-	for _, g := range grads {
-		local, err := g.LocalClone()
-		if err != nil {
-			return err
+// step takes one optimizer step at learning rate lr with the host's
+// optimizer: the device computes the global norm of all the accumulated
+// gradients and the clip scale, and updates the weights kept there; the
+// accumulators of the others go down to the host (their device memory freed),
+// which scales them, updates its copies of those weights and their state,
+// and sets the new weights on the device's store. It returns the norm.
+func (h *hostOptimizer) step(dev *mlmodel.Store, lr float64) (float64, error) {
+	out, err := h.norm.Call()
+	if err != nil {
+		return 0, fmt.Errorf("grpo: gradient norm: %w", err)
+	}
+	norm, scale := float64(out[0].Value().(float32)), out[1]
+	if h.kept != nil {
+		if _, err := h.kept.Call(float32(lr), scale); err != nil {
+			return norm, fmt.Errorf("grpo: optimizer step: %w", err)
 		}
-		g.MustFinalizeAll()
+	}
+	args := []any{float32(lr), scale.Value().(float32)}
+	for _, v := range h.vars {
+		acc := accumulator(dev, v)
+		t, err := acc.Value()
+		if err != nil {
+			return norm, err
+		}
+		local, err := t.LocalClone()
+		if err != nil {
+			return norm, err
+		}
+		if err := acc.Reset(); err != nil {
+			return norm, err
+		}
 		args = append(args, local)
 	}
 	if _, err := h.apply.Call(args...); err != nil {
-		return fmt.Errorf("grpo: optimizer step on the host: %w", err)
+		return norm, fmt.Errorf("grpo: optimizer step on the host: %w", err)
 	}
 	for i, c := range h.copies {
 		t, err := c.Value()
 		if err != nil {
-			return err
+			return norm, err
 		}
 		local, err := t.LocalClone()
 		if err != nil {
-			return err
+			return norm, err
+		}
+		if err := local.ToDevice(h.device, 0); err != nil { // back up now, ready for the sampler
+			return norm, err
 		}
 		if err := h.vars[i].SetValue(local); err != nil {
-			return err
+			return norm, err
 		}
 	}
-	return nil
+	return norm, nil
 }
 
 // stateVariables are the optimizer state a checkpoint saves: the device's,

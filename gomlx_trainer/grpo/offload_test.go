@@ -43,8 +43,9 @@ func weightBytes(m *qwen3.Model) int64 {
 	return n
 }
 
-// TestOffloadStateLeavesOnlyTheWeights checks that between steps OffloadState
-// leaves nothing but the weights on the device, and that a run that offloads
+// TestOffloadStateLeavesOnlyTheWeights checks that no gradient accumulator
+// outlives its step, that between steps OffloadState leaves nothing but the
+// weights on the device, and that a run that offloads
 // before every step ends bit for bit where one that does not ends.
 func TestOffloadStateLeavesOnlyTheWeights(t *testing.T) {
 	adam := AdamWConfig{Beta1: 0.9, Beta2: 0.98, Eps: 1e-8, ClipNorm: 1, Precision: Precision{Master: MasterRemainder}}
@@ -53,6 +54,11 @@ func TestOffloadStateLeavesOnlyTheWeights(t *testing.T) {
 	for step := range 4 {
 		trainSteps(t, kept, step, 1)
 		trainSteps(t, offloaded, step, 1)
+		for _, v := range offloaded.vars {
+			if accumulator(offloaded.Model.Store, v).HasValue() {
+				t.Fatalf("step %d: the accumulator of %s outlives the step", step, v.Path())
+			}
+		}
 		before, err := offloaded.DeviceStateBytes()
 		if err != nil {
 			t.Fatal(err)

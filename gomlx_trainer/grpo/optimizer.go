@@ -61,13 +61,23 @@ func ClipByGlobalNorm(grads []*Node, maxNorm float64) (clipped []*Node, norm *No
 	if maxNorm <= 0 {
 		return grads, norm
 	}
-	// scale = maxNorm / max(norm, maxNorm): 1 below the threshold, never a division by 0.
-	scale := Div(Scalar(norm.Graph(), dtypes.Float32, maxNorm), Max(norm, Scalar(norm.Graph(), dtypes.Float32, maxNorm)))
-	clipped = make([]*Node, len(grads))
+	return ScaleGradients(grads, ClipScale(norm, maxNorm)), norm
+}
+
+// ClipScale is the factor that clips gradients of global norm norm at
+// maxNorm: maxNorm / max(norm, maxNorm), 1 below the threshold and never a
+// division by 0 (maxNorm > 0).
+func ClipScale(norm *Node, maxNorm float64) *Node {
+	return Div(Scalar(norm.Graph(), dtypes.Float32, maxNorm), Max(norm, Scalar(norm.Graph(), dtypes.Float32, maxNorm)))
+}
+
+// ScaleGradients multiplies every gradient by the float32 scalar scale.
+func ScaleGradients(grads []*Node, scale *Node) []*Node {
+	out := make([]*Node, len(grads))
 	for i, gr := range grads {
-		clipped[i] = Mul(gr, ConvertDType(scale, gr.DType()))
+		out[i] = Mul(gr, ConvertDType(scale, gr.DType()))
 	}
-	return clipped, norm
+	return out
 }
 
 // ApplyAdamW builds one AdamW update of vars from grads (same order), as
@@ -190,14 +200,17 @@ func AccumulateGradients(store *mlmodel.Store, vars []*mlmodel.Variable, loss *N
 	}
 }
 
-// AccumulatedGradients reads the accumulators of vars and resets them to zero
-// in the same graph.
-func AccumulatedGradients(store *mlmodel.Store, vars []*mlmodel.Variable, g *Graph) []*Node {
+// AccumulatedGradients reads the accumulators of vars, and with zero resets
+// them to zero in the same graph (a learner on one device frees them after
+// the step instead, see Learner.Apply).
+func AccumulatedGradients(store *mlmodel.Store, vars []*mlmodel.Variable, g *Graph, zero bool) []*Node {
 	grads := make([]*Node, len(vars))
 	for i, v := range vars {
 		acc := accumulator(store, v)
 		grads[i] = acc.NodeValue(g)
-		acc.SetNodeValue(ZerosLike(grads[i]))
+		if zero {
+			acc.SetNodeValue(ZerosLike(grads[i]))
+		}
 	}
 	return grads
 }

@@ -64,7 +64,7 @@ func TestAdamWWithAccumulation(t *testing.T) {
 			return loss
 		})
 		apply := mlmodel.MustNewExec(backend, store, func(_ *mlmodel.Scope, lr *Node) *Node {
-			return ApplyAdamW(store, vars, AccumulatedGradients(store, vars, lr.Graph()), lr, cfg)
+			return ApplyAdamW(store, vars, AccumulatedGradients(store, vars, lr.Graph(), true), lr, cfg)
 		})
 
 		p := []float64{0.5, -1, 2, 0.1, 0.2, -0.3, 0.4}

@@ -219,16 +219,16 @@ func modelOptions(cfg Config) qwen3.ModelOptions {
 // adamConfig is the optimizer of a recipe.
 func adamConfig(cfg Config) AdamWConfig {
 	return AdamWConfig{Beta1: cfg.AdamBeta1, Beta2: cfg.AdamBeta2, Eps: cfg.AdamEps, WeightDecay: cfg.WeightDecay, ClipNorm: cfg.ClipGrad,
-		Precision: precisionOf(cfg)}
+		Precision: PrecisionOf(cfg)}
 }
 
-// precisionOf is the optimizer precision of a validated recipe: without
+// PrecisionOf is the optimizer precision of a validated recipe: without
 // use_precision_aware_optimizer, float32 state with a float32 master copy of
 // 16-bit weights (Megatron's mixed precision); with it, the dtypes its keys
 // give, and for bfloat16 weights the 16 low bits (store_param_remainders), a
 // float32 copy, or no master (main_params_dtype bfloat16), rounded to nearest
 // or at random (stochastic_rounding).
-func precisionOf(cfg Config) Precision {
+func PrecisionOf(cfg Config) Precision {
 	p := Precision{Master: MasterFloat32, Seed: uint32(cfg.Seed)}
 	if !cfg.UsePrecisionAwareOptimizer {
 		return p

@@ -33,6 +33,7 @@ type Recipe struct {
 	FusedAttention  bool         // the training step's attention is fused (see FusedAttention)
 	Devices         int          // num_devices; 0 or 1: one device
 	Sharding        string       // sharding: grpo.ShardReplicate, ShardData or ShardFSDP
+	State           State        // how the optimizer keeps its state (StateOf)
 }
 
 // fsdp reports whether the recipe shards its state over several devices.
@@ -60,14 +61,14 @@ func (rc Recipe) Rows() int {
 func (rc Recipe) step(rows int) Step {
 	return Step{DType: rc.DType, Rows: rows, SeqLen: rc.SeqLen(), LogProbChunk: rc.LogProbChunk,
 		RecomputeLayers: rc.RecomputeLayers, Reference: rc.Reference, FusedAttention: rc.FusedAttention,
-		Devices: rc.Devices, FSDP: rc.fsdp()}
+		Devices: rc.Devices, FSDP: rc.fsdp(), State: rc.State}
 }
 
 // rollout and eval are the sampling sessions of batch sequences.
 func (rc Recipe) rollout(batch int) Session {
 	return Session{DType: rc.DType, Batch: batch, PromptLen: rc.PromptLen, ResponseLen: rc.ResponseLen,
 		AppendChunks: rc.Tools, Training: true, Reference: rc.Reference,
-		Devices: rc.Devices, FSDP: rc.fsdp()}
+		Devices: rc.Devices, FSDP: rc.fsdp(), State: rc.State}
 }
 
 func (rc Recipe) eval(batch int) Session {
@@ -101,6 +102,10 @@ type Report struct {
 	MaxRowsPlain     int       // the same without recompute_layers
 	MaxRowsRecompute int       // the same with recompute_layers
 	MaxSamplingBatch int       // largest sampling_batch_size whose sessions fit (0: none)
+	// MaxSamplingBatchKept is MaxSamplingBatch with the optimizer state kept
+	// on the device while sampling (offload_train off), for comparison.
+	MaxSamplingBatchKept int
+	Host                 int64 // host memory the optimizer's offloaded state takes (Host)
 }
 
 // Plan predicts the peaks of a recipe on a model of shape cfg under rules r,
@@ -117,11 +122,21 @@ func Plan(cfg qwen3.Config, rc Recipe, limit int64, r Rules) Report {
 	plain, recompute := rc, rc
 	plain.RecomputeLayers, recompute.RecomputeLayers = false, true
 	rep.MaxRowsPlain, rep.MaxRowsRecompute = maxRows(cfg, plain, limit, r), maxRows(cfg, recompute, limit, r)
-	rep.MaxSamplingBatch = largest(max(rc.RolloutSamples, 16), func(n int) bool {
+	rep.MaxSamplingBatch = maxSamplingBatch(cfg, rc, limit, r)
+	kept := rc
+	kept.State.OffloadTrain = false
+	rep.MaxSamplingBatchKept = maxSamplingBatch(cfg, kept, limit, r)
+	rep.Host = Host(cfg, rc.DType, rc.State)
+	return rep
+}
+
+// maxSamplingBatch is the largest sampling batch whose rollout and
+// evaluation sessions fit in limit bytes (0: none).
+func maxSamplingBatch(cfg qwen3.Config, rc Recipe, limit int64, r Rules) int {
+	return largest(max(rc.RolloutSamples, 16), func(n int) bool {
 		ok := Sampling(cfg, rc.rollout(n), r).Total() <= limit
 		return ok && (rc.EvalResponseLen == 0 || Sampling(cfg, rc.eval(n), r).Total() <= limit)
 	})
-	return rep
 }
 
 // maxRows is the largest micro-batch of the longest sequences whose training
@@ -177,7 +192,14 @@ func (rep Report) WriteTo(w io.Writer) (int64, error) {
 	}
 	fmt.Fprintf(cw, "\nlargest micro-batch at %d tokens: %d (%d tokens); without recompute_layers %d, with it %d\n",
 		rep.SeqLen, rep.MaxRows, rep.MaxRows*rep.SeqLen, rep.MaxRowsPlain, rep.MaxRowsRecompute)
-	fmt.Fprintf(cw, "largest sampling batch: %d\n", rep.MaxSamplingBatch)
+	fmt.Fprintf(cw, "largest sampling batch: %d", rep.MaxSamplingBatch)
+	if rep.MaxSamplingBatchKept != rep.MaxSamplingBatch {
+		fmt.Fprintf(cw, " (%d with the optimizer state kept on the device while sampling)", rep.MaxSamplingBatchKept)
+	}
+	fmt.Fprintln(cw)
+	if rep.Host > 0 {
+		fmt.Fprintf(cw, "host memory of the offloaded optimizer (master, moments, a copy of the weights): %s\n", FormatGiB(rep.Host))
+	}
 	verdict := "FITS"
 	if !rep.Fits() {
 		verdict = "DOES NOT FIT"

@@ -17,7 +17,7 @@ func RecipeOf(cfg grpo.Config) (Recipe, error) {
 		DType: dtype, GlobalBatch: cfg.GlobalBatchSize, MicroBatch: cfg.MicroBatchSize,
 		PromptLen: cfg.RolloutMaxPromptLen, ResponseLen: cfg.RolloutMaxResponseLen,
 		RolloutSamples: cfg.Samples(), SamplingBatch: cfg.SamplingBatchSize, Tools: cfg.UseTools,
-		Reference: cfg.UseKLLoss && cfg.KLLossCoef != 0,
+		Reference: cfg.UseKLLoss && cfg.KLLossCoef != 0, State: StateOf(cfg),
 	}
 	if cfg.NumDevices > 1 { // one device leaves them zero
 		rc.Devices, rc.Sharding = cfg.NumDevices, cfg.Sharding

@@ -15,10 +15,11 @@ type Session struct {
 	ResponseLen  int          // most new tokens per sequence (sampled and appended)
 	MaxChunk     int          // most tokens fed per sequence in one step; 0: 512, the sampler's default
 	AppendChunks bool         // tool outputs are appended between turns: chunks of MaxChunk fed at the full cache
-	Training     bool         // inside `mathrl train`: the optimizer state stays resident (Resident)
+	Training     bool         // inside `mathrl train`: the optimizer state stays resident (Resident) unless State.OffloadTrain
 	Reference    bool         // with Training, a frozen reference policy is resident too
 	Devices      int          // with Training, num_devices the trainer's state spreads over; 0 or 1: one device
 	FSDP         bool         // with Training and Devices > 1: sharding fsdp, else data
+	State        State        // with Training, how the optimizer keeps its state
 }
 
 // Names of the sampling terms (the resident ones are those of Resident).
@@ -40,9 +41,7 @@ const defaultMaxChunk = 512
 //	growth:  resident + cache at the final slots + one layer's key or value tensor
 //	         at its previous length (the cache is grown one tensor at a time)
 //
-// Resident is the weights, or with Training all of Sharded(cfg, s.DType,
-// s.Reference, s.Devices, s.FSDP): the trainer's accumulators and moments stay
-// on the device while it samples. On several devices the sampler runs on the
+// Resident is the weights, or with Training what samplingResident keeps. On several devices the sampler runs on the
 // trainer's mesh with its batch split (sampler.OnMesh: the batch padded to a
 // multiple of the devices), so the cache and the step are those of one
 // device's rows; under fsdp it is taken to read the weights whole, a gathered
@@ -55,7 +54,7 @@ func Sampling(cfg qwen3.Config, s Session, r Rules) Breakdown {
 	weights := cfg.Params() * int64(s.DType.Size())
 	resident := []Term{{TermWeights, weights}}
 	if s.Training {
-		resident = Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP)
+		resident = samplingResident(cfg, s)
 		if s.FSDP && s.Devices > 1 {
 			resident = append(resident, Term{TermGathered, weights})
 		}
@@ -78,6 +77,25 @@ func Sampling(cfg qwen3.Config, s Session, r Rules) Breakdown {
 		with("decode", resident, cache(final), []Term{{TermStep, stepWorkingSet(cfg, s, decode, final, r)}}),
 		with("cache growth", resident, cache(final), []Term{{TermGrowth, kvCache(cfg, s, final) / int64(2*cfg.Layers)}}),
 	)
+}
+
+// samplingResident is what a training run keeps on the device while it
+// samples: Sharded without the gradient accumulators, which on one device
+// exist only inside a step (grpo.Learner frees them after each), and with
+// State.OffloadTrain on one device not the rest of the optimizer state
+// either (grpo.Learner.OffloadState): only the weights and the reference.
+func samplingResident(cfg qwen3.Config, s Session) []Term {
+	var out []Term
+	one := s.Devices <= 1
+	for _, t := range Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP, s.State) {
+		switch {
+		case t.Name == TermAccumulators && one:
+		case (t.Name == TermMoments || t.Name == TermMaster) && one && s.State.OffloadTrain:
+		default:
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // kvCache is the key/value cache of Batch sequences at slots positions:

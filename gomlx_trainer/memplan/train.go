@@ -3,6 +3,7 @@ package memplan
 import (
 	"github.com/gomlx/compute/dtypes"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -18,6 +19,71 @@ type Step struct {
 	FusedAttention  bool         // fused (flash) attention: see FusedAttention
 	Devices         int          // num_devices the step spreads over (Rows split over them); 0 or 1: one device
 	FSDP            bool         // with Devices > 1: sharding fsdp (the state sharded too), else data
+	State           State        // how the optimizer keeps its state (the zero value: float32, a float32 master of 16-bit weights, all on the device)
+}
+
+// State is how the optimizer keeps its state: the dtypes and master of
+// grpo.Precision, and what the offload options move to the host.
+type State struct {
+	Precision       grpo.Precision
+	OffloadFraction float64 // optimizer_cpu_offload: the share of the parameters whose master and moments live on the host (0: none)
+	OffloadTrain    bool    // offload_train: the state leaves the device while the trainer samples
+}
+
+// StateOf is the state a recipe's optimizer keeps.
+func StateOf(cfg grpo.Config) State {
+	st := State{Precision: grpo.PrecisionOf(cfg), OffloadTrain: cfg.OffloadTrain && !cfg.AsyncRollouts}
+	if cfg.OptimizerCPUOffload {
+		st.OffloadFraction = cfg.OptimizerOffloadFraction
+	}
+	return st
+}
+
+// masterBytes is the bytes per parameter of the master values of weights
+// of dtype: none for float32 weights (their own master), else 4 for a
+// float32 copy, 2 for the 16 low bits, 0 without a master.
+func (st State) masterBytes(dtype dtypes.DType) int64 {
+	if dtype == dtypes.Float32 {
+		return 0
+	}
+	switch st.Precision.Master {
+	case grpo.MasterRemainder:
+		return 2
+	case grpo.MasterStochastic, grpo.MasterNone:
+		return 0
+	}
+	return 4
+}
+
+// dtypeBytes is the size of d, 4 (float32) for the zero dtype.
+func dtypeBytes(d dtypes.DType) int64 {
+	if d == dtypes.InvalidDType {
+		return 4
+	}
+	return int64(d.Size())
+}
+
+// updateBytes is the bytes per parameter the update keeps between steps:
+// both moments and the master.
+func (st State) updateBytes(dtype dtypes.DType) int64 {
+	p := st.Precision
+	return dtypeBytes(p.ExpAvgDType) + dtypeBytes(p.ExpAvgSqDType) + st.masterBytes(dtype)
+}
+
+// onDevice is the parameters whose update state stays on the device: all
+// but the offloaded share (the first weights in order, so a fraction is
+// rounded to whole tensors; the plan takes the share as given).
+func (st State) onDevice(p int64) int64 {
+	return p - int64(st.OffloadFraction*float64(p))
+}
+
+// Host is what the host's memory holds under optimizer_cpu_offload: the
+// offloaded parameters' master values and moments, and a copy of their
+// weights, which the host updates. (With offload_train the rest of the state
+// also passes through host memory while the trainer samples.)
+func Host(cfg qwen3.Config, dtype dtypes.DType, st State) int64 {
+	off := cfg.Params() - st.onDevice(cfg.Params())
+	return off * (st.updateBytes(dtype) + int64(dtype.Size()))
 }
 
 // rowsOn is the rows of the micro-batch one device runs: Rows/Devices, the
@@ -44,6 +110,7 @@ const (
 	TermReference    = "reference policy"
 	TermAccumulators = "gradient accumulators"
 	TermMoments      = "AdamW moments"
+	TermMaster       = "master weights"
 	TermLayers       = "layer activations"
 	TermLayerInputs  = "layer inputs"
 	TermScores       = "attention scores"
@@ -68,11 +135,11 @@ const (
 //	end of backward:  resident + every weight gradient (CPU, and XLA on several devices)
 //	optimizer update: resident + update temporaries
 //
-// where resident is Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP),
+// where resident is Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP, s.State),
 // and on several devices the activations are those of Rows/Devices rows.
 func TrainStep(cfg qwen3.Config, s Step, r Rules) Breakdown {
 	d := int64(s.DType.Size())
-	resident := Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP)
+	resident := Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP, s.State)
 	devices := max(s.Devices, 1)
 	s.Rows = s.rowsOn()
 	kept := keptActivations(cfg, s, r)
@@ -84,7 +151,7 @@ func TrainStep(cfg qwen3.Config, s Step, r Rules) Breakdown {
 	phases := []Breakdown{
 		with("head backward", resident, kept, []Term{{TermHead, logProbHead(cfg, s, r)}}),
 		with("layer backward", resident, gathered, kept, layer),
-		with("optimizer update", resident, []Term{{TermUpdate, optimizerUpdate(cfg, r) / int64(shards(s))}}),
+		with("optimizer update", resident, []Term{{TermUpdate, OptimizerUpdate(cfg, s, r) / int64(shards(s))}}),
 	}
 	if r == CPU || devices > 1 {
 		grads := weightGradients(cfg, d) / int64(shards(s))
@@ -131,28 +198,39 @@ func embeddingParams(cfg qwen3.Config) int64 {
 // P = cfg.Params() parameters and d bytes per element of dtype:
 //
 //   - weights, P·d: one copy, in the compute dtype. The sampler and the
-//     learner share the model's context, and the trainable variables are the
-//     weights themselves: there is no float32 master copy (ApplyAdamW converts
-//     each weight to float32, updates it and converts it back).
+//     learner share the model's store, and the trainable variables are the
+//     weights themselves.
 //   - reference policy, P·d, only with the KL penalty: a second, frozen model.
-//   - gradient accumulators, 4P: float32, one per weight (AccumulateGradients).
-//   - AdamW moments, 8P: m and v in float32 (ApplyAdamW).
-func Resident(cfg qwen3.Config, dtype dtypes.DType, reference bool) []Term {
+//   - gradient accumulators, P·g: one per weight, g bytes of main_grads_dtype
+//     (AccumulateGradients).
+//   - AdamW moments, m and v of exp_avg_dtype and exp_avg_sq_dtype (4 + 4
+//     bytes by default), for the parameters whose update stays on the device
+//     (all but optimizer_offload_fraction under optimizer_cpu_offload).
+//   - master weights, for the same parameters of 16-bit weights: 4 bytes (a
+//     float32 copy), 2 (the 16 low bits) or none (grpo.Precision).
+func Resident(cfg qwen3.Config, dtype dtypes.DType, reference bool, st State) []Term {
 	p, d := cfg.Params(), int64(dtype.Size())
 	terms := []Term{{TermWeights, p * d}}
 	if reference {
 		terms = append(terms, Term{TermReference, p * d})
 	}
-	return append(terms, Term{TermAccumulators, 4 * p}, Term{TermMoments, 8 * p})
+	kept, pr := st.onDevice(p), st.Precision
+	terms = append(terms, Term{TermAccumulators, dtypeBytes(pr.GradDType) * p},
+		Term{TermMoments, (dtypeBytes(pr.ExpAvgDType) + dtypeBytes(pr.ExpAvgSqDType)) * kept})
+	if m := st.masterBytes(dtype) * kept; m > 0 {
+		terms = append(terms, Term{TermMaster, m})
+	}
+	return terms
 }
 
 // Sharded is Resident on the first of devices: under fsdp (and devices > 1)
-// every tensor of the weights, accumulators and moments is split along its
-// largest axis over the devices, so each holds 1/devices of it; under data
-// each device holds them whole. The reference policy runs on the first device
-// (grpo.Learner leaves it there), whole. devices 0 or 1 is Resident.
-func Sharded(cfg qwen3.Config, dtype dtypes.DType, reference bool, devices int, fsdp bool) []Term {
-	terms := Resident(cfg, dtype, reference)
+// every tensor of the weights, accumulators, moments and master is split
+// along its largest axis over the devices, so each holds 1/devices of it;
+// under data each device holds them whole. The reference policy runs on the
+// first device (grpo.Learner leaves it there), whole. devices 0 or 1 is
+// Resident.
+func Sharded(cfg qwen3.Config, dtype dtypes.DType, reference bool, devices int, fsdp bool, st State) []Term {
+	terms := Resident(cfg, dtype, reference, st)
 	if !fsdp || devices <= 1 {
 		return terms
 	}
@@ -351,19 +429,31 @@ func logProbHead(cfg qwen3.Config, s Step, r Rules) int64 {
 	return int64(s.Rows)*c*v*perLogit + v*int64(cfg.Hidden)*d/int64(shards(s))
 }
 
-// optimizerUpdate is what the AdamW step holds beyond the resident state.
-// Each weight's update makes up to two float32 temporaries of the weight's
-// size (m and v are outputs, so their bias-corrected quotients are new
-// buffers); the largest weight gives 8·W, W = largestWeight(cfg).
+// OptimizerUpdate is what the optimizer step holds beyond the resident
+// state.
 //
-//   - XLA: 8·W. The accumulators, moments and weights are donated and updated
-//     in place.
-//   - CPU: 4P + 8·W. AccumulatedGradients builds the fresh zero accumulators
-//     before the old ones are read, so both sets are alive.
-func optimizerUpdate(cfg qwen3.Config, r Rules) int64 {
-	n := 8 * largestWeight(cfg)
+//   - XLA: a fresh copy of everything the step writes. GoMLX (v0.28.2)
+//     donates the buffers of the updated variables but declares no
+//     input/output aliasing, so XLA writes the new weights, moments and
+//     master values into new buffers and frees the old ones only after the
+//     step; it fuses the elementwise update into the loops that write them,
+//     with no temporaries of note (TestShardedPeakOnXLA measures both). That
+//     is, for the parameters updated on the device, their weights, moments
+//     and master (the host's new weights replace the old ones as they
+//     arrive); on several devices also the accumulators, which the step
+//     zeroes (on one device they are freed after it instead).
+//   - CPU: 8·W, W = largestWeight(cfg). The pure Go backend writes a donated
+//     buffer in place, but each weight's update makes up to two float32
+//     temporaries of its size (m and v are outputs, so their bias-corrected
+//     quotients are new buffers).
+func OptimizerUpdate(cfg qwen3.Config, s Step, r Rules) int64 {
 	if r == CPU {
-		n += 4 * cfg.Params()
+		return 8 * largestWeight(cfg)
+	}
+	p := cfg.Params()
+	n := s.State.onDevice(p) * (int64(s.DType.Size()) + s.State.updateBytes(s.DType))
+	if s.Devices > 1 {
+		n += p * dtypeBytes(s.State.Precision.GradDType)
 	}
 	return n
 }
