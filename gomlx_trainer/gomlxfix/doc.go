@@ -1,6 +1,6 @@
-// Package gomlxfix works around what GoMLX v0.28.2 does slowly or wrongly on
-// its pure Go backend, so that every graph of mathrl builds its matrix
-// products one way:
+// Package gomlxfix works around what GoMLX v0.28.2 does slowly or wrongly,
+// mostly on its pure Go backend, so that every graph of mathrl builds its
+// matrix products one way and sums half-precision gradients in float32:
 //
 //   - DotGeneralMatmul transposes both operands of a DotGeneral into the
 //     matmul layout, lhs [batch, m, k] and rhs [batch, k, n]. The Go backend
@@ -15,11 +15,19 @@
 //     products are DotGeneralMatmul's, so the backward pass keeps to the
 //     matmul layout too. GoMLX's own rule already builds matmuls (v0.26's built
 //     a broadcast outer product); only their layout differs.
+//   - DotGeneralMatmulF32 is DotGeneralMatmul with a float32 result for
+//     bfloat16 operands (scores before a softmax, logits before a
+//     log-softmax), so that the float32 sum is not rounded to bfloat16 first.
+//   - Install also replaces the gradient rule for Gather: GoMLX's scatters the
+//     adjoint in the operand's dtype, and both backends accumulate a bfloat16
+//     scatter in bfloat16 (an embedding row used by hundreds of tokens came
+//     out 2.5e-2 off); the new rule scatters in float32 and rounds once.
 //
 // The tests compare both with GoMLX's own results (values, and gradients
 // taken from forward passes alone) on several shapes, in float32 and
 // bfloat16; BenchmarkMLPGradient and BenchmarkDecodeProducts time them
-// against GoMLX's in the same run.
+// against GoMLX's in the same run. TestDotGeneralMatmulF32 and
+// TestGatherGradientSumsInFloat32 check the float32 results and sums.
 //
 // What v0.28.2 no longer needs: Slice's gradient uses Pad, which the Go
 // backend now runs, and Dot/DotGeneral gradients are matmuls. What it still

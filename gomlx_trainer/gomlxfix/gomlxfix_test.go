@@ -289,3 +289,89 @@ func TestGoBackendStillLacksDynamicUpdateSlice(t *testing.T) {
 		t.Fatal("the Go backend now runs DynamicSlice/DynamicUpdateSlice: the cache may write its slots with them")
 	}
 }
+
+// TestDotGeneralMatmulF32 checks, on bfloat16 operands, that DotGeneralMatmulF32
+// returns float32 and equals the float32 product of the same values (each
+// product of two bfloat16 numbers is exact in float32), and that its gradients
+// are bfloat16 and equal those of ConvertDType(DotGeneralMatmul(...), Float32),
+// which rounds the adjoint at the same place.
+func TestDotGeneralMatmulF32(t *testing.T) {
+	b := backendtest.New(t)
+	Install()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		name           string
+		lhs, rhs, out  []int
+		lc, lb, rc, rb []int
+	}{
+		{"linear with [out,in] weight", []int{2, 3, 16}, []int{40, 16}, []int{2, 3, 40}, []int{2}, nil, []int{1}, nil},
+		{"attention scores", []int{2, 5, 2, 3, 8}, []int{2, 2, 7, 8}, []int{2, 2, 5, 3, 7}, []int{4}, []int{0, 2}, []int{3}, []int{0, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lhs, rhs, w := randTensor(rng, tc.lhs...), randTensor(rng, tc.rhs...), randTensor(rng, tc.out...)
+			before := fallbacks.Load()
+			res := MustExecOnceN(b, func(l, r, w *Node) []*Node {
+				lb, rb := ConvertDType(l, dtypes.BFloat16), ConvertDType(r, dtypes.BFloat16)
+				f32 := DotGeneralMatmulF32(lb, tc.lc, tc.lb, rb, tc.rc, tc.rb)
+				if f32.DType() != dtypes.Float32 {
+					t.Fatalf("result in %s, want Float32", f32.DType())
+				}
+				exact := DotGeneralMatmul(ConvertDType(lb, dtypes.Float32), tc.lc, tc.lb, ConvertDType(rb, dtypes.Float32), tc.rc, tc.rb)
+				rounded := ConvertDType(DotGeneralMatmul(lb, tc.lc, tc.lb, rb, tc.rc, tc.rb), dtypes.Float32)
+				grads := Gradient(ReduceAllSum(Mul(f32, w)), lb, rb)
+				oldGrads := Gradient(ReduceAllSum(Mul(rounded, w)), lb, rb)
+				if grads[0].DType() != dtypes.BFloat16 || grads[1].DType() != dtypes.BFloat16 {
+					t.Fatalf("gradients in %s and %s, want BFloat16", grads[0].DType(), grads[1].DType())
+				}
+				out := []*Node{f32, exact}
+				for _, g := range append(grads, oldGrads...) {
+					out = append(out, ConvertDType(g, dtypes.Float32))
+				}
+				return out
+			}, lhs, rhs, w)
+			if n := fallbacks.Load() - before; n != 0 {
+				t.Fatalf("%d gradients fell back to GoMLX's rule", n)
+			}
+			got, want := flat(res[0]), flat(res[1])
+			for i := range want {
+				if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+math.Abs(float64(want[i]))) {
+					t.Fatalf("value %d: %g, float32 product %g", i, got[i], want[i])
+				}
+			}
+			for k := range 2 {
+				if g, old := flat(res[2+k]), flat(res[4+k]); !slices.Equal(g, old) {
+					t.Errorf("operand %d: gradient differs from ConvertDType(DotGeneralMatmul)'s", k)
+				}
+			}
+		})
+	}
+}
+
+// TestGatherGradientSumsInFloat32 checks the rule Install sets for Gather: the
+// gradient of a bfloat16 operand is the float32 sum of the adjoints, rounded
+// once. Rows 0 and 1 are gathered 2,000 and 1,000 times with an adjoint of 1,
+// so their gradients are those counts (exact in bfloat16); a sum kept in
+// bfloat16, as both backends keep a bfloat16 scatter's, stops at 256, where
+// bfloat16's spacing becomes 2 and 256+1 rounds back to 256.
+func TestGatherGradientSumsInFloat32(t *testing.T) {
+	b := backendtest.New(t)
+	Install()
+	const n = 3000
+	ids := make([]int32, n)
+	for i := range ids {
+		ids[i] = int32(i % 3 / 2) // two thirds row 0, one third row 1
+	}
+	before := fallbacks.Load()
+	res := MustExecOnceN(b, func(emb, ids *Node) []*Node {
+		rows := Gather(ConvertDType(emb, dtypes.BFloat16), InsertAxes(ids, -1)) // [n, 2]
+		g := Gradient(ReduceAllSum(ConvertDType(rows, dtypes.Float32)), emb)[0]
+		return []*Node{g}
+	}, tensors.FromFlatDataAndDimensions([]float32{1, 2, 3, 4, 5, 6}, 3, 2), tensors.FromFlatDataAndDimensions(ids, n))
+	if n := fallbacks.Load() - before; n != 0 {
+		t.Fatalf("%d gradients fell back to GoMLX's rule", n)
+	}
+	want := []float32{2000, 2000, 1000, 1000, 0, 0} // exact in bfloat16
+	if got := flat(res[0]); !slices.Equal(got, want) {
+		t.Errorf("gradient %v, want the counts %v", got, want)
+	}
+}

@@ -32,14 +32,19 @@ func linear(x, w *Node) *Node {
 	return gomlxfix.DotGeneralMatmul(x, []int{x.Rank() - 1}, nil, w, []int{1}, nil)
 }
 
-// rmsNorm normalises x's last axis in float32, as transformers does, then scales
-// by w in x's dtype. It uses 1/Sqrt rather than Rsqrt so that it differentiates
-// on every backend.
+// rmsNorm normalises x's last axis in float32, as transformers does, rounds the
+// result to x's dtype and scales it by w, rounding the product to x's dtype:
+// transformers' bfloat16 values. The product is taken in float32 (exact for
+// two bfloat16 numbers, so that its rounding is the bfloat16 product) because
+// w's gradient is a sum over every other axis of x, every position and head,
+// in the product's dtype, and XLA sums bfloat16 in bfloat16
+// (TestBFloat16NormWeightGradient). It uses 1/Sqrt rather than Rsqrt so that
+// it differentiates on every backend.
 func rmsNorm(x, w *Node, eps float64) *Node {
 	xf := ConvertDType(x, dtypes.Float32)
 	variance := ReduceAndKeep(Square(xf), ReduceMean, -1)
-	normed := Div(xf, Sqrt(AddScalar(variance, eps)))
-	return Mul(ExpandLeftToRank(w, x.Rank()), ConvertDType(normed, x.DType()))
+	normed := ConvertDType(ConvertDType(Div(xf, Sqrt(AddScalar(variance, eps))), x.DType()), dtypes.Float32)
+	return ConvertDType(Mul(ExpandLeftToRank(ConvertDType(w, dtypes.Float32), x.Rank()), normed), x.DType())
 }
 
 // ropeTables returns cos and sin [batch, seq, headDim] (in dtype) for int32
@@ -74,8 +79,11 @@ func applyRope(x, cos, sin *Node) *Node {
 
 // attention is grouped-query attention. q: [b, t, heads, hd]; k, v: [b, s, kvHeads, hd]
 // or, with headsFirst, [b, kvHeads, s, hd] (the cache's layout); visible: bool
-// [b, t, s], true where query t may attend to key s. Scores and softmax are
-// computed in float32. Returns [b, t, heads*hd].
+// [b, t, s], true where query t may attend to key s. Scores come out of their
+// product in float32, unrounded, as in flash attention (scores of 30 would be
+// off by up to 0.06 in bfloat16, 6% of a probability), and the softmax is
+// computed in float32; the probabilities are rounded to q's dtype for their
+// product with v. Returns [b, t, heads*hd].
 func attention(cfg Config, q, k, v, visible *Node, headsFirst bool) *Node {
 	b, t := q.Shape().Dimensions[0], q.Shape().Dimensions[1]
 	seqAxis, headAxis := 1, 2
@@ -85,9 +93,9 @@ func attention(cfg Config, q, k, v, visible *Node, headsFirst bool) *Node {
 	s := k.Shape().Dimensions[seqAxis]
 	groups := cfg.Heads / cfg.KVHeads
 	qg := Reshape(q, b, t, cfg.KVHeads, groups, cfg.HeadDim)
-	scores := gomlxfix.DotGeneralMatmul(qg, []int{4}, []int{0, 2}, k, []int{3}, []int{0, headAxis}) // [b, kv, t, g, s]
+	scores := gomlxfix.DotGeneralMatmulF32(qg, []int{4}, []int{0, 2}, k, []int{3}, []int{0, headAxis}) // [b, kv, t, g, s]
 	scores.AssertDims(b, cfg.KVHeads, t, groups, s)
-	scores = MulScalar(ConvertDType(scores, dtypes.Float32), 1/math.Sqrt(float64(cfg.HeadDim)))
+	scores = MulScalar(scores, 1/math.Sqrt(float64(cfg.HeadDim)))
 	mask := BroadcastToDims(Reshape(visible, b, 1, t, 1, s), b, cfg.KVHeads, t, groups, s)
 	scores = Where(mask, scores, Scalar(q.Graph(), dtypes.Float32, maskedScore))
 	probs := ConvertDType(Softmax(scores, -1), q.DType())
@@ -134,7 +142,7 @@ func decoder(scope *model.Scope, cfg Config, ids, positions *Node, kv kvFunc, re
 	b, t := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
 	emb := weight(scope, g, "model.embed_tokens.weight")
 	dtype := emb.DType()
-	x := Gather(emb, InsertAxes(ConvertDType(ids, dtypes.Int32), -1)) // [b, t, hidden]
+	x := embed(emb, ids) // [b, t, hidden]
 	x.AssertDims(b, t, cfg.Hidden)
 	cos, sin := ropeTables(cfg, positions, dtype)
 	for i := 0; i < cfg.Layers; i++ {
@@ -147,6 +155,13 @@ func decoder(scope *model.Scope, cfg Config, ids, positions *Node, kv kvFunc, re
 		x.AssertDims(b, t, cfg.Hidden)
 	}
 	return rmsNorm(x, weight(scope, g, "model.norm.weight"), cfg.RMSNormEps)
+}
+
+// embed returns the rows of emb [vocab, hidden] for ids [b, t]: [b, t, hidden].
+// Its gradient with respect to a bfloat16 emb is summed in float32
+// (gomlxfix.Install's rule for Gather; TestBFloat16EmbeddingGradient).
+func embed(emb, ids *Node) *Node {
+	return Gather(emb, InsertAxes(ConvertDType(ids, dtypes.Int32), -1))
 }
 
 // layerTensors are the weights of a decoder layer, named after "model.layers.N.".
@@ -218,9 +233,12 @@ func headWeight(scope *model.Scope, cfg Config, g *Graph) *Node {
 }
 
 // project applies the head's weight w [vocab, hidden] to h [..., hidden] and
-// returns float32 logits [..., vocab].
+// returns float32 logits [..., vocab], summed in float32 and never rounded to
+// the weights' dtype: a bfloat16 logit of 25 is off by up to 0.06, and so is
+// every log-probability taken from it (TestBFloat16Logits). The gradients of h
+// and w come in their own dtypes.
 func project(h, w *Node) *Node {
-	return ConvertDType(linear(h, w), dtypes.Float32)
+	return gomlxfix.DotGeneralMatmulF32(h, []int{h.Rank() - 1}, nil, w, []int{1}, nil)
 }
 
 // causal returns the causal visibility mask [b, t, t] for self-attention.

@@ -172,7 +172,7 @@ func checkpointedHidden(scope *model.Scope, cfg Config, ids *Node) *Node {
 	g := ids.Graph()
 	b, t := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
 	emb := weight(scope, g, "model.embed_tokens.weight")
-	x := Gather(emb, InsertAxes(ConvertDType(ids, dtypes.Int32), -1))
+	x := embed(emb, ids)
 	cos, sin := ropeTables(cfg, Iota(g, shapes.Make(dtypes.Int32, b, t), 1), emb.DType())
 	visible := causal(g, b, t)
 	kv := func(_ int, k, v *Node) (*Node, *Node, *Node, bool) { return k, v, visible, false }
