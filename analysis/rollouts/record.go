@@ -46,7 +46,7 @@ type Record struct {
 	ResponseIDs []int          `json:"response_ids"` // sampled tokens and injected tool responses, after the prompt
 	Tokens      []string       `json:"tokens"`       // each response id decoded on its own, special tokens kept
 	Mask        []float32      `json:"mask"`         // the loss mask: 1 on tokens the loss trained on; 0 on injected tokens (tool responses, template glue) and on samples left out
-	LogProbs    []float32      `json:"logprobs"`     // the old log-prob of the PPO ratio (the sampling log-prob; 0 where the policy did not sample)
+	LogProbs    []float32      `json:"logprobs"`     // the old log-prob of the PPO ratio: the training graph's, recomputed before the rollout's first update, or with use_rollout_logprobs (and for a sample left out) the sampler's; 0 where the policy did not sample
 	Advantage   float64        `json:"advantage"`    // the sequence's advantage in the loss (0 when left out)
 	Reward      float64        `json:"reward"`       // the reward the advantage came from (overlong penalty included)
 	Correct     bool           `json:"correct"`      // the scorer's verdict

@@ -13,7 +13,7 @@ type Sequence struct {
 	Prompt      []int
 	Response    []int
 	Mask        []float32 // 1 on sampled tokens; 0 on tool responses and glue
-	LogProbs    []float32 // log-prob recorded at sampling time (0 where Mask is 0)
+	LogProbs    []float32 // old log-prob of the PPO ratio: the sampler's, or the training graph's once recomputed (see use_rollout_logprobs); 0 where Mask is 0
 	RefLogProbs []float32 // log-prob under the reference policy, when the KL penalty is on
 	Weights     []float32 // loss weight per response token, from TokenWeights
 	ISWeights   []float32 // importance weight per response token (truncated importance sampling); nil: 1

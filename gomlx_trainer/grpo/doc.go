@@ -21,12 +21,14 @@
 // takes them (see ahead);
 // sequences turns them into per-group advantages (GroupAdvantages, optionally
 // filtered by KeepGroups); correct recomputes their log-probs with the
-// training graph when use_tis, the sequence mask or the mismatch metrics ask
-// for them; optimize splits them into GlobalBatchSize-sample optimizer
-// steps. Each step (Learner.Step) sums the gradients of its micro-batches
-// (AccumulateGradients), clips them to a global norm and applies AdamW
-// (ApplyAdamW). Log-probs recorded at sampling time are the "old" policy
-// of the PPO ratio. The supervised warm start takes the same Learner.Step.
+// training graph, before the rollout's first update, as the "old" policy of
+// the PPO ratio (the sampler's log-probs with use_rollout_logprobs), and for
+// use_tis, the sequence mask and the mismatch metrics; optimize splits them
+// into GlobalBatchSize-sample optimizer steps, the first on policy
+// (StepOptions.OnPolicy). Each step (Learner.Step) sums the gradients of its
+// micro-batches (AccumulateGradients), clips them to a global norm and
+// applies AdamW (ApplyAdamW). The supervised warm start takes the same
+// Learner.Step.
 // The Learner owns the policy and its optimizer state: the loop asks it to
 // reset the optimizer and to save a checkpoint. Every save_rollouts_every
 // rollouts the trainer writes the batch's records token by token (package

@@ -29,6 +29,7 @@ type Batch struct {
 	Weights      [][]float32
 	ISWeights    [][]float32 // importance weights of the policy-gradient term (1 unless truncated importance sampling is on)
 	Advantages   []float32
+	OnPolicy     []float32 // one per row; 1: the loss takes the row's own log-probs as the old ones, not OldLogProbs (StepOptions.OnPolicy; nil: 0)
 }
 
 // StepStats are the sums one micro-batch's loss graph returns; the trainer adds
@@ -57,7 +58,7 @@ type Learner struct {
 	Model   *qwen3.Model
 	backend compute.Backend
 	vars    []*mlmodel.Variable
-	grpo    *mlmodel.Exec // (ids, targets, old, ref, adv, w, isw) -> stats
+	grpo    *mlmodel.Exec // (ids, targets, old, ref, adv, w, isw, onPolicy) -> stats
 	sft     *mlmodel.Exec // (ids, targets, w) -> stats
 	apply   *mlmodel.Exec // (lr) -> grad norm
 	logp    *mlmodel.Exec // (ids, targets) -> log-probs
@@ -105,8 +106,10 @@ func NewLearnerWith(backend compute.Backend, model *qwen3.Model, loss LossConfig
 		return []*Node{out.Loss, out.PGLoss, out.Tokens, out.ClipTokens, out.KLSum, ReduceAllSum(Mul(entropy, active)), out.RatioSum}
 	}
 	l.grpo = mlmodel.MustNewExec(backend, model.Store, func(scope *mlmodel.Scope, in []*Node) []*Node {
-		ids, targets, old, ref, adv, w, isw := in[0], in[1], in[2], in[3], in[4], in[5], in[6]
+		ids, targets, old, ref, adv, w, isw, onPolicy := in[0], in[1], in[2], in[3], in[4], in[5], in[6], in[7]
 		logp, entropy := qwen3.TargetLogProbsOf(scope, cfg, ids, targets, temperature, opts)
+		// an on-policy row's old log-probs are its own forward's (PolicyLoss stops their gradient): ratio exactly 1
+		old = Where(GreaterThan(onPolicy, ZerosLike(onPolicy)), ConvertDType(logp, old.DType()), old)
 		if !useRef {
 			ref = nil
 		}
@@ -311,6 +314,13 @@ type StepOptions struct {
 	MicroBatch   int     // sequences per forward and backward pass (0: all at once)
 	MaxTokens    int     // when positive: micro-batches packed by length, each at most MaxTokens padded tokens (tokenMicroBatches); MicroBatch is then ignored
 	LR           float64 // learning rate
+	// OnPolicy says that the weights are those the sequences' old log-probs
+	// were computed with (the first step on recomputed log-probs): the loss
+	// takes its own forward's log-probs as the old ones, so every ratio is
+	// exactly 1 whatever the backend rounds differently between this graph
+	// and LogProbs' (as verl's actor does on policy). The sequences'
+	// LogProbs are then not read.
+	OnPolicy bool
 }
 
 // Step takes one optimizer step on seqs: it sets their loss weights
@@ -333,7 +343,7 @@ func (l *Learner) Step(seqs []Sequence, o StepOptions) (StepStats, float64, erro
 	}
 	var ss StepStats
 	for _, part := range microBatches(weighted, o) {
-		s, err := l.accumulate(part, o.SFT)
+		s, err := l.accumulate(part, o)
 		if err != nil {
 			return StepStats{}, 0, err
 		}
@@ -433,13 +443,19 @@ func (l *Learner) readyAccumulators() error {
 }
 
 // accumulate adds one micro-batch's gradients to the accumulators.
-func (l *Learner) accumulate(seqs []Sequence, sft bool) (StepStats, error) {
+func (l *Learner) accumulate(seqs []Sequence, o StepOptions) (StepStats, error) {
 	b, err := packBatch(l.padRows(seqs))
 	if err != nil {
 		return StepStats{}, err
 	}
-	if sft {
+	if o.SFT {
 		return l.accumulateSFT(b)
+	}
+	if o.OnPolicy {
+		b.OnPolicy = make([]float32, len(b.IDs))
+		for i := range b.OnPolicy {
+			b.OnPolicy[i] = 1
+		}
 	}
 	if l.ref != nil {
 		if b.RefLogProbs, err = l.ref.LogProbs(b.IDs, b.Targets); err != nil {
@@ -481,7 +497,11 @@ func (l *Learner) accumulatePolicy(b Batch) (StepStats, error) {
 	if ref == nil {
 		ref = b.OldLogProbs // unused by the graph
 	}
-	out, err := l.call(l.grpo, l.batchSpecs(), b.IDs, b.Targets, b.OldLogProbs, ref, b.Advantages, b.Weights, b.ISWeights)
+	onPolicy := b.OnPolicy
+	if onPolicy == nil {
+		onPolicy = make([]float32, len(b.IDs))
+	}
+	out, err := l.call(l.grpo, l.batchSpecs(), b.IDs, b.Targets, b.OldLogProbs, ref, b.Advantages, b.Weights, b.ISWeights, onPolicy)
 	if err != nil {
 		return StepStats{}, fmt.Errorf("grpo: train step: %w", err)
 	}

@@ -22,7 +22,7 @@ type LossConfig struct {
 // was not sampled by the policy (prompt, tool responses, template glue, padding).
 type LossInputs struct {
 	LogProbs    *Node // current policy, differentiable
-	OldLogProbs *Node // the policy that sampled, recorded at sampling time
+	OldLogProbs *Node // the old policy of the ratio: the sampler's log-probs, or the training graph's recomputed before the rollout's updates
 	RefLogProbs *Node // frozen reference policy; only read when KLCoef > 0
 	Entropy     *Node // per-token entropy of the current policy; only read when EntropyCoef > 0, may be nil otherwise
 	Advantages  *Node // one per sequence

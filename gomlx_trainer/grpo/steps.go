@@ -255,25 +255,28 @@ func sum(x []float32) float64 {
 
 // optimize takes the optimizer steps of one rollout on trained (the batch's
 // sequences after correct, whose mismatch was mm), global_batch_size
-// sequences each, and appends one train.jsonl line per step. It returns the
-// lines and the optimizer step that took each of trained.
+// sequences each (stepParts), and appends one train.jsonl line per step,
+// each with the clip fraction of the rollout's first step
+// (first_step_clip_fraction, a rollout field). It returns the lines and the
+// optimizer step that took each of trained.
 func (t *trainer) optimize(b batch, trained []Sequence, mm mismatchStats) ([]metrics.StepMetrics, []int, error) {
 	cfg := t.cfg
-	n := max(len(trained)/cfg.GlobalBatchSize, 1)
 	if len(trained) == 0 {
 		t.log.Printf("rollout %d: every group had equal rewards; no update", t.st.Rollout+1)
 		return nil, nil, nil
 	}
-	steps := make([]int, len(trained))
+	parts := stepParts(trained, cfg.GlobalBatchSize)
+	steps := make([]int, 0, len(trained))
 	staleness := t.st.Step - b.step // optimizer steps between the sampling weights and this rollout's first update
 	var lines []metrics.StepMetrics
-	for k := range n {
+	firstClip := 0.0 // the clip fraction of the rollout's first step
+	for k, part := range parts {
 		start := time.Now()
-		part := trained[k*len(trained)/n : (k+1)*len(trained)/n]
 		lr := LearningRate(t.st.Step, cfg.LRWarmupIters, cfg.LR)
 		t.marks.mark("step %d", t.st.Step+1)
-		ss, gradNorm, err := t.learner.Step(part, StepOptions{PerTokenLoss: cfg.CalculatePerTokenLoss,
-			MicroBatch: cfg.MicroBatchSize, MaxTokens: cfg.MaxTokensPerMicroBatch, LR: lr})
+		o := t.stepOptions(lr)
+		o.OnPolicy = k == 0 && !cfg.UseRolloutLogprobs // the weights correct recomputed the old log-probs with
+		ss, gradNorm, err := t.learner.Step(part, o)
 		if errors.Is(err, ErrNonFinite) {
 			return nil, nil, fmt.Errorf("grpo: step %d: %w; stopping, the last good checkpoint is kept in %s", t.st.Step+1, err, t.run.CkptDir())
 		}
@@ -281,10 +284,14 @@ func (t *trainer) optimize(b batch, trained []Sequence, mm mismatchStats) ([]met
 			return nil, nil, err
 		}
 		t.st.Step++
-		for j := k * len(trained) / n; j < (k+1)*len(trained)/n; j++ {
-			steps[j] = t.st.Step
+		for range part {
+			steps = append(steps, t.st.Step)
 		}
-		m := t.stepMetrics(b, mm, part, len(trained), n, staleness, ss, gradNorm, lr)
+		m := t.stepMetrics(b, mm, part, len(trained), len(parts), staleness, ss, gradNorm, lr)
+		if k == 0 {
+			firstClip = m.ClipFraction
+		}
+		m.Extra["first_step_clip_fraction"] = firstClip
 		m.TrainSeconds = time.Since(start).Seconds()
 		t.steps = append(t.steps, m)
 		if err := t.run.AppendStep(m); err != nil {
@@ -293,6 +300,25 @@ func (t *trainer) optimize(b batch, trained []Sequence, mm mismatchStats) ([]met
 		lines = append(lines, m)
 	}
 	return lines, steps, nil
+}
+
+// stepParts cuts a rollout's kept sequences into those of its optimizer
+// steps: len(seqs)/globalBatch runs of consecutive sequences (at least one),
+// as even as the count allows.
+func stepParts(seqs []Sequence, globalBatch int) [][]Sequence {
+	n := max(len(seqs)/globalBatch, 1)
+	parts := make([][]Sequence, n)
+	for k := range n {
+		parts[k] = seqs[k*len(seqs)/n : (k+1)*len(seqs)/n]
+	}
+	return parts
+}
+
+// stepOptions are the options of a GRPO optimizer step at learning rate lr;
+// the log-probs correct recomputes are cut by the same ones.
+func (t *trainer) stepOptions(lr float64) StepOptions {
+	return StepOptions{PerTokenLoss: t.cfg.CalculatePerTokenLoss, MicroBatch: t.cfg.MicroBatchSize,
+		MaxTokens: t.cfg.MaxTokensPerMicroBatch, LR: lr}
 }
 
 // stepMetrics is the train.jsonl line of the optimizer step just taken on
@@ -324,6 +350,9 @@ func (t *trainer) stepMetrics(b batch, mm mismatchStats, part []Sequence, kept, 
 		"train_tokens": float64(tokens), "sampled_tokens": float64(b.gen.SampledTokens) / per,
 		"train_flops": 6 * params * float64(tokens), "rollout_flops": 2 * params * float64(b.gen.SampledTokens) / per,
 		"rollout_weight_version": float64(b.step), "rollout_staleness": float64(staleness),
+	}
+	if ss.Tokens > 0 {
+		m.Extra["ratio_mean"] = ss.RatioSum / ss.Tokens // mean π/π_old over the step's sampled tokens
 	}
 	if t.cfg.DynamicSampling {
 		m.Extra["groups_drawn"] = float64(len(b.problems))

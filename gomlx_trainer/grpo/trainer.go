@@ -43,14 +43,15 @@ type TrainOptions struct {
 }
 
 // RolloutLog is what one rollout did: its samples, their rewards, the
-// sequences its optimizer steps trained on and the train.jsonl lines they
-// wrote.
+// sequences its optimizer steps trained on (as the loss took them: old
+// log-probs, masks and importance weights after correct) and the
+// train.jsonl lines they wrote.
 type RolloutLog struct {
 	Rollout   int                   // 1 for the first rollout of the run
 	Problems  []Problem             // rollout_batch_size problems
 	Samples   []rollout.Sample      // n_samples_per_prompt per problem, problem by problem
 	Rewards   []float64             // one per sample
-	Sequences []Sequence            // the samples kept (dynamic sampling), with their advantages (Learner.Step sets loss weights on its own copy)
+	Sequences []Sequence            // the samples kept (dynamic sampling), with their advantages and old log-probs (Learner.Step sets loss weights on its own copy)
 	Steps     []metrics.StepMetrics // one per optimizer step
 }
 
@@ -117,7 +118,7 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 		// --- advantages; dynamic sampling keeps the groups that differ
 		kept, seqs := t.sequences(b)
 
-		// --- log-probs of the training graph, when use_tis, the sequence mask or the mismatch metrics ask for them
+		// --- old log-probs recomputed by the training graph (unless use_rollout_logprobs), TIS weights, sequence mask, mismatch
 		trained, mm, err := t.correct(seqs)
 		if err != nil {
 			return t.stop(ctx, err)
@@ -135,7 +136,7 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 			return t.stop(ctx, err)
 		}
 		t.st.Rollout++
-		t.report(b, seqs, lines, start)
+		t.report(b, trained, lines, start)
 
 		// --- checkpoint every save_interval rollouts
 		if cfg.SaveInterval > 0 && t.st.Rollout%cfg.SaveInterval == 0 && t.st.Rollout < cfg.NumRollout {

@@ -48,26 +48,45 @@ type mismatchStats struct {
 }
 
 // correct recomputes the log-probs of seqs' sampled tokens with the training
-// graph, when get_mismatch_metrics, use_tis or the sequence mask asks for
-// them, and returns seqs corrected as those say (see Config): importance
-// weights and the PPO ratio against the recomputed log-probs (use_tis), and
-// the masks of sequences whose geometric-mean ratio leaves
-// [tis_seq_mask_low, tis_seq_mask_high] set to 0.
+// graph, unless use_rollout_logprobs is set and none of get_mismatch_metrics,
+// use_tis and the sequence mask asks for them, and returns seqs corrected as
+// the config says (see correctSequences) with the mismatch between the
+// recomputed log-probs and the sampler's (measured when one of those three
+// asks for it). It runs before the rollout's first update, on the current
+// weights (under async_rollouts one rollout's updates past the sampler's),
+// and cuts seqs as optimize and Learner.Step do (stepParts, then
+// microBatchRows). The first step then takes its own forward's log-probs as
+// the old ones (StepOptions.OnPolicy), so that its ratio is exactly 1 on any
+// backend: they equal the recomputed ones bit for bit where the backend
+// rounds the two graphs alike (the Go backend), not on XLA, which compiles
+// them apart.
 func (t *trainer) correct(seqs []Sequence) ([]Sequence, mismatchStats, error) {
 	cfg := t.cfg
-	seqMask := cfg.TISSeqMaskHigh > 0
-	if !cfg.GetMismatchMetrics && !cfg.UseTIS && !seqMask || len(seqs) == 0 {
+	measure := cfg.GetMismatchMetrics || cfg.UseTIS || cfg.TISSeqMaskHigh > 0
+	if cfg.UseRolloutLogprobs && !measure || len(seqs) == 0 {
 		return seqs, mismatchStats{}, nil
 	}
-	train, err := t.learner.SequenceLogProbs(seqs, StepOptions{MicroBatch: cfg.MicroBatchSize, MaxTokens: cfg.MaxTokensPerMicroBatch})
-	if err != nil {
-		return nil, mismatchStats{}, err
+	train := make([][]float32, 0, len(seqs))
+	for _, part := range stepParts(seqs, cfg.GlobalBatchSize) {
+		lp, err := t.learner.SequenceLogProbs(part, t.stepOptions(0))
+		if err != nil {
+			return nil, mismatchStats{}, err
+		}
+		train = append(train, lp...)
 	}
-	return correctSequences(seqs, train, cfg), mismatchOf(seqs, train, cfg), nil
+	var mm mismatchStats
+	if measure {
+		mm = mismatchOf(seqs, train, cfg)
+	}
+	return correctSequences(seqs, train, cfg), mm, nil
 }
 
-// correctSequences applies use_tis and the sequence mask to copies of seqs,
-// given the recomputed log-probs train.
+// correctSequences returns copies of seqs (whose LogProbs are the sampler's)
+// corrected with the recomputed log-probs train: unless use_rollout_logprobs,
+// LogProbs, the old log-probs of the PPO ratio, become train's; with use_tis,
+// ISWeights are clamp(π_train/π_sampler, tis_clip_low, tis_clip); with the
+// sequence mask, the masks of sequences whose geometric-mean ratio
+// π_train/π_sampler leaves [tis_seq_mask_low, tis_seq_mask_high] are set to 0.
 func correctSequences(seqs []Sequence, train [][]float32, cfg Config) []Sequence {
 	out := make([]Sequence, len(seqs))
 	for i, s := range seqs {
@@ -78,6 +97,8 @@ func correctSequences(seqs []Sequence, train [][]float32, cfg Config) []Sequence
 				w := math.Exp(float64(train[i][k] - s.LogProbs[k]))
 				out[i].ISWeights[k] = float32(math.Min(math.Max(w, cfg.TISClipLow), cfg.TISClip))
 			}
+		}
+		if !cfg.UseRolloutLogprobs {
 			out[i].LogProbs = train[i]
 		}
 		if cfg.TISSeqMaskHigh > 0 {

@@ -3,10 +3,12 @@ package grpo
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck
@@ -136,31 +138,42 @@ func referenceSequences(ref variantReference) []Sequence {
 	return seqs
 }
 
+// TestTISAgainstReference checks the importance weights and the loss of
+// use_tis against the reference, the PPO ratio taken against the recomputed
+// log-probs (the default); with use_rollout_logprobs the weights are the same
+// and the ratio's old log-probs stay the sampler's.
 func TestTISAgainstReference(t *testing.T) {
 	ref := loadVariants(t)
 	for _, name := range []string{"tis_token", "tis_token_low"} {
-		t.Run(name, func(t *testing.T) {
-			c := ref.Cases[name]
-			cfg := Config{UseTIS: true, TISClip: c.TISClip, TISClipLow: c.TISClipLow}
-			seqs := correctSequences(referenceSequences(ref), ref.Inputs.Old, cfg)
-			isw := make([][]float32, len(seqs))
-			for i, s := range seqs {
-				isw[i] = s.ISWeights
-				for k := range s.ISWeights {
-					if !near(float64(s.ISWeights[k]), c.ISWeights[i][k], 1e-6) {
-						t.Errorf("importance weight [%d][%d] = %v, reference %v", i, k, s.ISWeights[k], c.ISWeights[i][k])
+		for _, rollout := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, use_rollout_logprobs %v", name, rollout), func(t *testing.T) {
+				c := ref.Cases[name]
+				cfg := Config{UseTIS: true, TISClip: c.TISClip, TISClipLow: c.TISClipLow, UseRolloutLogprobs: rollout}
+				seqs := correctSequences(referenceSequences(ref), ref.Inputs.Old, cfg)
+				isw := make([][]float32, len(seqs))
+				for i, s := range seqs {
+					isw[i] = s.ISWeights
+					for k := range s.ISWeights {
+						if !near(float64(s.ISWeights[k]), c.ISWeights[i][k], 1e-6) {
+							t.Errorf("importance weight [%d][%d] = %v, reference %v", i, k, s.ISWeights[k], c.ISWeights[i][k])
+						}
+					}
+					want := ref.Inputs.Old[i] // the recomputed log-probs
+					if rollout {
+						want = ref.Inputs.Rollout[i]
+					}
+					if !slices.Equal(s.LogProbs, want) {
+						t.Fatalf("sequence %d: old log-probs %v, want %v", i, s.LogProbs, want)
 					}
 				}
-				for k := range s.LogProbs {
-					if s.LogProbs[k] != ref.Inputs.Old[i][k] {
-						t.Fatalf("with use_tis the PPO ratio must be taken against the recomputed log-probs")
-					}
+				if rollout {
+					return // the reference's loss takes the ratio against the recomputed log-probs
 				}
-			}
-			w := TokenWeights(ref.Inputs.Mask, true)
-			loss, clipped, _, grad := lossAndGrad(t, ref, ref.Inputs.Old, w, isw, LossConfig{EpsLow: c.EpsLow, EpsHigh: c.EpsHigh})
-			checkLossGrad(t, loss, clipped, grad, c, true)
-		})
+				w := TokenWeights(ref.Inputs.Mask, true)
+				loss, clipped, _, grad := lossAndGrad(t, ref, ref.Inputs.Old, w, isw, LossConfig{EpsLow: c.EpsLow, EpsHigh: c.EpsHigh})
+				checkLossGrad(t, loss, clipped, grad, c, true)
+			})
+		}
 	}
 }
 
