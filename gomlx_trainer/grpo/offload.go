@@ -6,6 +6,7 @@ import (
 
 	"github.com/gomlx/compute"
 	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck // graph-building code reads better unqualified
+	"github.com/gomlx/gomlx/core/tensors"
 	mlmodel "github.com/gomlx/gomlx/ml/model"
 )
 
@@ -118,11 +119,7 @@ func (l *Learner) prepareHost(adam AdamWConfig) error {
 	h := l.host
 	dev := l.Model.Store
 	for _, v := range h.vars {
-		t, err := v.Value()
-		if err != nil {
-			return err
-		}
-		local, err := t.LocalClone()
+		local, err := localCopy(v)
 		if err != nil {
 			return err
 		}
@@ -197,16 +194,21 @@ func moveVariable(from, to *mlmodel.Store, path string) error {
 	if !v.HasValue() {
 		return nil // still at its zero initial value: the host makes its own
 	}
-	t, err := v.Value()
-	if err != nil {
-		return err
-	}
-	local, err := t.LocalClone()
+	local, err := localCopy(v)
 	if err != nil {
 		return err
 	}
 	to.VariableWithValue(path, local).SetTrainable(false)
 	return nil
+}
+
+// localCopy is a copy of v's value in host memory.
+func localCopy(v *mlmodel.Variable) (*tensors.Tensor, error) {
+	t, err := v.Value()
+	if err != nil {
+		return nil, err
+	}
+	return t.LocalClone()
 }
 
 // step takes one optimizer step at learning rate lr with the host's
@@ -229,11 +231,7 @@ func (h *hostOptimizer) step(dev *mlmodel.Store, lr float64) (float64, error) {
 	args := []any{float32(lr), scale.Value().(float32)}
 	for _, v := range h.vars {
 		acc := accumulator(dev, v)
-		t, err := acc.Value()
-		if err != nil {
-			return norm, err
-		}
-		local, err := t.LocalClone()
+		local, err := localCopy(acc)
 		if err != nil {
 			return norm, err
 		}
@@ -246,11 +244,7 @@ func (h *hostOptimizer) step(dev *mlmodel.Store, lr float64) (float64, error) {
 		return norm, fmt.Errorf("grpo: optimizer step on the host: %w", err)
 	}
 	for i, c := range h.copies {
-		t, err := c.Value()
-		if err != nil {
-			return norm, err
-		}
-		local, err := t.LocalClone()
+		local, err := localCopy(c)
 		if err != nil {
 			return norm, err
 		}
