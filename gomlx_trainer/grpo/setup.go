@@ -194,9 +194,6 @@ func (t *trainer) offloadOptimizer(opt TrainOptions) error {
 		}
 		t.closers = append(t.closers, b.Finalize)
 		t.log.Printf("optimizer_cpu_offload: the update of %.0f%% of the parameters runs on the host: %s", 100*t.cfg.OptimizerOffloadFraction, plan.Line())
-		if plan.Fallback != "" {
-			t.log.Printf("optimizer_cpu_offload: %s", plan.Fallback)
-		}
 		host = b
 	}
 	return t.learner.OffloadOptimizer(host, t.cfg.OptimizerOffloadFraction)
