@@ -120,11 +120,14 @@ func TestUseRolloutLogprobsKeepsTheSamplers(t *testing.T) {
 
 // TestBFloat16MismatchMovesTheRatio shows why the old log-probs are
 // recomputed: where the sampler (key/value cache, one token at a time) and
-// the training graph round bfloat16 differently, the first step of a
-// rollout, on-policy, has with use_rollout_logprobs a ratio other than 1,
-// where the default has exactly 1 and clips nothing. XLA rounds them
-// differently; the Go backend samples and trains this model bit for bit
-// alike in bfloat16 (mismatch 0), so there the test has nothing to show.
+// the training graph round bfloat16 differently, the sampler's log-probs
+// differ from the trainer's (so with use_rollout_logprobs the first step's
+// token ratios are not all 1), where the default has exactly 1 and clips
+// nothing. XLA rounds them differently: |Δ log p| mean 2.3e-4, max 3.5e-3
+// before the scores and logits came out in float32, mean 2.0e-6, max 4.2e-4
+// since (the mean ratio then reads 1 at float32 precision). The Go backend
+// samples and trains this model bit for bit alike in bfloat16 (mismatch 0),
+// so there the test has nothing to show.
 func TestBFloat16MismatchMovesTheRatio(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a tiny model")
@@ -142,7 +145,7 @@ func TestBFloat16MismatchMovesTheRatio(t *testing.T) {
 			}
 			t.Fatalf("use_rollout_logprobs %v: no mismatch between the sampler and the training graph in bfloat16", rollout)
 		}
-		if rollout && ratio == 1 || !rollout && (ratio != 1 || m.ClipFraction != 0) {
+		if !rollout && (ratio != 1 || m.ClipFraction != 0) {
 			t.Errorf("use_rollout_logprobs %v: first step ratio_mean %v, clip_fraction %v", rollout, ratio, m.ClipFraction)
 		}
 	}
