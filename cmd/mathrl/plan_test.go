@@ -23,7 +23,7 @@ func TestNewPlanCmd(t *testing.T) {
 	}{
 		{"the recipe's numbers", []string{"--config", "retool-grpo-qwen3-4b", "--tiny-model", "qwen3-4b"}, func(t *testing.T, o *planOptions) {
 			want := memplan.Recipe{DType: dtypes.BFloat16, GlobalBatch: 256, MicroBatch: 1, PromptLen: 2048, ResponseLen: 8192,
-				RolloutSamples: 1024, SamplingBatch: 16, EvalResponseLen: 16384, Tools: true, RecomputeLayers: true, FusedAttention: true,
+				RolloutSamples: 1024, SamplingBatch: 32, EvalResponseLen: 16384, Tools: true, RecomputeLayers: true, FusedAttention: true,
 				State: memplan.State{Precision: grpo.Precision{Master: grpo.MasterFloat32, Seed: 1}, OffloadTrain: true}}
 			if o.Recipe != want || o.Config.TinyModel != "qwen3-4b" || o.Limit != 141<<30 || o.Rules != memplan.XLA {
 				t.Errorf("options %+v limit %d rules %v\nwant recipe %+v", o.Recipe, o.Limit, o.Rules, want)

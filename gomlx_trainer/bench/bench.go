@@ -247,7 +247,7 @@ func trainBench(b compute.Backend, m *qwen3.Model, opts Options, ids [][]int32, 
 func decodeBench(b compute.Backend, m *qwen3.Model, opts Options, prompts [][]int, res *Result, log io.Writer) error {
 	s := sampler.New(b, m)
 	so := sampler.Options{MaxNewTokens: opts.NewTokens, Temperature: opts.Temperature, StopIDs: []int{}, Seed: opts.Seed,
-		MaxChunk: max(512, opts.PromptLen)}
+		MaxChunk: max(sampler.DefaultMaxChunk, opts.PromptLen)}
 	d, err := timeDecode(s, prompts, so)
 	if err != nil {
 		return err

@@ -181,7 +181,8 @@ func measureTrainStep(t *testing.T, be compute.Backend, cfg qwen3.Config, rows, 
 // TestSamplingPeakOnCPU measures the Go heap's peak over a sampling session
 // and compares it with Sampling's CPU prediction, weights included: one shape
 // whose peak is the first chunk of a long prompt, one whose peak is a large
-// key/value cache (prompts fed 64 tokens at a time).
+// key/value cache (prompts fed 64 tokens at a time), one whose peak is a tool's
+// output appended at the full cache (AppendChunks).
 func TestSamplingPeakOnCPU(t *testing.T) {
 	be := cpuBackend(t)
 	for _, tc := range []struct {
@@ -194,6 +195,8 @@ func TestSamplingPeakOnCPU(t *testing.T) {
 			memplan.Session{Batch: 2, PromptLen: 520, ResponseLen: 8}, memplan.TermStep},
 		{"large cache", shape(128, 4, 300, 256, 2, 2),
 			memplan.Session{Batch: 8, PromptLen: 520, ResponseLen: 8, MaxChunk: 64}, memplan.TermCache},
+		{"tool output", shape(128, 2, 300, 256, 4, 2),
+			memplan.Session{Batch: 2, PromptLen: 520, ResponseLen: 258, MaxChunk: 64, AppendChunk: 256, AppendChunks: true}, memplan.TermStep},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.session.DType = dtypes.Float32
@@ -228,8 +231,11 @@ func measureSampling(t *testing.T, be compute.Backend, cfg qwen3.Config, s mempl
 	// frees and allocates whole tensors within milliseconds, which a collection
 	// in progress would count twice.
 	opts := sampler.Options{MaxNewTokens: s.ResponseLen, Temperature: 1, StopIDs: []int{}, Seed: 1,
-		MaxChunk: s.MaxChunk, FullCache: true}
+		MaxChunk: s.MaxChunk, AppendChunk: s.AppendChunk, FullCache: true}
 	generate := func() error { _, err := smp.Generate(context.Background(), prompts, opts); return err }
+	if s.AppendChunks {
+		generate = func() error { return sampleWithToolOutput(smp, prompts, opts, ids(rng, s.AppendChunk-1, cfg.VocabSize), cfg.VocabSize) }
+	}
 	if err := generate(); err != nil {
 		t.Fatal(err)
 	}
@@ -239,6 +245,30 @@ func measureSampling(t *testing.T, be compute.Backend, cfg qwen3.Config, s mempl
 	}
 	runtime.KeepAlive(smp)
 	return peak - before
+}
+
+// sampleWithToolOutput reads the prompts, samples one token of each, appends
+// tool to each (with the token, one chunk of AppendChunk tokens) and samples
+// one more.
+func sampleWithToolOutput(smp *sampler.Sampler, prompts [][]int, opts sampler.Options, tool []int, vocab int) error {
+	opts.StopIDs = make([]int, vocab) // every token stops its sequence
+	for i := range opts.StopIDs {
+		opts.StopIDs[i] = i
+	}
+	ss, err := smp.Start(prompts, opts)
+	if err != nil {
+		return err
+	}
+	defer ss.Close()
+	if err := ss.Run(context.Background()); err != nil {
+		return err
+	}
+	for i := range prompts {
+		if err := ss.Append(i, tool); err != nil {
+			return err
+		}
+	}
+	return ss.Run(context.Background())
 }
 
 // report logs the measured and predicted peaks and fails t when they differ

@@ -13,8 +13,9 @@ type Session struct {
 	Batch        int          // sequences generated at once
 	PromptLen    int          // longest prompt
 	ResponseLen  int          // most new tokens per sequence (sampled and appended)
-	MaxChunk     int          // most tokens fed per sequence in one step; 0: 512, the sampler's default
-	AppendChunks bool         // tool outputs are appended between turns: chunks of MaxChunk fed at the full cache
+	MaxChunk     int          // most prompt tokens fed per sequence in one step; 0: sampler.DefaultMaxChunk
+	AppendChunk  int          // most appended tokens fed per sequence in one step; 0: sampler.DefaultAppendChunk
+	AppendChunks bool         // tool outputs are appended between turns: chunks of AppendChunk fed at the full cache
 	Training     bool         // inside `mathrl train`: the optimizer state stays resident (Resident) unless State.OffloadTrain
 	Reference    bool         // with Training, a frozen reference policy is resident too
 	Devices      int          // with Training, num_devices the trainer's state spreads over; 0 or 1: one device
@@ -29,15 +30,12 @@ const (
 	TermGrowth = "cache growth"
 )
 
-// defaultMaxChunk is sampler.Options.MaxChunk's default.
-const defaultMaxChunk = 512
-
 // Sampling returns the peak of a sampling session under rules r. The cache
 // grows with the sequences (sampler.CacheBucket), so the phases are:
 //
 //	prefill: resident + cache at the prompt's slots + a step of the prompt's first chunk
 //	decode:  resident + cache at the final slots + a step of one token (or, with
-//	         AppendChunks, of MaxChunk appended tokens)
+//	         AppendChunks, of AppendChunk appended tokens)
 //	growth:  resident + cache at the final slots + one layer's key or value tensor
 //	         at its previous length (the cache is grown one tensor at a time)
 //
@@ -59,9 +57,12 @@ func Sampling(cfg qwen3.Config, s Session, r Rules) Breakdown {
 			resident = append(resident, Term{TermGathered, weights})
 		}
 	}
-	maxChunk := s.MaxChunk
+	maxChunk, appendChunk := s.MaxChunk, s.AppendChunk
 	if maxChunk <= 0 {
-		maxChunk = defaultMaxChunk
+		maxChunk = sampler.DefaultMaxChunk
+	}
+	if appendChunk <= 0 {
+		appendChunk = sampler.DefaultAppendChunk
 	}
 	capacity := sampler.DefaultCapacity(s.PromptLen + s.ResponseLen)
 	first := sampler.CacheBucket(s.PromptLen, capacity)
@@ -69,7 +70,7 @@ func Sampling(cfg qwen3.Config, s Session, r Rules) Breakdown {
 	prefill := min(sampler.ChunkBucket(min(s.PromptLen, maxChunk)), first)
 	decode := 1
 	if s.AppendChunks {
-		decode = min(sampler.ChunkBucket(maxChunk), final)
+		decode = min(sampler.ChunkBucket(appendChunk), final)
 	}
 	cache := func(slots int) []Term { return []Term{{TermCache, kvCache(cfg, s, slots)}} }
 	return peak(

@@ -209,6 +209,63 @@ func TestAppendMatchesNoCache(t *testing.T) {
 	}
 }
 
+// TestAppendInChunks feeds a prompt in chunks of MaxChunk and an appended
+// tool output in chunks of AppendChunk (counted in steps), and the tokens
+// that follow equal a full recompute of the whole text.
+func TestAppendInChunks(t *testing.T) {
+	m, prompt, want := tinyModel(t)
+	b := backendtest.New(t)
+	full := newFullLogits(b, m)
+	const maxChunk, appendChunk = 3, 4
+	ss, err := New(b, m).Start([][]int{prompt}, Options{MaxNewTokens: 40, StopIDs: []int{want[0]},
+		MaxChunk: maxChunk, AppendChunk: appendChunk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	wantSteps := (len(prompt) + maxChunk - 1) / maxChunk
+	if steps := stepsToNextToken(t, ss, 0); steps != wantSteps {
+		t.Errorf("prompt of %d tokens read in %d steps, want %d (chunks of %d)", len(prompt), steps, wantSteps, maxChunk)
+	}
+	tool := []int{500, 501, 502, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21}
+	if err := ss.Append(0, tool); err != nil {
+		t.Fatal(err)
+	}
+	fed := 1 + len(tool) // the stop id sampled last, then the tool's output
+	wantSteps = (fed + appendChunk - 1) / appendChunk
+	if steps := stepsToNextToken(t, ss, 0); steps != wantSteps {
+		t.Errorf("%d appended tokens read in %d steps, want %d (chunks of %d)", fed, steps, wantSteps, appendChunk)
+	}
+	if err := ss.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := ss.Result(0)
+	prefix := append(append(slices.Clone(prompt), want[0]), tool...)
+	cont := r.IDs[1+len(tool):]
+	if wantCont := full.greedyNoCache(t, prefix, len(cont)); !slices.Equal(cont, wantCont) {
+		t.Errorf("after a chunked append: %v, recomputed %v", cont, wantCont)
+	}
+}
+
+// stepsToNextToken steps ss until sequence i has sampled one more token and
+// returns how many steps that took.
+func stepsToNextToken(t *testing.T, ss *Session, i int) int {
+	t.Helper()
+	before := len(ss.Result(i).IDs)
+	for steps := 1; ; steps++ {
+		if _, err := ss.Step(); err != nil {
+			t.Fatal(err)
+		}
+		r := ss.Result(i)
+		if len(r.IDs) > before && r.Sampled[len(r.IDs)-1] {
+			return steps
+		}
+		if steps > 100 {
+			t.Fatalf("sequence %d sampled nothing in %d steps", i, steps)
+		}
+	}
+}
+
 // TestGrowingCacheMatchesFullCache runs prompts whose cache grows from 64 to
 // 128, 256 and 512 slots of a capacity of 1024: greedy tokens equal a full
 // recompute, and sampled tokens and log-probs equal those of a cache allocated
@@ -418,6 +475,7 @@ func TestStopAndBadInput(t *testing.T) {
 		"negative temp":  {[][]int{{1}}, Options{Temperature: -1}},
 		"top-p above 1":  {[][]int{{1}}, Options{TopP: 1.5}},
 		"prompt too big": {[][]int{make([]int, 70)}, Options{Capacity: 64}},
+		"append chunk":   {[][]int{{1}}, Options{AppendChunk: -1}},
 	} {
 		if _, err := s.Start(c.prompts, c.opts); err == nil {
 			t.Errorf("%s: no error", name)

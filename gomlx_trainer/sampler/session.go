@@ -25,9 +25,20 @@ type Options struct {
 	Seed         uint64   // sequence i draws from the stream SequenceSeed(Seed, i), unless Seeds says otherwise
 	Seeds        []uint64 // per sequence, the seed of its random stream (nil: from Seed); see DrawKey
 	Capacity     int      // most key/value cache slots per sequence; 0: longest prompt + MaxNewTokens, rounded up to a power of two
-	MaxChunk     int      // most tokens fed per sequence in one step (longer prompts take several steps); default 512
+	MaxChunk     int      // most prompt tokens fed per sequence in one step (longer prompts take several steps); default DefaultMaxChunk
+	AppendChunk  int      // most appended tokens (a tool's output, fed at the grown cache) per sequence in one step; default DefaultAppendChunk
 	FullCache    bool     // allocate the cache at Capacity from the start instead of growing it (slower; for comparisons)
 }
+
+// The chunk defaults. A step's attention scores grow with the tokens fed
+// times the cache slots, so a prompt, read at the small cache of the start,
+// is fed in large chunks, and a tool's output, appended between turns at the
+// cache of a long response, in small ones: 64 tokens at an 18k-slot cache
+// hold 1/8 of the scores of 512, and a typical tool output fits one chunk.
+const (
+	DefaultMaxChunk    = 512
+	DefaultAppendChunk = 64
+)
 
 // FinishReason says why a sequence stopped.
 type FinishReason string
@@ -98,7 +109,10 @@ func (s *Sampler) Start(prompts [][]int, opts Options) (*Session, error) {
 		opts.MaxNewTokens = 256
 	}
 	if opts.MaxChunk == 0 {
-		opts.MaxChunk = 512
+		opts.MaxChunk = DefaultMaxChunk
+	}
+	if opts.AppendChunk == 0 {
+		opts.AppendChunk = DefaultAppendChunk
 	}
 	switch {
 	case opts.MaxNewTokens < 0:
@@ -111,6 +125,8 @@ func (s *Sampler) Start(prompts [][]int, opts Options) (*Session, error) {
 		return nil, fmt.Errorf("sampler: top-k %d, want >= 0", opts.TopK)
 	case opts.MaxChunk < 1:
 		return nil, fmt.Errorf("sampler: max chunk %d, want >= 1", opts.MaxChunk)
+	case opts.AppendChunk < 1:
+		return nil, fmt.Errorf("sampler: append chunk %d, want >= 1", opts.AppendChunk)
 	}
 	longest := 0
 	for i, p := range prompts {
@@ -358,7 +374,16 @@ func CacheBucket(n, capacity int) int {
 	return min(w, capacity)
 }
 
-// Step feeds every active sequence its pending tokens (at most MaxChunk) and
+// chunkLimit is the most tokens row i is fed in one step: MaxChunk while
+// it reads its prompt, AppendChunk once it has sampled.
+func (ss *Session) chunkLimit(i int) int {
+	if len(ss.results[i].IDs) == 0 {
+		return ss.opts.MaxChunk
+	}
+	return ss.opts.AppendChunk
+}
+
+// Step feeds every active sequence its pending tokens (at most chunkLimit) and
 // samples the next token of each sequence whose pending tokens are all in.
 // It reports whether any sequence is still active.
 func (ss *Session) Step() (bool, error) {
@@ -370,7 +395,7 @@ func (ss *Session) Step() (bool, error) {
 	longest, reach := 0, 0
 	for i := range n {
 		if ss.active[i] {
-			feed[i] = min(len(ss.pending[i]), ss.opts.MaxChunk)
+			feed[i] = min(len(ss.pending[i]), ss.chunkLimit(i))
 			longest = max(longest, feed[i])
 			reach = max(reach, ss.cached[i]+feed[i])
 		}
