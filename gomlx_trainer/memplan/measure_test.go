@@ -234,7 +234,9 @@ func measureSampling(t *testing.T, be compute.Backend, cfg qwen3.Config, s mempl
 		MaxChunk: s.MaxChunk, AppendChunk: s.AppendChunk, FullCache: true}
 	generate := func() error { _, err := smp.Generate(context.Background(), prompts, opts); return err }
 	if s.AppendChunks {
-		generate = func() error { return sampleWithToolOutput(smp, prompts, opts, ids(rng, s.AppendChunk-1, cfg.VocabSize), cfg.VocabSize) }
+		generate = func() error {
+			return sampleWithToolOutput(smp, prompts, opts, ids(rng, s.AppendChunk-1, cfg.VocabSize), cfg.VocabSize)
+		}
 	}
 	if err := generate(); err != nil {
 		t.Fatal(err)
