@@ -23,11 +23,11 @@ import (
 type groupedUpdate struct {
 	backend compute.Backend
 	store   *mlmodel.Store
-	vars    []*mlmodel.Variable    // the weights it updates, in order
-	index   []*tensors.Tensor      // each one's place in vars (uint32), which keys its draws of stochastic rounding
-	adam    AdamWConfig            // ClipNorm applies to the norm of every accumulator the clip graph reads
-	clip    *mlmodel.Exec          // () -> the global norm, the clip scale (1 without clipping), the step
-	execs   map[string]*Exec // by master mode: (lr, scale, step, index, accumulator, weight, m, v[, master]) -> weight, m, v[, master]
+	vars    []*mlmodel.Variable // the weights it updates, in order
+	index   []*tensors.Tensor   // each one's place in vars (uint32), which keys its draws of stochastic rounding
+	adam    AdamWConfig         // ClipNorm applies to the norm of every accumulator the clip graph reads
+	clip    *mlmodel.Exec       // () -> the global norm, the clip scale (1 without clipping), the step
+	execs   map[string]*Exec    // by master mode: (lr, scale, step, index, accumulator, weight, m, v[, master]) -> weight, m, v[, master]
 }
 
 // newGroupedUpdate builds the grouped update of vars in store, clipped by the
