@@ -51,7 +51,8 @@ func (s *StepStats) Add(o StepStats) {
 
 // Learner owns the policy, its optimizer state (in the model's store) and
 // its training graphs: one that adds a micro-batch's gradients into
-// accumulators, one that clips and applies them with AdamW, and one that
+// accumulators, the update that clips and applies them with AdamW (on one
+// device weight by weight, see groupedUpdate), and one that
 // computes per-token log-probs (for the frozen reference). The trainer's loop
 // goes through it to reset the optimizer and to save a checkpoint.
 type Learner struct {
@@ -60,7 +61,7 @@ type Learner struct {
 	vars    []*mlmodel.Variable
 	grpo    *mlmodel.Exec // (ids, targets, old, ref, adv, w, isw, onPolicy) -> stats
 	sft     *mlmodel.Exec // (ids, targets, w) -> stats
-	apply   *mlmodel.Exec // (lr) -> grad norm
+	apply   *mlmodel.Exec // (lr) -> grad norm: the whole optimizer step as one graph (several devices)
 	logp    *mlmodel.Exec // (ids, targets) -> log-probs
 	ref     *Learner      // the frozen reference policy of the KL penalty (nil: none)
 	opts    qwen3.ModelOptions
@@ -69,6 +70,7 @@ type Learner struct {
 	adam    AdamWConfig
 	ready   bool           // the optimizer state exists (prepare)
 	host    *hostOptimizer // the update of some weights on the host (OffloadOptimizer); nil: all on the device
+	grouped *groupedUpdate // the optimizer step on one device, weight by weight (built by the first Apply)
 }
 
 // sharded is how the learner's graphs run on several devices: over a 1-D
@@ -526,30 +528,43 @@ func (l *Learner) accumulateSFT(b Batch) (StepStats, error) {
 
 // Apply clips the accumulated gradients, takes one AdamW step with learning rate
 // lr (with OffloadOptimizer, that of some weights on the host), empties the
-// accumulators and returns the gradient norm before clipping.
+// accumulators and returns the gradient norm before clipping. On one device
+// the step runs weight by weight (groupedUpdate), on several as one graph.
 func (l *Learner) Apply(lr float64) (float64, error) {
 	if err := l.prepare(); err != nil {
 		return 0, err
 	}
+	var norm float64
+	var err error
+	switch {
+	case l.host != nil:
+		norm, err = l.host.step(l.Model.Store, lr)
+	case l.sh != nil:
+		norm, err = l.applyWhole(lr)
+	default:
+		if l.grouped == nil {
+			l.grouped = newGroupedUpdate(l.backend, l.Model.Store, l.vars, l.vars, l.adam)
+		}
+		norm, _, err = l.grouped.step(lr)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return norm, l.freeAccumulators()
+}
+
+// applyWhole runs the optimizer step as one graph (applyGraph) and returns
+// the gradient norm before clipping.
+func (l *Learner) applyWhole(lr float64) (float64, error) {
 	var specs []*distributed.ShardingSpec
 	if l.sh != nil {
 		specs = []*distributed.ShardingSpec{l.sh.repl}
 	}
-	var norm float64
-	if l.host != nil {
-		n, err := l.host.step(l.Model.Store, lr)
-		if err != nil {
-			return 0, err
-		}
-		norm = n
-	} else {
-		out, err := l.call(l.apply, specs, float32(lr))
-		if err != nil {
-			return 0, fmt.Errorf("grpo: optimizer step: %w", err)
-		}
-		norm = float64(out[0].Value().(float32))
+	out, err := l.call(l.apply, specs, float32(lr))
+	if err != nil {
+		return 0, fmt.Errorf("grpo: optimizer step: %w", err)
 	}
-	return norm, l.freeAccumulators()
+	return float64(out[0].Value().(float32)), nil
 }
 
 // LogProbs returns the per-position log-probs of the targets under the current

@@ -105,7 +105,15 @@ func TestLearnerLogProbsMatchModel(t *testing.T) {
 // step and a GRPO step made of two micro-batches.
 func trainSteps(t *testing.T, l *Learner, from, n int) {
 	t.Helper()
+	trainStepsWith(t, l, from, n, l.Apply)
+}
+
+// trainStepsWith is trainSteps with the optimizer step apply, and returns
+// the gradient norm of each step.
+func trainStepsWith(t *testing.T, l *Learner, from, n int, apply func(lr float64) (float64, error)) []float64 {
+	t.Helper()
 	seqs := testSequences()
+	var norms []float64
 	for step := from; step < from+n; step++ {
 		b1, _ := packBatch(seqs[:2])
 		b2, _ := packBatch(seqs[2:])
@@ -120,10 +128,13 @@ func trainSteps(t *testing.T, l *Learner, from, n int) {
 				}
 			}
 		}
-		if _, err := l.Apply(LearningRate(step, 2, 1e-2)); err != nil {
+		norm, err := apply(LearningRate(step, 2, 1e-2))
+		if err != nil {
 			t.Fatal(err)
 		}
+		norms = append(norms, norm)
 	}
+	return norms
 }
 
 func weightsOf(t *testing.T, m *qwen3.Model) map[string][]float32 {

@@ -109,40 +109,61 @@ func createMaster(store *mlmodel.Store, v *mlmodel.Variable, p Precision) error 
 	return fmt.Errorf("grpo: master weights %q: want %s, %s, %s or %s", mode, MasterFloat32, MasterRemainder, MasterStochastic, MasterNone)
 }
 
-// masterValue is the float32 value the update of weight v (number index in
-// the optimizer's order) starts from, in graph g.
+// masterValue is the float32 value the update of weight v starts from, in
+// graph g (joinMaster).
 func masterValue(store *mlmodel.Store, v *mlmodel.Variable, p Precision, g *Graph) *Node {
-	switch mode := p.masterOf(v); mode {
-	case MasterFloat32:
-		// The update writes v without reading it. GoMLX's Go backend (compute
-		// v0.1.2) indexes out of range on an unused parameter created after
-		// the last node an output needs, and setMaster's write would create
-		// v's parameter last: creating it here, first, keeps its index low.
-		v.NodeValue(g)
-		return store.GetVariable(masterPath(v, mode)).NodeValue(g)
-	case MasterRemainder:
-		return JoinRemainder(v.NodeValue(g), store.GetVariable(masterPath(v, mode)).NodeValue(g))
+	// The update of a weight with a float32 master writes v without reading
+	// it. GoMLX's Go backend (compute v0.1.2) indexes out of range on an
+	// unused parameter created after the last node an output needs, and
+	// setMaster's write would create v's parameter last: creating it here,
+	// first, keeps its index low.
+	w := v.NodeValue(g)
+	mode := p.masterOf(v)
+	var master *Node
+	if mode == MasterFloat32 || mode == MasterRemainder {
+		master = store.GetVariable(masterPath(v, mode)).NodeValue(g)
 	}
-	return ConvertDType(v.NodeValue(g), dtypes.Float32)
+	return joinMaster(mode, w, master)
 }
 
-// setMaster stores the updated float32 value x of weight v: into the master
-// and the weight, as v's mode says. step (uint32) and index key the draws of
-// stochastic rounding, so that a resumed run draws the same.
-func setMaster(store *mlmodel.Store, v *mlmodel.Variable, p Precision, x, step *Node, index int) {
-	switch mode := p.masterOf(v); mode {
-	case MasterFloat32:
-		store.GetVariable(masterPath(v, mode)).SetNodeValue(x)
-		v.SetNodeValue(ConvertDType(x, v.DType()))
-	case MasterRemainder:
-		w, rem := SplitRemainder(x)
-		store.GetVariable(masterPath(v, mode)).SetNodeValue(rem)
-		v.SetNodeValue(w)
-	case MasterStochastic:
-		v.SetNodeValue(StochasticBFloat16(x, drawBits(x.Shape(), step, p.Seed, index)))
-	default:
-		v.SetNodeValue(ConvertDType(x, v.DType()))
+// setMaster stores the updated float32 value x of weight v into the weight
+// and its master (splitMaster). step (uint32) and index (uint32, the
+// weight's place in the update) key the draws of stochastic rounding, so
+// that a resumed run draws the same.
+func setMaster(store *mlmodel.Store, v *mlmodel.Variable, p Precision, x, step, index *Node) {
+	mode := p.masterOf(v)
+	w, master := splitMaster(mode, x, v.DType(), p.Seed, step, index)
+	if master != nil {
+		store.GetVariable(masterPath(v, mode)).SetNodeValue(master)
 	}
+	v.SetNodeValue(w)
+}
+
+// joinMaster is the float32 value of a weight w whose master value, kept as
+// mode says, is master (nil for the modes that keep none).
+func joinMaster(mode string, w, master *Node) *Node {
+	switch mode {
+	case MasterFloat32:
+		return master
+	case MasterRemainder:
+		return JoinRemainder(w, master)
+	}
+	return ConvertDType(w, dtypes.Float32)
+}
+
+// splitMaster is what a weight of dtype keeps of the float32 value x, as mode
+// says: the weight and its master value (nil for the modes that keep none).
+// Stochastic rounding draws by seed, step and index (see drawBits).
+func splitMaster(mode string, x *Node, dtype dtypes.DType, seed uint32, step, index *Node) (w, master *Node) {
+	switch mode {
+	case MasterFloat32:
+		return ConvertDType(x, dtype), x
+	case MasterRemainder:
+		return SplitRemainder(x)
+	case MasterStochastic:
+		return StochasticBFloat16(x, drawBits(x.Shape(), step, seed, index)), nil
+	}
+	return ConvertDType(x, dtype), nil
 }
 
 // SplitRemainder splits float32 x into the bfloat16 w nearest to it (ties
@@ -183,12 +204,12 @@ func truncateToBFloat16(bits *Node) *Node {
 
 // drawBits returns uint32 draws of shape's dimensions, a function of the
 // element, the optimizer step (uint32), the seed and the variable's index
-// alone (a counter-based generator: the lowbias32 hash of the element's
+// (uint32) alone (a counter-based generator: the lowbias32 hash of the element's
 // index plus a per-step, per-variable offset), so that no generator state
 // needs saving for a resumed run to draw the same.
-func drawBits(shape shapes.Shape, step *Node, seed uint32, index int) *Node {
+func drawBits(shape shapes.Shape, step *Node, seed uint32, index *Node) *Node {
 	g := step.Graph()
-	key := Scalar(g, dtypes.Uint32, seed^uint32(index)*0x9E3779B9)
+	key := BitwiseXor(Scalar(g, dtypes.Uint32, seed), Mul(index, Scalar(g, dtypes.Uint32, 0x9E3779B9)))
 	offset := hash32(Add(MulScalar(step, 0x85EBCA6B), key))
 	return hash32(Add(IotaFull(g, shapes.Make(dtypes.Uint32, shape.Dimensions...)), offset))
 }

@@ -79,7 +79,7 @@ func TestStochasticRoundingIsUnbiased(t *testing.T) {
 	}
 	round := func(step uint32) []bfloat16.BFloat16 {
 		out := MustExecOnce(testBackend(t), func(x, s *Node) *Node {
-			return StochasticBFloat16(x, drawBits(x.Shape(), s, 11, 3))
+			return StochasticBFloat16(x, drawBits(x.Shape(), s, 11, Scalar(s.Graph(), dtypes.Uint32, 3)))
 		}, xs, step)
 		return out.Value().([]bfloat16.BFloat16)
 	}

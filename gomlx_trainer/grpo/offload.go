@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/gomlx/compute"
-	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck // graph-building code reads better unqualified
 	"github.com/gomlx/gomlx/core/tensors"
 	mlmodel "github.com/gomlx/gomlx/ml/model"
 )
@@ -61,19 +60,18 @@ func (l *Learner) DeviceStateBytes() (int64, error) {
 // hostOptimizer is Megatron's --optimizer-cpu-offload: the AdamW update of
 // some of the weights runs on a host backend, whose store holds their master
 // values, moments and step (and a copy of each such weight). At every step
-// the device's apply graph clips all the gradients by their global norm,
-// updates the weights kept on the device, and hands the clipped gradients of
-// the offloaded ones down to the host; the host updates them and the new
-// weights go back to the device.
+// the device computes the global norm of all the gradients and updates the
+// weights kept there (a groupedUpdate), and hands the gradients of the
+// offloaded ones down to the host with the clip scale; the host updates them
+// and the new weights go back to the device.
 type hostOptimizer struct {
 	device  compute.Backend     // the learner's
 	backend compute.Backend     // the host's
 	store   *mlmodel.Store      // the host's copies of the offloaded weights, and their optimizer state
 	vars    []*mlmodel.Variable // the offloaded weights, in the device's store
 	copies  []*mlmodel.Variable // the same weights in store, in the same order
-	apply   *mlmodel.Exec       // on the host: (lr, scale, gradients...) -> step, updating store
-	norm    *mlmodel.Exec       // on the device: () -> the global norm of every gradient, and the clip scale
-	kept    *mlmodel.Exec       // on the device: (lr, scale) -> step, the update of the weights kept there; nil: none
+	apply   *groupedUpdate      // on the host: the update of copies, from the accumulators handed down (in store)
+	kept    *groupedUpdate      // on the device: the global norm of every gradient, and the update of the weights kept there
 }
 
 // OffloadOptimizer moves the optimizer of the first fraction of the
@@ -147,29 +145,14 @@ func (l *Learner) prepareHost(adam AdamWConfig) error {
 			}
 		}
 	}
-	h.apply = mlmodel.MustNewExec(h.backend, h.store, func(scope *mlmodel.Scope, in []*Node) *Node {
-		ApplyAdamW(scope.Store(), h.copies, ScaleGradients(in[2:], in[1]), in[0], hostAdam)
-		return adamStep(scope.Store()).NodeValue(in[0].Graph())
-	})
-	h.norm = mlmodel.MustNewExec(l.backend, dev, func(scope *mlmodel.Scope, g *Graph) []*Node {
-		norm := GlobalNorm(AccumulatedGradients(scope.Store(), l.vars, g, false))
-		if adam.ClipNorm <= 0 {
-			return []*Node{norm, OnesLike(norm)}
-		}
-		return []*Node{norm, ClipScale(norm, adam.ClipNorm)}
-	})
+	h.apply = newGroupedUpdate(h.backend, h.store, nil, h.copies, hostAdam)
 	var kept []*mlmodel.Variable
 	for _, v := range l.vars {
 		if !slices.Contains(h.vars, v) {
 			kept = append(kept, v)
 		}
 	}
-	if len(kept) > 0 {
-		h.kept = mlmodel.MustNewExec(l.backend, dev, func(scope *mlmodel.Scope, lr, scale *Node) *Node {
-			ApplyAdamW(scope.Store(), kept, ScaleGradients(AccumulatedGradients(scope.Store(), kept, lr.Graph(), false), scale), lr, hostAdam)
-			return adamStep(scope.Store()).NodeValue(lr.Graph())
-		})
-	}
+	h.kept = newGroupedUpdate(l.backend, dev, l.vars, kept, adam)
 	return nil
 }
 
@@ -218,29 +201,20 @@ func localCopy(v *mlmodel.Variable) (*tensors.Tensor, error) {
 // which scales them, updates its copies of those weights and their state,
 // and sets the new weights on the device's store. It returns the norm.
 func (h *hostOptimizer) step(dev *mlmodel.Store, lr float64) (float64, error) {
-	out, err := h.norm.Call()
+	norm, scale, err := h.kept.step(lr)
 	if err != nil {
-		return 0, fmt.Errorf("grpo: gradient norm: %w", err)
+		return norm, err
 	}
-	norm, scale := float64(out[0].Value().(float32)), out[1]
-	if h.kept != nil {
-		if _, err := h.kept.Call(float32(lr), scale); err != nil {
-			return norm, fmt.Errorf("grpo: optimizer step: %w", err)
-		}
-	}
-	args := []any{float32(lr), scale.Value().(float32)}
-	for _, v := range h.vars {
-		acc := accumulator(dev, v)
-		local, err := localCopy(acc)
-		if err != nil {
+	for i, v := range h.vars {
+		if err := h.handDown(accumulator(dev, v), h.copies[i]); err != nil {
 			return norm, err
 		}
-		if err := acc.Reset(); err != nil {
-			return norm, err
-		}
-		args = append(args, local)
 	}
-	if _, err := h.apply.Call(args...); err != nil {
+	_, _, step, err := h.apply.clipAndCount() // the host's step
+	if err != nil {
+		return norm, err
+	}
+	if err := h.apply.update(lr, tensors.FromScalar(scale.Value().(float32)), step); err != nil {
 		return norm, fmt.Errorf("grpo: optimizer step on the host: %w", err)
 	}
 	for i, c := range h.copies {
@@ -256,6 +230,24 @@ func (h *hostOptimizer) step(dev *mlmodel.Store, lr float64) (float64, error) {
 		}
 	}
 	return norm, nil
+}
+
+// handDown moves the accumulator acc of an offloaded weight into host
+// memory, as the accumulator of its copy c in the host's store, and frees
+// its device memory.
+func (h *hostOptimizer) handDown(acc, c *mlmodel.Variable) error {
+	local, err := localCopy(acc)
+	if err != nil {
+		return err
+	}
+	if err := acc.Reset(); err != nil {
+		return err
+	}
+	if hostAcc := h.store.GetVariable(GradAccumScope + c.Path()); hostAcc != nil {
+		return hostAcc.SetValue(local)
+	}
+	h.store.VariableWithValue(GradAccumScope+c.Path(), local).SetTrainable(false)
+	return nil
 }
 
 // stateVariables are the optimizer state a checkpoint saves: the device's,

@@ -97,34 +97,54 @@ func ApplyAdamW(store *mlmodel.Store, vars []*mlmodel.Variable, grads []*Node, l
 		panic("grpo: ApplyAdamW: need one gradient per variable, and at least one")
 	}
 	g := lr.Graph()
-	f32 := dtypes.Float32
 	grads, gradNorm = ClipByGlobalNorm(grads, cfg.ClipNorm)
 
 	stepVar := adamStep(store)
 	step := AddScalar(stepVar.NodeValue(g), 1)
 	stepVar.SetNodeValue(step)
-
-	lr = ConvertDType(lr, f32)
-	beta1, beta2 := Scalar(g, f32, cfg.Beta1), Scalar(g, f32, cfg.Beta2)
-	debias1 := OneMinus(Pow(beta1, step))
-	debias2 := OneMinus(Pow(beta2, step))
-	stepBits := ConvertDType(step, dtypes.Uint32) // keys the draws of stochastic rounding
+	k := adamTermsAt(lr, step, cfg)
 	for i, v := range vars {
-		grad := ConvertDType(grads[i], f32)
 		mVar, vVar := adamMoments(store, v, cfg.Precision)
-		m := Add(MulScalar(ConvertDType(mVar.NodeValue(g), f32), cfg.Beta1), MulScalar(grad, 1-cfg.Beta1))
-		s := Add(MulScalar(ConvertDType(vVar.NodeValue(g), f32), cfg.Beta2), MulScalar(Square(grad), 1-cfg.Beta2))
+		m, s := mVar.NodeValue(g), vVar.NodeValue(g)
+		p := masterValue(store, v, cfg.Precision, g)
+		x, m, s := adamW(p, grads[i], m, s, k, cfg)
 		mVar.SetNodeValue(ConvertDType(m, mVar.DType()))
 		vVar.SetNodeValue(ConvertDType(s, vVar.DType()))
-
-		p := masterValue(store, v, cfg.Precision, g)
-		update := Div(Div(m, debias1), AddScalar(Sqrt(Div(s, debias2)), cfg.Eps))
-		if cfg.WeightDecay != 0 {
-			update = Add(update, MulScalar(p, cfg.WeightDecay))
-		}
-		setMaster(store, v, cfg.Precision, Sub(p, Mul(lr, update)), stepBits, i)
+		setMaster(store, v, cfg.Precision, x, k.stepBits, Scalar(g, dtypes.Uint32, i))
 	}
 	return gradNorm
+}
+
+// adamTerms are the float32 scalars one AdamW step shares over its weights:
+// the learning rate, the moments' bias corrections 1−β^t, and the step t as
+// a uint32 (it keys the draws of stochastic rounding).
+type adamTerms struct {
+	lr, debias1, debias2, stepBits *Node
+}
+
+// adamTermsAt is adamTerms at learning rate lr and step (float32, counted
+// from 1).
+func adamTermsAt(lr, step *Node, cfg AdamWConfig) adamTerms {
+	g, f32 := step.Graph(), dtypes.Float32
+	beta1, beta2 := Scalar(g, f32, cfg.Beta1), Scalar(g, f32, cfg.Beta2)
+	return adamTerms{lr: ConvertDType(lr, f32), debias1: OneMinus(Pow(beta1, step)), debias2: OneMinus(Pow(beta2, step)),
+		stepBits: ConvertDType(step, dtypes.Uint32)}
+}
+
+// adamW is AdamW's update of one weight, the per-element arithmetic of every
+// update the trainer runs: from its float32 master value p, its clipped
+// gradient grad and its moments m and s (in the dtypes they are kept in), the
+// new master value and moments, in float32.
+func adamW(p, grad, m, s *Node, k adamTerms, cfg AdamWConfig) (newP, newM, newS *Node) {
+	f32 := dtypes.Float32
+	grad = ConvertDType(grad, f32)
+	newM = Add(MulScalar(ConvertDType(m, f32), cfg.Beta1), MulScalar(grad, 1-cfg.Beta1))
+	newS = Add(MulScalar(ConvertDType(s, f32), cfg.Beta2), MulScalar(Square(grad), 1-cfg.Beta2))
+	update := Div(Div(newM, k.debias1), AddScalar(Sqrt(Div(newS, k.debias2)), cfg.Eps))
+	if cfg.WeightDecay != 0 {
+		update = Add(update, MulScalar(p, cfg.WeightDecay))
+	}
+	return Sub(p, Mul(k.lr, update)), newM, newS
 }
 
 // adamStep is AdamW's step counter, a float32 scalar under AdamScope.

@@ -21,7 +21,7 @@ func TestDrawsDependOnTheVariable(t *testing.T) {
 	const n = 4096
 	draw := func(seed uint32, index int) []uint32 {
 		return MustExecOnce(testBackend(t), func(s *Node) *Node {
-			return drawBits(shapes.Make(dtypes.Float32, n), s, seed, index)
+			return drawBits(shapes.Make(dtypes.Float32, n), s, seed, Scalar(s.Graph(), dtypes.Uint32, index))
 		}, uint32(5)).Value().([]uint32)
 	}
 	same := func(a, b []uint32) (k int) {

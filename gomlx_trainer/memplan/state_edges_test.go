@@ -10,16 +10,27 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
-// The XLA update writes anew the bf16 weight (2), moments (8) and master (4, 2 or 0).
+// The XLA update writes anew the bf16 weight (2), moments (8) and master (4, 2 or 0):
+// of the largest weight on one device, of every parameter (and the accumulators) on several.
 func TestOptimizerUpdateCountsTheMaster(t *testing.T) {
 	for _, tc := range []struct {
-		master string
-		want   int64
-	}{{grpo.MasterFloat32, 14 * 356}, {grpo.MasterRemainder, 12 * 356}, {grpo.MasterStochastic, 10 * 356}} {
+		master  string
+		perElem int64 // bytes of a weight's fresh state: 2 + 8 + the master's
+	}{{grpo.MasterFloat32, 14}, {grpo.MasterRemainder, 12}, {grpo.MasterStochastic, 10}} {
 		s := memplan.Step{DType: dtypes.BFloat16, State: memplan.State{Precision: grpo.Precision{Master: tc.master}}}
-		if got := memplan.OptimizerUpdate(handConfig(), s, memplan.XLA); got != tc.want {
-			t.Errorf("master %s: the update holds %d bytes, want %d", tc.master, got, tc.want)
+		// one device: weight by weight, the largest weight (the embedding, 40 elements)
+		if got := memplan.OptimizerUpdate(handConfig(), s, memplan.XLA); got != tc.perElem*40 {
+			t.Errorf("master %s: the update holds %d bytes, want %d", tc.master, got, tc.perElem*40)
 		}
+		// several devices: one graph, a fresh copy of every parameter's state and the accumulators
+		s.Devices = 2
+		if got, want := memplan.OptimizerUpdate(handConfig(), s, memplan.XLA), (tc.perElem+4)*356; got != want {
+			t.Errorf("master %s on 2 devices: the update holds %d bytes, want %d", tc.master, got, want)
+		}
+	}
+	off := memplan.Step{DType: dtypes.BFloat16, State: memplan.State{OffloadFraction: 1}}
+	if got := memplan.OptimizerUpdate(handConfig(), off, memplan.XLA); got != 0 {
+		t.Errorf("every weight's update on the host: the device's update holds %d bytes, want 0", got)
 	}
 }
 

@@ -432,16 +432,22 @@ func logProbHead(cfg qwen3.Config, s Step, r Rules) int64 {
 // OptimizerUpdate is what the optimizer step holds beyond the resident
 // state.
 //
-//   - XLA: a fresh copy of everything the step writes. GoMLX (v0.28.2)
-//     donates the buffers of the updated variables but declares no
-//     input/output aliasing, so XLA writes the new weights, moments and
-//     master values into new buffers and frees the old ones only after the
-//     step; it fuses the elementwise update into the loops that write them,
-//     with no temporaries of note (TestShardedPeakOnXLA measures both). That
-//     is, for the parameters updated on the device, their weights, moments
-//     and master (the host's new weights replace the old ones as they
-//     arrive); on several devices also the accumulators, which the step
-//     zeroes (on one device they are freed after it instead).
+//   - XLA, one device: the fresh state of the largest weight, W·(d + the
+//     bytes of its moments and master). The step runs weight by weight
+//     (grpo's groupedUpdate): a graph computes the global gradient norm (its
+//     transient is a few scalars), then each weight's update runs alone with
+//     its old weight, moments, master and accumulator donated. GoMLX
+//     v0.28.2 declares no input/output aliasing, so XLA writes that
+//     weight's new values into new buffers and frees the old ones after it;
+//     the elementwise update fuses into the loops that write them, with no
+//     temporaries of note (TestOptimizerStepPeakOnXLA measures it). With
+//     optimizer_cpu_offload the device updates only the weights it keeps
+//     (none: 0; the host's new weights replace the old ones as they
+//     arrive); the plan still counts the largest weight.
+//   - XLA, several devices: one graph writes a fresh copy of everything the
+//     step writes (TestShardedPeakOnXLA measures it): for the parameters
+//     updated on the device, their weights, moments and master, and the
+//     accumulators, which the step zeroes.
 //   - CPU: 8·W, W = largestWeight(cfg). The pure Go backend writes a donated
 //     buffer in place, but each weight's update makes up to two float32
 //     temporaries of its size (m and v are outputs, so their bias-corrected
@@ -451,11 +457,14 @@ func OptimizerUpdate(cfg qwen3.Config, s Step, r Rules) int64 {
 		return 8 * largestWeight(cfg)
 	}
 	p := cfg.Params()
-	n := s.State.onDevice(p) * (int64(s.DType.Size()) + s.State.updateBytes(s.DType))
-	if s.Devices > 1 {
-		n += p * dtypeBytes(s.State.Precision.GradDType)
+	perParam := int64(s.DType.Size()) + s.State.updateBytes(s.DType)
+	if s.Devices <= 1 {
+		if s.State.onDevice(p) == 0 {
+			return 0
+		}
+		return largestWeight(cfg) * perParam
 	}
-	return n
+	return s.State.onDevice(p)*perParam + p*dtypeBytes(s.State.Precision.GradDType)
 }
 
 // weightGradients is, on the CPU, what the end of the backward holds: every
