@@ -28,15 +28,19 @@ func TestGroupedUpdateMatchesOneGraph(t *testing.T) {
 		prec    Precision
 		float32 bool
 		clip    float64
+		onXLA   bool // also on XLA, where each case compiles for minutes and compares only to a bfloat16 rounding
 	}{
 		{name: "float32 master", prec: Precision{}, clip: 1},
-		{name: "remainder", prec: Precision{Master: MasterRemainder}, clip: 1},
+		{name: "remainder", prec: Precision{Master: MasterRemainder}, clip: 1, onXLA: true},
 		{name: "stochastic", prec: Precision{Master: MasterStochastic, Seed: 5}, clip: 1},
 		{name: "none", prec: Precision{Master: MasterNone}, clip: 1},
 		{name: "bfloat16 moments", prec: Precision{Master: MasterRemainder, GradDType: bf16, ExpAvgDType: bf16, ExpAvgSqDType: bf16}, clip: 1},
-		{name: "float32 weights, no clip", float32: true},
+		{name: "float32 weights, no clip", float32: true, onXLA: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if backendtest.Kind() == backend.XLACPU && !tc.onXLA {
+				t.Skip("on XLA two cases stand for the rest: its one graph is not bit-stable, so it compares weights only")
+			}
 			adam := AdamWConfig{Beta1: 0.9, Beta2: 0.98, Eps: 1e-8, WeightDecay: 0.1, ClipNorm: tc.clip, Precision: tc.prec}
 			start, f32 := startingModels(t, 5)
 			if tc.float32 {
