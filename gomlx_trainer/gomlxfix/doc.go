@@ -3,7 +3,12 @@
 // matrix products one way and sums half-precision gradients in float32:
 //
 //   - DotGeneralMatmul transposes both operands of a DotGeneral into the
-//     matmul layout, lhs [batch, m, k] and rhs [batch, k, n]. The Go backend
+//     matmul layout, lhs [batch, m, k] and rhs [batch, k, n], each group of
+//     contracting and of cross axes merged into one (axes that are neighbours
+//     in the operand merged before the transpose): XLA's CPU compiler sums a
+//     bfloat16 product over several contracting axes, or over one made by
+//     reshaping a transpose, in bfloat16, and so summed every weight's
+//     gradient (batch and sequence contracted) in bfloat16. The Go backend
 //     turns any other layout into [batch, n, k] for the rhs and, in a build
 //     with GOEXPERIMENT=simd, runs small products of that layout (under about
 //     a million multiply-adds, every product of a tiny model and of a decoding
