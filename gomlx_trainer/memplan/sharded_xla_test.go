@@ -110,12 +110,22 @@ type measured struct {
 // result and XLA's dump.
 func runMeasurement(t *testing.T, model shardedModel, sharding string, n int) measured {
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestShardedPeakOnXLA$", "-test.v")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d %s %d %d %d %d", measureEnv, sharding, n, dir,
-		model.hidden, model.layers, model.vocab, model.inter),
+	m := runChild(t, "TestShardedPeakOnXLA", dir, fmt.Sprintf("%s=%s %d %s %d %d %d %d", measureEnv, sharding, n, dir,
+		model.hidden, model.layers, model.vocab, model.inter))
+	m.Temp, m.Fresh = largestTemporaries(t, filepath.Join(dir, "dump"))
+	return m
+}
+
+// runChild runs the test named test in a child process with env set and
+// XLA's dump in dir/dump, and reads the measured it wrote to dir
+// (writeMeasured). XLA reads XLA_FLAGS once per process.
+func runChild(t *testing.T, test, dir, env string) measured {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v")
+	cmd.Env = append(os.Environ(), env,
 		"XLA_FLAGS="+strings.TrimSpace(os.Getenv("XLA_FLAGS")+" --xla_dump_to="+filepath.Join(dir, "dump")))
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("measuring %s on %d devices: %v\n%s", sharding, n, err, out)
+		t.Fatalf("measuring in a child process (%s): %v\n%s", env, err, out)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "resident.json"))
 	if err != nil {
@@ -125,8 +135,19 @@ func runMeasurement(t *testing.T, model shardedModel, sharding string, n int) me
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatal(err)
 	}
-	m.Temp, m.Fresh = largestTemporaries(t, filepath.Join(dir, "dump"))
 	return m
+}
+
+// writeMeasured writes m to dir for runChild.
+func writeMeasured(t *testing.T, dir string, m measured) {
+	t.Helper()
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "resident.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // measureShardedStep runs, in the child process, two optimizer steps as spec
@@ -167,13 +188,7 @@ func measureShardedStep(t *testing.T, spec string) {
 		}
 		m.Resident += int64(dv.Shards()[0].Shape().Memory())
 	}
-	data, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "resident.json"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeMeasured(t, dir, m)
 }
 
 // allocationLine is the head of an allocation in XLA's buffer assignment:

@@ -1,11 +1,9 @@
 package memplan_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,20 +45,7 @@ func TestOptimizerStepPeakOnXLA(t *testing.T) {
 	}
 	backendtest.XLACPUPlugin(t)
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestOptimizerStepPeakOnXLA$", "-test.v")
-	cmd.Env = append(os.Environ(), updateEnv+"="+dir,
-		"XLA_FLAGS="+strings.TrimSpace(os.Getenv("XLA_FLAGS")+" --xla_dump_to="+filepath.Join(dir, "dump")))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("measuring the update: %v\n%s", err, out)
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "resident.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m measured
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
+	m := runChild(t, "TestOptimizerStepPeakOnXLA", dir, updateEnv+"="+dir)
 	grouped := programsFresh(t, filepath.Join(dir, "dump"), "AdamW_", "GradientClip")
 	whole := programsFresh(t, filepath.Join(dir, "dump"), "WholeGraphUpdate")
 	cfg := layerHeavy.config()
@@ -131,13 +116,7 @@ func measureUpdate(t *testing.T, dir string) {
 	for v := range store.IterVariables() {
 		m.Resident += int64(v.Shape().Memory())
 	}
-	data, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "resident.json"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeMeasured(t, dir, m)
 	vars := grpo.TrainableVariables(store)
 	whole := mlmodel.MustNewExec(b, store, func(scope *mlmodel.Scope, lr *Node) *Node {
 		return grpo.ApplyAdamW(scope.Store(), vars, grpo.AccumulatedGradients(scope.Store(), vars, lr.Graph(), false), lr, adam)
