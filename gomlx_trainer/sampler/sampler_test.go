@@ -247,6 +247,35 @@ func TestAppendInChunks(t *testing.T) {
 	}
 }
 
+// TestAppendChunkDefault: without AppendChunk an appended tool output is fed
+// 64 tokens a step (the documented default), whatever MaxChunk is: 70 tokens
+// and the stop id before them take two steps, where a prompt of the same
+// session is read in one.
+func TestAppendChunkDefault(t *testing.T) {
+	m, prompt, want := tinyModel(t)
+	b := backendtest.New(t)
+	tool := make([]int, 70)
+	for i := range tool {
+		tool[i] = 7 + i
+	}
+	for _, maxChunk := range []int{0, 200} {
+		ss, err := New(b, m).Start([][]int{prompt}, Options{MaxNewTokens: 100, StopIDs: []int{want[0]}, MaxChunk: maxChunk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if steps := stepsToNextToken(t, ss, 0); steps != 1 {
+			t.Errorf("max chunk %d: prompt of %d tokens read in %d steps, want 1", maxChunk, len(prompt), steps)
+		}
+		if err := ss.Append(0, tool); err != nil {
+			t.Fatal(err)
+		}
+		if steps := stepsToNextToken(t, ss, 0); steps != 2 {
+			t.Errorf("max chunk %d: %d appended tokens read in %d steps, want 2 (chunks of 64)", maxChunk, 1+len(tool), steps)
+		}
+		ss.Close()
+	}
+}
+
 // stepsToNextToken steps ss until sequence i has sampled one more token and
 // returns how many steps that took.
 func stepsToNextToken(t *testing.T, ss *Session, i int) int {
