@@ -391,8 +391,15 @@ func Apply(p Plan) error {
 const SIMDAdvice = "build with GOEXPERIMENT=simd for models of hidden size 256 and up " +
 	"(a train step of the small config 3.2x faster); leave it out for the tiny CPU demo (its steps 3.7-4x slower with it)"
 
-// New resolves the options, applies the plan and opens the backend.
+// New resolves the options, applies the plan (it becomes this process's
+// backend, see Apply) and opens the backend.
 func New(opts Options) (compute.Backend, Plan, error) {
+	return newBackend(opts, true)
+}
+
+// newBackend resolves opts and opens the backend, first applying the plan
+// to the process's environment when apply is set.
+func newBackend(opts Options, apply bool) (compute.Backend, Plan, error) {
 	p, err := Resolve(opts, RealHost())
 	if err != nil {
 		return nil, p, err
@@ -401,8 +408,10 @@ func New(opts Options) (compute.Backend, Plan, error) {
 		return nil, p, fmt.Errorf("backend: num_devices %d: the pure Go backend (cpu) has one device; "+
 			"use --backend xla-cpu (its CPU plugin opens as many devices as asked) or cuda, or num_devices 1", opts.NumDevices)
 	}
-	if err := Apply(p); err != nil {
-		return nil, p, err
+	if apply {
+		if err := Apply(p); err != nil {
+			return nil, p, err
+		}
 	}
 	b, err := open(p, opts.NumDevices)
 	if err != nil {
@@ -421,13 +430,15 @@ func New(opts Options) (compute.Backend, Plan, error) {
 
 // NewHost opens a backend on the host CPU for work moved off the device
 // (optimizer_cpu_offload): XLA's CPU compiler where its plugin is found,
-// else the pure Go backend (the plan's Fallback says why).
+// else the pure Go backend (the plan's Fallback says why). It leaves the
+// process's environment alone: GOMLX_BACKEND still names the device's
+// backend, for whatever opens a backend from it later.
 func NewHost() (compute.Backend, Plan, error) {
-	b, p, err := New(Options{Kind: XLACPU})
+	b, p, err := newBackend(Options{Kind: XLACPU}, false)
 	if err == nil {
 		return b, p, nil
 	}
-	b, p, cpuErr := New(Options{Kind: CPU})
+	b, p, cpuErr := newBackend(Options{Kind: CPU}, false)
 	if cpuErr != nil {
 		return nil, p, cpuErr
 	}

@@ -282,3 +282,20 @@ func TestOpenUnloadableCPUPlugin(t *testing.T) {
 		t.Errorf("unloadable plugin: %v", err)
 	}
 }
+
+// TestNewHostLeavesTheProcessBackend opens the host backend (XLA's CPU
+// plugin where one is found, else the pure Go backend) and checks that the
+// process's GOMLX_BACKEND still names the device's backend: opening the host
+// for optimizer_cpu_offload must not make later backends the host's.
+func TestNewHostLeavesTheProcessBackend(t *testing.T) {
+	const device = "go:ops_sequential,creation_order"
+	t.Setenv("GOMLX_BACKEND", device)
+	b, p, err := NewHost()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Finalize()
+	if got := os.Getenv("GOMLX_BACKEND"); got != device {
+		t.Errorf("after NewHost (%s), GOMLX_BACKEND=%q, want %q", p.Config, got, device)
+	}
+}
