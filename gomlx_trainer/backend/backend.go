@@ -32,7 +32,7 @@ const Kinds = "cpu, xla-cpu, cuda or auto"
 // sequential ops (its parallel mode deadlocks on small machines, v0.26 and
 // v0.28.2 alike), run in the order the graph created them (v0.28's default
 // order keeps more buffers alive: with it, recomputed layers and chunked
-// log-probs save half as much memory; see the README).
+// log-probs save half as much memory; see docs/gomlx.md).
 const CPUConfig = "go:ops_sequential,creation_order"
 
 // reexecMarker is set in the environment of the process re-executed with a new
@@ -384,7 +384,7 @@ func Apply(p Plan) error {
 }
 
 // SIMDAdvice says when a build with GOEXPERIMENT=simd pays on the CPU backend
-// (measured with GoMLX v0.28.2 on 2 AMD EPYC cores; see the README): its AVX2
+// (measured with GoMLX v0.28.2 on 2 AMD EPYC cores; see docs/gomlx.md): its AVX2
 // kernels make the products of larger models several times faster, but after
 // they run on a thread GoMLX's Exp and Logistic there run many times slower,
 // which costs a tiny model more than the kernels gain.

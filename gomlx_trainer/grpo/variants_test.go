@@ -399,7 +399,7 @@ func TestVariantsReferenceIsTheScriptsOutput(t *testing.T) {
 	}
 }
 
-// TestGSPOEqualsGRPOOnPolicy checks the identity the README states: where
+// TestGSPOEqualsGRPOOnPolicy checks the identity docs/algorithms.md states: where
 // every ratio is 1 (the first optimizer step on a rollout, sampled by the
 // same weights), GSPO's gradient is GRPO's, with token-mean and with
 // sequence-mean weights alike.
