@@ -14,6 +14,7 @@ import (
 	"github.com/mathrl/mathrl/analysis/ablation"
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/analysis/modelcard"
+	"github.com/mathrl/mathrl/analysis/runs"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 )
@@ -297,5 +298,35 @@ func TestAblationCurves(t *testing.T) {
 	checkFigure(t, "ablation", [][]*plot.Plot{{p}}, 8, 5, "grpo: mean of 3 seeds", "gspo: mean of 3 seeds", "evaluation avg@2 (%)", "optimizer step")
 	if _, err := AblationCurves("none", nil); err == nil {
 		t.Error("no curves: want an error")
+	}
+}
+
+func TestRunCurves(t *testing.T) {
+	point := func(step int, avg float64) metrics.EvalPoint { return metrics.EvalPoint{Step: step, K: 2, AvgAtK: avg} }
+	rs := []runs.Run{
+		{Name: "demo", Evals: []metrics.EvalPoint{point(0, 0.4), point(5, 0.5), point(10, 0.6)}},
+		{Name: "demo-seed2", Evals: []metrics.EvalPoint{point(0, 0.3), point(5, 0.45), point(10, 0.55)}},
+	}
+	for i := range rs {
+		rs[i].Final = rs[i].Evals[len(rs[i].Evals)-1]
+	}
+	p, err := RunCurves("the demo", rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFigure(t, "runs", [][]*plot.Plot{{p}}, 8, 5, "the demo", "demo-seed2", "evaluation avg@2 (%)", "optimizer step")
+	if p.Y.Max < 60 || p.Y.Min != 0 {
+		t.Errorf("y axis %g..%g, want 0 to at least 60 (the points in %%)", p.Y.Min, p.Y.Max)
+	}
+	if _, err := RunCurves("none", nil); err == nil {
+		t.Error("no runs: want an error")
+	}
+	other := rs[1]
+	other.Evals = []metrics.EvalPoint{{Step: 0, K: 4, AvgAtK: 0.3}}
+	if _, err := RunCurves("", []runs.Run{rs[0], other}); err == nil || !strings.Contains(err.Error(), "demo-seed2") {
+		t.Errorf("mixed k: error %v, want one naming the run", err)
+	}
+	if _, err := RunCurves("", []runs.Run{rs[0], {Name: "empty"}}); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Errorf("no evaluation: error %v, want one naming the run", err)
 	}
 }

@@ -16,10 +16,11 @@ import (
 
 // Run is one training run folder.
 type Run struct {
-	Name         string             // the folder, relative to the root it was found under
-	Provenance   metrics.Provenance // provenance.json
-	ConfigSHA256 string             // sha256 of config.json, the resolved recipe
-	Final        metrics.EvalPoint  // the last line of eval.jsonl
+	Name         string              // the folder, relative to the root it was found under
+	Provenance   metrics.Provenance  // provenance.json
+	ConfigSHA256 string              // sha256 of config.json, the resolved recipe
+	Evals        []metrics.EvalPoint // eval.jsonl, in the order written
+	Final        metrics.EvalPoint   // the last line of eval.jsonl
 }
 
 // The files of a run folder that Load reads.
@@ -87,7 +88,7 @@ func read(dir string) (Run, error) {
 	if len(points) == 0 {
 		return r, errors.New(path + ": no evaluation")
 	}
-	r.Final = points[len(points)-1]
+	r.Evals, r.Final = points, points[len(points)-1]
 	return r, nil
 }
 
@@ -121,4 +122,15 @@ func Markdown(runs []Run) string {
 			r.ConfigSHA256[:12], r.Provenance.Command)
 	}
 	return b.String()
+}
+
+// Prefixed returns the runs whose name starts with prefix, in their order.
+func Prefixed(rs []Run, prefix string) []Run {
+	var out []Run
+	for _, r := range rs {
+		if strings.HasPrefix(r.Name, prefix) {
+			out = append(out, r)
+		}
+	}
+	return out
 }

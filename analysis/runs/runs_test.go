@@ -44,7 +44,8 @@ func TestLoadReadsProvenanceAndTheFinalEvaluation(t *testing.T) {
 	}
 	r := runs[0]
 	sum := sha256.Sum256([]byte(cfg))
-	if r.Name != filepath.Join("ablation", "grpo-seed2") || r.Final.Step != 30 || r.ConfigSHA256 != hex.EncodeToString(sum[:]) {
+	if r.Name != filepath.Join("ablation", "grpo-seed2") || r.Final.Step != 30 || r.ConfigSHA256 != hex.EncodeToString(sum[:]) ||
+		len(r.Evals) != 2 || r.Evals[0].Step != 0 || r.Evals[0].AvgAtK != 0.1 || r.Evals[1] != r.Final {
 		t.Errorf("got %+v", r)
 	}
 	if r.Commit() != "0123456789+changes" || r.Engine() != "GoMLX v0.26.0, go" {
@@ -85,5 +86,16 @@ func TestLoadReadsTheCommittedRuns(t *testing.T) {
 		if r.Provenance.GitCommit == "" || r.Final.K == 0 || r.Provenance.Scorer == "" {
 			t.Errorf("%s: incomplete: %+v", r.Name, r)
 		}
+	}
+}
+
+func TestPrefixed(t *testing.T) {
+	rs := []Run{{Name: "ablation/grpo-seed1"}, {Name: "demo"}, {Name: "demo-seed2"}, {Name: "other-demo"}}
+	got := Prefixed(rs, "demo")
+	if len(got) != 2 || got[0].Name != "demo" || got[1].Name != "demo-seed2" {
+		t.Errorf("Prefixed(demo) = %+v", got)
+	}
+	if got := Prefixed(rs, "none"); len(got) != 0 {
+		t.Errorf("Prefixed(none) = %+v", got)
 	}
 }

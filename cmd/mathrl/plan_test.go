@@ -94,7 +94,7 @@ func TestPlanRun(t *testing.T) {
 		args []string
 		fits bool
 	}{
-		{"demo on the CPU", nil, true},
+		{"demo on the CPU", []string{"--hf-checkpoint", filepath.Join("..", "..", "configs", "demo-base")}, true}, // the demo names its policy from the repository's root
 		{"retool as written", []string{"--config", "retool-grpo-qwen3-4b", "--tiny-model", "qwen3-4b"}, true},
 		{"retool with the card's micro-batches", []string{"--config", "retool-grpo-qwen3-4b", "--tiny-model", "qwen3-4b",
 			"--micro-batch-size", "4", "--recompute-layers=false", "--sampling-batch-size", "32"}, false},

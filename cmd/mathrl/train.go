@@ -37,7 +37,8 @@ func newTrainCmd(runF func(context.Context, *trainOptions) error) *cobra.Command
 		Long: `train runs GRPO as a recipe says: rollouts with the code_interpreter tool, scores,
 group advantages, PPO-clip updates with AdamW, evaluation, checkpoints and figures,
 all in one run folder (--save). With no flags it runs the CPU demo (configs/demo.yaml)
-into runs/demo (scripts/demo.sh regenerates the committed results/runs/demo).
+into runs/demo; run it from the repository's root, where its policy, configs/demo-base,
+is found (scripts/demo.sh regenerates the committed results/runs/demo).
 
 A tiny model standing in for a recipe's checkpoint (--tiny-model with a recipe
 that sets hf_checkpoint) makes a smoke run: budgets, batches, evaluation and

@@ -55,11 +55,11 @@ func TestNewTrainCmd(t *testing.T) {
 				t.Errorf("config %+v resume %v", o.Config, o.Resume)
 			}
 		}, ""},
-		{"a flag set to its default still overrides the recipe", []string{"--adam-beta2", "0.999", "--sft-steps", "0", "--use-tools=false", "--save", "/tmp/x"}, func(t *testing.T, o *trainOptions) {
+		{"a flag set to its default still overrides the recipe", []string{"--adam-beta2", "0.999", "--arith-max-digits", "4", "--use-tools=false", "--save", "/tmp/x"}, func(t *testing.T, o *trainOptions) {
 			want := demo
-			want.AdamBeta2, want.SFTSteps, want.UseTools, want.Save = grpo.Default().AdamBeta2, 0, false, "/tmp/x"
-			if demo.AdamBeta2 == want.AdamBeta2 || demo.SFTSteps == 0 || !demo.UseTools {
-				t.Fatalf("the demo recipe no longer sets adam_beta2, sft_steps and use_tools away from their defaults: %+v", demo)
+			want.AdamBeta2, want.ArithMaxDigits, want.UseTools, want.Save = grpo.Default().AdamBeta2, grpo.Default().ArithMaxDigits, false, "/tmp/x"
+			if demo.AdamBeta2 == want.AdamBeta2 || demo.ArithMaxDigits == want.ArithMaxDigits || !demo.UseTools || want.ArithMaxDigits != 4 {
+				t.Fatalf("the demo recipe no longer sets adam_beta2, arith_max_digits and use_tools away from their defaults: %+v", demo)
 			}
 			if !reflect.DeepEqual(o.Config, want) {
 				t.Errorf("config %+v\nwant %+v", o.Config, want)

@@ -25,10 +25,7 @@ import (
 //
 //	go test ./gomlx_trainer/grpo -run '^$' -bench AsyncRollouts -benchtime 1x -timeout 60m
 func BenchmarkAsyncRollouts(b *testing.B) {
-	cfg, err := LoadRecipe(filepath.Join("..", "..", "configs", "demo.yaml"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	cfg := demoRecipe(b)
 	cfg.SFTSteps = benchInt(b, "MATHRL_BENCH_SFT_STEPS", cfg.SFTSteps)
 	rollouts := benchInt(b, "MATHRL_BENCH_ROLLOUTS", 10)
 	bk, plan, err := backend.New(backend.Options{Kind: cfg.Backend})

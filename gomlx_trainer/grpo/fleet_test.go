@@ -382,10 +382,7 @@ func TestFleetNoWorkerLeftSaves(t *testing.T) {
 //
 //	go test ./gomlx_trainer/grpo -run '^$' -bench Engines -benchtime 3x
 func BenchmarkEngines(b *testing.B) {
-	cfg, err := LoadRecipe(filepath.Join("..", "..", "configs", "demo.yaml"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	cfg := demoRecipe(b)
 	bk := testBackend(b)
 	model, err := newPolicy(cfg)
 	if err != nil {

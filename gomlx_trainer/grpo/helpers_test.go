@@ -2,6 +2,7 @@ package grpo
 
 import (
 	"math"
+	"path/filepath"
 	"testing"
 
 	"github.com/gomlx/compute"
@@ -18,4 +19,17 @@ func testBackend(t testing.TB) compute.Backend {
 
 func near(a, b, tol float64) bool {
 	return math.Abs(a-b) <= tol*(1+math.Abs(b))
+}
+
+// demoRecipe returns configs/demo.yaml with its hf_checkpoint, which names a
+// folder from the repository's root, found from this package's folder.
+func demoRecipe(t testing.TB) Config {
+	t.Helper()
+	root := filepath.Join("..", "..")
+	cfg, err := LoadRecipe(filepath.Join(root, "configs", "demo.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.HFCheckpoint = filepath.Join(root, cfg.HFCheckpoint)
+	return cfg
 }

@@ -275,10 +275,7 @@ func (p Precision) masterName() string {
 // TestPrecisionKeys checks how the Megatron keys resolve into the optimizer's
 // precision, and that Validate refuses what Megatron refuses, naming the key.
 func TestPrecisionKeys(t *testing.T) {
-	base, err := LoadRecipe(filepath.Join("..", "..", "configs", "demo.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := demoRecipe(t)
 	base.DType = "bfloat16"
 	aware := base
 	aware.UsePrecisionAwareOptimizer = true

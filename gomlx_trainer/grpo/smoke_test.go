@@ -64,7 +64,7 @@ func sorted(want []string) []string {
 func TestSmokeLeavesAlone(t *testing.T) {
 	demo := recipe(t, "demo")
 	noTiny := recipe(t, "math-grpo-qwen3-8b")
-	for name, c := range map[string]Config{"the demo (no hf_checkpoint)": demo, "a real checkpoint (no tiny_model)": noTiny} {
+	for name, c := range map[string]Config{"the demo (no tiny_model)": demo, "a real checkpoint (no tiny_model)": noTiny} {
 		if s, changes := c.Smoke(nil); !reflect.DeepEqual(s, c) || changes != nil {
 			t.Errorf("%s: changed %v", name, changes)
 		}

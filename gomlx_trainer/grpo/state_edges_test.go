@@ -43,10 +43,7 @@ func TestDrawsDependOnTheVariable(t *testing.T) {
 
 // Optimizer_cpu_offload on several devices is refused by the recipe check.
 func TestOffloadNeedsOneDeviceInValidate(t *testing.T) {
-	cfg, err := LoadRecipe(filepath.Join("..", "..", "configs", "demo.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := demoRecipe(t)
 	cfg.OptimizerCPUOffload, cfg.NumDevices = true, 2
 	if err := cfg.ValidateOptimizerState(); err == nil || !strings.Contains(err.Error(), "config optimizer_cpu_offload:") {
 		t.Errorf("ValidateOptimizerState() = %v, want an error naming optimizer_cpu_offload", err)

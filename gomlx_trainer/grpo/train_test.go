@@ -43,10 +43,7 @@ func (arithTools) Run(_ context.Context, code string) (rollout.ToolOutput, error
 // smokeConfig is the demo recipe cut down to a few seconds.
 func smokeConfig(t *testing.T) Config {
 	t.Helper()
-	cfg, err := LoadRecipe(filepath.Join("..", "..", "configs", "demo.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := demoRecipe(t)
 	cfg.TinyModel = "tiny"
 	cfg.Save = filepath.Join(t.TempDir(), "run")
 	cfg.NumRollout, cfg.RolloutBatchSize, cfg.NSamplesPerPrompt = 2, 2, 4

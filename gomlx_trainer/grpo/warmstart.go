@@ -48,6 +48,9 @@ func runWarmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, p
 		return errors.New("grpo: sft_steps needs generated tasks with traces (prompt_data: arith)")
 	}
 	log.Printf("warm start: %d steps of %d traces, lr %g", cfg.SFTSteps, cfg.SFTBatchSize, cfg.SFTLR)
+	if tools != nil {
+		tools = &onceEach{run: tools, out: map[string]rollout.ToolOutput{}}
+	}
 	// The tool calls of step k+1's traces run while step k trains: they wait on
 	// process start-up more than on the CPU, so the two overlap well.
 	type prepared struct {
@@ -90,6 +93,33 @@ func runWarmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, p
 		}
 	}
 	return nil
+}
+
+// onceEach runs each distinct program once: the warm start's traces repeat a
+// few hundred programs, which always print the same, so the sandbox runs each
+// for real the first time and its output is reused after. A failed run is not
+// kept: the next trace with that code tries again.
+type onceEach struct {
+	run rollout.ToolRunner
+	mu  sync.Mutex
+	out map[string]rollout.ToolOutput
+}
+
+// Run returns code's output, from the sandbox the first time.
+func (o *onceEach) Run(ctx context.Context, code string) (rollout.ToolOutput, error) {
+	o.mu.Lock()
+	out, ok := o.out[code]
+	o.mu.Unlock()
+	if ok {
+		return out, nil
+	}
+	out, err := o.run.Run(ctx, code)
+	if err == nil && !out.Failed {
+		o.mu.Lock()
+		o.out[code] = out
+		o.mu.Unlock()
+	}
+	return out, err
 }
 
 // traceSequences renders the traces of problems, running their code through

@@ -1,10 +1,13 @@
 package grpo
 
 import (
+	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mathrl/mathrl/data/arith"
+	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 )
 
 func TestWarmStartTracesToolFraction(t *testing.T) {
@@ -94,5 +97,77 @@ func TestWarmStartTracesUnprinted(t *testing.T) {
 	}
 	if _, err := loadProblems("arith", 10, 9, ArithTasks{MaxDigits: 1, Ops: "/"}); err == nil {
 		t.Error("ops \"/\" accepted")
+	}
+}
+
+// countingRunner answers "out:"+code, fails the programs in fail, and counts
+// the calls per program.
+type countingRunner struct {
+	mu    sync.Mutex
+	calls map[string]int
+	fail  map[string]bool
+}
+
+func (c *countingRunner) Run(_ context.Context, code string) (rollout.ToolOutput, error) {
+	c.mu.Lock()
+	c.calls[code]++
+	c.mu.Unlock()
+	if c.fail[code] {
+		return rollout.ToolOutput{Text: "Traceback", Failed: true}, nil
+	}
+	return rollout.ToolOutput{Text: "out:" + code}, nil
+}
+
+func TestOnceEachRunsEachProgramOnce(t *testing.T) {
+	inner := &countingRunner{calls: map[string]int{}, fail: map[string]bool{"bad": true}}
+	once := &onceEach{run: inner, out: map[string]rollout.ToolOutput{}}
+	codes := []string{"print(2*3)", "print(4*5)", "bad", "2*3"}
+	var wg sync.WaitGroup
+	errs := make(chan string, 100)
+	for range 25 {
+		for _, code := range codes {
+			wg.Go(func() {
+				out, err := once.Run(context.Background(), code)
+				switch {
+				case err != nil:
+					errs <- err.Error()
+				case code == "bad" && !out.Failed:
+					errs <- "bad: failure lost"
+				case code != "bad" && (out.Failed || out.Text != "out:"+code):
+					errs <- code + ": got " + out.Text
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	// Concurrent first calls may each reach the sandbox, so the good programs
+	// run at least once and at most a few times; after that they never do.
+	before := map[string]int{}
+	for _, code := range codes {
+		before[code] = inner.calls[code]
+		if before[code] == 0 {
+			t.Errorf("%s never ran", code)
+		}
+	}
+	for _, code := range codes {
+		if _, err := once.Run(context.Background(), code); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, code := range codes {
+		want := before[code]
+		if code == "bad" {
+			want++ // a failed run is not kept: it runs again
+		}
+		if got := inner.calls[code]; got != want {
+			t.Errorf("%s: %d runs after one more call, want %d", code, got, want)
+		}
+	}
+	if inner.calls["bad"] != 26 {
+		t.Errorf("the failing program ran %d times in 26 calls, want every time", inner.calls["bad"])
 	}
 }

@@ -2,6 +2,7 @@ package grpo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -151,6 +152,10 @@ func newPolicy(cfg Config) (*qwen3.Model, error) {
 			return nil, fmt.Errorf("grpo: %w", err)
 		}
 		return qwen3.NewRandom(mc, dtype, uint64(cfg.Seed))
+	}
+	if _, err := os.Stat(cfg.HFCheckpoint); errors.Is(err, os.ErrNotExist) && !filepath.IsAbs(cfg.HFCheckpoint) {
+		wd, _ := os.Getwd()
+		return nil, fmt.Errorf("grpo: config hf_checkpoint %q: no such folder in %s (a relative folder is read from the working directory)", cfg.HFCheckpoint, wd)
 	}
 	return qwen3.Load(cfg.HFCheckpoint, dtype)
 }
