@@ -16,6 +16,7 @@ rm -rf runs/demo-base
 "$bin" train --config demo-base
 ckpt=runs/demo-base/ckpt/step-000000
 tmp=$(mktemp -d configs/.demo-base.XXXXXX)
+chmod 755 "$tmp" # mktemp makes it private
 trap 'rm -rf "$tmp"' EXIT
 cp "$ckpt/config.json" "$ckpt/model.safetensors" "$ckpt/tokenizer.json" "$tmp/"
 rm -rf configs/demo-base

@@ -40,11 +40,18 @@ func (arithTools) Run(_ context.Context, code string) (rollout.ToolOutput, error
 	return rollout.ToolOutput{Text: a.String() + "\n"}, nil
 }
 
-// smokeConfig is the demo recipe cut down to a few seconds.
+// smokeConfig is the demo recipe cut down to a few seconds, on a random tiny
+// model with a short warm start whose traces call the tool as the demo's base
+// was taught to (configs/demo-base.yaml).
 func smokeConfig(t *testing.T) Config {
 	t.Helper()
 	cfg := demoRecipe(t)
 	cfg.TinyModel = "tiny"
+	base, err := LoadRecipe(filepath.Join("..", "..", "configs", "demo-base.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.SFTToolFraction, cfg.SFTUnprintedFraction, cfg.SFTLR = base.SFTToolFraction, base.SFTUnprintedFraction, base.SFTLR
 	cfg.Save = filepath.Join(t.TempDir(), "run")
 	cfg.NumRollout, cfg.RolloutBatchSize, cfg.NSamplesPerPrompt = 2, 2, 4
 	cfg.GlobalBatchSize, cfg.MicroBatchSize = 4, 2
