@@ -330,3 +330,21 @@ func TestRunCurves(t *testing.T) {
 		t.Errorf("no evaluation: error %v, want one naming the run", err)
 	}
 }
+
+// TestRunCurvesRefusesAnotherK checks that a run evaluated at another k than
+// the first run, consistently so (its final evaluation at that k too), is
+// refused, and that the error names both runs in their places.
+func TestRunCurvesRefusesAnotherK(t *testing.T) {
+	demo := runs.Run{Name: "demo", Evals: []metrics.EvalPoint{{Step: 0, K: 2, AvgAtK: 0.4}, {Step: 5, K: 2, AvgAtK: 0.5}}}
+	wide := runs.Run{Name: "demo-k4", Evals: []metrics.EvalPoint{{Step: 0, K: 4, AvgAtK: 0.3}, {Step: 5, K: 4, AvgAtK: 0.35}}}
+	for _, r := range []*runs.Run{&demo, &wide} {
+		r.Final = r.Evals[len(r.Evals)-1]
+	}
+	_, err := RunCurves("", []runs.Run{demo, wide})
+	if want := "plots: run demo-k4: evaluation at step 0 has k 4, run demo has 2"; err == nil || err.Error() != want {
+		t.Errorf("another k: error %v, want %q", err, want)
+	}
+	if _, err := RunCurves("", []runs.Run{wide, wide}); err != nil {
+		t.Errorf("the same k 4 in every run: %v", err)
+	}
+}
