@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/mathrl/mathrl/gomlx_trainer/sandbox"
 )
 
@@ -21,6 +23,11 @@ const killedEnv = "MATHRL_SANDBOX_TEST_KILLED"
 // that the program dies with it, and that the next pool made on the machine
 // removes what the dead process could not: the run's temporary folder and the
 // pool's cgroups.
+//
+// Every new pool, in this package's other tests and in other packages' tests
+// run meanwhile, removes what dead mathrl processes left. So the killed copy
+// stays a zombie (waited for, not reaped) until its leftovers have been seen:
+// its /proc entry keeps it alive to them.
 func TestKilledCaller(t *testing.T) {
 	cfg := small()
 	cfg.Workers, cfg.Timeout = 1, 10*time.Minute
@@ -42,9 +49,9 @@ func TestKilledCaller(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	pid := cmd.Process.Pid
+	exited := make(chan error, 1)
+	go func() { exited <- waitUnreaped(pid) }()
 	folder := waitForRunFolder(t, pid, exited)
 	cmd.Process.Kill()
 	<-exited
@@ -59,6 +66,7 @@ func TestKilledCaller(t *testing.T) {
 	if !exists(folder) || len(cgroupsOf(pid)) == 0 && sandbox.CgroupParents() != nil {
 		t.Fatalf("the killed process left no folder (%s) or no cgroups: nothing to test", folder)
 	}
+	cmd.Wait() // reaped: from now on its leftovers are a dead process's
 	p, err := sandbox.NewPool(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +77,20 @@ func TestKilledCaller(t *testing.T) {
 	}
 	if left := cgroupsOf(pid); len(left) > 0 {
 		t.Errorf("a new pool left the killed process's cgroups %v", left)
+	}
+}
+
+// waitUnreaped waits until process pid has ended, leaving it a zombie.
+func waitUnreaped(pid int) error {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			if err == nil {
+				return fmt.Errorf("process %d ended", pid)
+			}
+			return err
+		}
 	}
 }
 
