@@ -2,6 +2,7 @@ package grpo
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -100,18 +101,23 @@ func TestWarmStartTracesUnprinted(t *testing.T) {
 	}
 }
 
-// countingRunner answers "out:"+code, fails the programs in fail, and counts
-// the calls per program.
+// countingRunner answers "out:"+code, fails the programs in fail, returns an
+// error (the sandbox's own) for those in broken, and counts the calls per
+// program.
 type countingRunner struct {
-	mu    sync.Mutex
-	calls map[string]int
-	fail  map[string]bool
+	mu     sync.Mutex
+	calls  map[string]int
+	fail   map[string]bool
+	broken map[string]bool
 }
 
 func (c *countingRunner) Run(_ context.Context, code string) (rollout.ToolOutput, error) {
 	c.mu.Lock()
 	c.calls[code]++
 	c.mu.Unlock()
+	if c.broken[code] {
+		return rollout.ToolOutput{Text: "partial"}, errors.New("sandbox: worker lost")
+	}
 	if c.fail[code] {
 		return rollout.ToolOutput{Text: "Traceback", Failed: true}, nil
 	}
@@ -169,5 +175,80 @@ func TestOnceEachRunsEachProgramOnce(t *testing.T) {
 	}
 	if inner.calls["bad"] != 26 {
 		t.Errorf("the failing program ran %d times in 26 calls, want every time", inner.calls["bad"])
+	}
+}
+
+// TestOnceEachKeepsNoErrorAndNoOtherCode checks that a call the sandbox
+// answers with an error is not kept, and that programs which differ only in
+// white space are different programs (Python refuses the indented one).
+func TestOnceEachKeepsNoErrorAndNoOtherCode(t *testing.T) {
+	inner := &countingRunner{calls: map[string]int{}, broken: map[string]bool{"print(1)": true}}
+	once := &onceEach{run: inner, out: map[string]rollout.ToolOutput{}}
+	for i := range 3 {
+		if _, err := once.Run(context.Background(), "print(1)"); err == nil {
+			t.Errorf("call %d: the sandbox's error was lost", i+1)
+		}
+	}
+	if got := inner.calls["print(1)"]; got != 3 {
+		t.Errorf("a program whose run errs ran %d times in 3 calls, want every time", got)
+	}
+	codes := []string{"print(7)", " print(7)", "print(7)\n"}
+	for range 2 {
+		for _, code := range codes {
+			out, err := once.Run(context.Background(), code)
+			if err != nil || out.Text != "out:"+code {
+				t.Errorf("%q: got %q, %v, want its own output", code, out.Text, err)
+			}
+		}
+	}
+	for _, code := range codes {
+		if got := inner.calls[code]; got != 1 {
+			t.Errorf("%q ran %d times in 2 calls, want once", code, got)
+		}
+	}
+}
+
+// TestWarmStartRunsEachProgramOnce runs a few warm-start steps over fewer
+// traces than they take, one tool call at a time: each distinct program
+// reaches the tool runner once however often its trace comes back.
+func TestWarmStartRunsEachProgramOnce(t *testing.T) {
+	cfg := smokeConfig(t)
+	cfg.SFTSteps, cfg.SFTBatchSize, cfg.MicroBatchSize, cfg.ToolConcurrency = 3, 4, 4, 1
+	cfg.SFTToolFraction, cfg.SFTUnprintedFraction = 1, 0
+	train, err := loadProblems("arith", 3, 5, ArithTasks{MaxDigits: 2, Ops: "*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	distinct := map[string]bool{}
+	for _, p := range warmStartTraces(train, cfg.SFTToolFraction, cfg.SFTUnprintedFraction, uint64(cfg.Seed)) {
+		distinct[p.Trace.Code] = true
+	}
+	model, err := newPolicy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proto, _, err := newProtocol(cfg, model.Config.VocabSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLearner(testBackend(t), model, LossConfig{EpsLow: 0.2, EpsHigh: 0.28}, AdamWConfig{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}, 1)
+	inner := &countingRunner{calls: map[string]int{}}
+	var st TrainState
+	if err := runWarmStart(context.Background(), cfg, &st, l, proto, inner, train, newProgress(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if st.SFTStep != cfg.SFTSteps {
+		t.Errorf("warm start ended at step %d, want %d", st.SFTStep, cfg.SFTSteps)
+	}
+	if len(distinct) == 0 || len(distinct) >= cfg.SFTSteps*cfg.SFTBatchSize {
+		t.Fatalf("%d distinct programs in %d traces: want some repeated", len(distinct), cfg.SFTSteps*cfg.SFTBatchSize)
+	}
+	if len(inner.calls) != len(distinct) {
+		t.Errorf("%d programs ran, want the %d of the traces", len(inner.calls), len(distinct))
+	}
+	for code, n := range inner.calls {
+		if !distinct[code] || n != 1 {
+			t.Errorf("%q ran %d times, want once", code, n)
+		}
 	}
 }

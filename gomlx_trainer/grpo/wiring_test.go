@@ -2,7 +2,10 @@ package grpo
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mathrl/mathrl/data/arith"
@@ -81,5 +84,33 @@ func TestToolRunnerReportsNoOutput(t *testing.T) {
 		if out.NoOutput != tc.noOutput || out.Failed != tc.failed {
 			t.Errorf("%s: no output %v, failed %v (response %q); want %v, %v", tc.code, out.NoOutput, out.Failed, out.Text, tc.noOutput, tc.failed)
 		}
+	}
+}
+
+// TestNewPolicyNamesAMissingRelativeFolder checks newPolicy's hf_checkpoint:
+// an existing relative folder loads, a missing relative one is named with the
+// working directory it was looked for in, and a missing absolute one is left
+// to the loader's own error.
+func TestNewPolicyNamesAMissingRelativeFolder(t *testing.T) {
+	cfg := demoRecipe(t)
+	if cfg.TinyModel != "" || filepath.IsAbs(cfg.HFCheckpoint) {
+		t.Fatalf("the demo recipe no longer names a relative checkpoint: tiny_model %q, hf_checkpoint %q", cfg.TinyModel, cfg.HFCheckpoint)
+	}
+	if _, err := newPolicy(cfg); err != nil {
+		t.Fatalf("%s: %v", cfg.HFCheckpoint, err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.HFCheckpoint = filepath.Join("configs", "no-such-base")
+	_, err = newPolicy(cfg)
+	if err == nil || !strings.Contains(err.Error(), `"`+cfg.HFCheckpoint+`": no such folder in `+wd) {
+		t.Errorf("missing relative folder: error %v, want one naming it and %s", err, wd)
+	}
+	cfg.HFCheckpoint = filepath.Join(t.TempDir(), "no-such-base")
+	_, err = newPolicy(cfg)
+	if err == nil || strings.Contains(err.Error(), "no such folder in") {
+		t.Errorf("missing absolute folder: error %v, want the loader's", err)
 	}
 }
