@@ -7,7 +7,6 @@ import (
 	"github.com/mathrl/mathrl/analysis/ablation"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 )
 
 // AblationCurves draws each arm's evaluation avg@k (%) against the optimizer
@@ -38,13 +37,10 @@ func AblationCurves(title string, curves []ablation.Curve) (*plot.Plot, error) {
 		r, g, b, _ := Color(i).RGBA()
 		poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 40}
 		poly.LineStyle.Width = 0
-		l, pts, err := plotter.NewLinePoints(line)
+		l, pts, err := markedLine(line, i)
 		if err != nil {
 			return nil, fmt.Errorf("plots: %s: %w", c.Arm, err)
 		}
-		l.Color, pts.Color = Color(i), Color(i)
-		l.Width = vg.Points(2)
-		pts.Shape, pts.Radius = glyph(i), vg.Points(3)
 		p.Add(poly, l, pts)
 		seeds := "seeds"
 		if c.Seeds == 1 {

@@ -6,7 +6,6 @@ import (
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 )
 
 // PassAtKSeries is one pass@k curve and its legend entry.
@@ -40,14 +39,10 @@ func PassAtK(series []PassAtKSeries) (*plot.Plot, error) {
 		for j := range ks {
 			xys[j].X, xys[j].Y = float64(ks[j]), 100*pass[j]
 		}
-		line, points, err := plotter.NewLinePoints(xys)
+		line, points, err := markedLine(xys, i)
 		if err != nil {
 			return nil, fmt.Errorf("plots: %s: %w", s.Label, err)
 		}
-		c := Color(i)
-		line.Color, points.Color = c, c
-		line.Width = vg.Points(2)
-		points.Shape, points.Radius = glyph(i), vg.Points(3)
 		p.Add(line, points)
 		p.Legend.Add(fmt.Sprintf("%s (%d problems)", s.Label, len(s.Summary.Problems)), line, points)
 		kmax = max(kmax, ks[len(ks)-1])

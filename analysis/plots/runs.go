@@ -6,7 +6,6 @@ import (
 	"github.com/mathrl/mathrl/analysis/runs"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 )
 
 // RunCurves draws each run's evaluation avg@k (%) against the optimizer step,
@@ -32,13 +31,10 @@ func RunCurves(title string, rs []runs.Run) (*plot.Plot, error) {
 			}
 			line[j] = plotter.XY{X: float64(e.Step), Y: 100 * e.AvgAtK}
 		}
-		l, pts, err := plotter.NewLinePoints(line)
+		l, pts, err := markedLine(line, i)
 		if err != nil {
 			return nil, fmt.Errorf("plots: run %s: %w", r.Name, err)
 		}
-		l.Color, pts.Color = Color(i), Color(i)
-		l.Width = vg.Points(2)
-		pts.Shape, pts.Radius = glyph(i), vg.Points(3)
 		p.Add(l, pts)
 		p.Legend.Add(r.Name, l, pts)
 	}

@@ -52,6 +52,19 @@ var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.Triang
 // glyph returns the point shape of the i-th series.
 func glyph(i int) draw.GlyphDrawer { return glyphs[i%len(glyphs)] }
 
+// markedLine returns the line and points of the i-th series in the house
+// style: its colour, 2 pt wide, marked with its glyph.
+func markedLine(xys plotter.XYs, i int) (*plotter.Line, *plotter.Scatter, error) {
+	line, points, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return nil, nil, err
+	}
+	line.Color, points.Color = Color(i), Color(i)
+	line.Width = vg.Points(2)
+	points.Shape, points.Radius = glyph(i), vg.Points(3)
+	return line, points, nil
+}
+
 // newPlot returns a plot with the house fonts and a light grid. Its
 // constructor adds the data and the legend entries, then calls legendAbove.
 func newPlot(title, xlabel, ylabel string) *plot.Plot {
