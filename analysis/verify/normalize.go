@@ -34,7 +34,7 @@ const decorated = "\\{^°π√−×≤≥≠≈∞$€£¥²³~!<>"
 var (
 	spaces         = regexp.MustCompile(`\s+`)
 	spaceThousands = regexp.MustCompile(`(^|[^\d.])(\d{1,3}(?: \d{3})+)($|[^\d])`)
-	commaThousands = regexp.MustCompile(`^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$`)
+	commaThousands = regexp.MustCompile(`^[+-]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$`) // 0,111 is no thousands
 	textMacro      = regexp.MustCompile(`\\text\s*\{([^{}]*)\}`)
 	unitPower      = regexp.MustCompile(`^\s*\^\s*(?:\d|\{\s*\d\s*\})`)
 	squareUnit     = regexp.MustCompile(`(\d)\s?(?:mm|cm|dm|km|m|in|ft|yd|mi)[²³]`)
