@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -89,4 +91,75 @@ func TestPullDAPOFromOrigin(t *testing.T) {
 	if err := s.Check(dest); err == nil || !strings.Contains(err.Error(), "recorded "+hexSum+" at the first download") {
 		t.Errorf("Check of a damaged file: %v", err)
 	}
+}
+
+// TestMalformedRecord checks that a <file>.sha256 record that is not one
+// line of a hex sha256, two spaces and the set's file name fails a pull and
+// a check with one error naming the record, and that the pull leaves the
+// record as it was and writes no data file; and that an upper-case record
+// (sha256sum accepts one) holds the download to its sum.
+func TestMalformedRecord(t *testing.T) {
+	body := dapoOrigin([]string{"What is $1+1$?"}, []string{"2"})
+	srv, origins := originServer(t, map[string][]byte{"/dapo.jsonl": body})
+	origins.DAPO.URLs = []string{srv.URL + "/dapo.jsonl"}
+	s, err := SetByName(DAPOSet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(MirrorEnv, "")
+	sum := strings.Repeat("ab", 32)
+	for _, record := range []string{
+		sum[:62] + "  " + s.File + "\n",                  // one byte short
+		strings.Repeat("g", 64) + "  " + s.File + "\n",   // not hex
+		sum + " " + s.File + "\n",                        // one space between them
+		sum + "  other.jsonl\n",                          // another file's
+		sum + "\n",                                       // no name
+		sum + "  " + s.File + "\n" + sum + "  " + s.File, // two lines
+		"",
+	} {
+		dest := t.TempDir()
+		rec := s.Path(dest) + ".sha256"
+		if err := os.WriteFile(rec, []byte(record), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := "data: " + rec + ": want one line"
+		if _, err := s.Recorded(dest); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Recorded of %q: %v, want %q…", record, err, want)
+		}
+		err := Pull(context.Background(), PullOptions{Dir: dest, Sets: []string{DAPOSet}, Client: srv.Client(), Origins: &origins, Progress: io.Discard})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Pull with the record %q: %v, want %q…", record, err, want)
+		}
+		if got, _ := os.ReadFile(rec); string(got) != record {
+			t.Errorf("Pull rewrote the record %q into %q", record, got)
+		}
+		assertFiles(t, dest, s.File+".sha256")
+	}
+
+	converted, err := convertedDAPO(t, srv, origins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upper := sha256.Sum256(converted)
+	dest := t.TempDir()
+	if err := os.WriteFile(s.Path(dest)+".sha256", []byte(strings.ToUpper(hex.EncodeToString(upper[:]))+"  "+s.File+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Pull(context.Background(), PullOptions{Dir: dest, Sets: []string{DAPOSet}, Client: srv.Client(), Origins: &origins, Progress: io.Discard}); err != nil {
+		t.Errorf("Pull held to an upper-case record of its own sum: %v", err)
+	}
+	if err := s.Check(dest); err != nil {
+		t.Errorf("Check against an upper-case record: %v", err)
+	}
+}
+
+// convertedDAPO pulls the origin of srv into a fresh folder and returns the
+// converted file.
+func convertedDAPO(t *testing.T, srv *httptest.Server, origins Origins) ([]byte, error) {
+	dest := t.TempDir()
+	if err := Pull(context.Background(), PullOptions{Dir: dest, Sets: []string{DAPOSet}, Client: srv.Client(), Origins: &origins, Progress: io.Discard}); err != nil {
+		return nil, err
+	}
+	s, _ := SetByName(DAPOSet)
+	return os.ReadFile(s.Path(dest))
 }

@@ -250,7 +250,7 @@ func (s Set) Recorded(dir string) (string, error) {
 	if _, hexErr := hex.DecodeString(sum); !ok || len(sum) != 64 || hexErr != nil || name != s.File {
 		return "", fmt.Errorf("data: %s: want one line \"<sha256>  %s\", got %q", path, s.File, raw)
 	}
-	return sum, nil
+	return strings.ToLower(sum), nil // sha256sum -c reads either case
 }
 
 // httpGet starts a GET of u and returns its body, or an error for any status but 200.
