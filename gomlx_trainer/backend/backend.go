@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -280,16 +281,18 @@ type Found struct {
 }
 
 // Discover looks for JAX's CUDA PJRT plugin and the NVIDIA wheels' folders under
-// each site-packages folder, in order; the first folder with a plugin wins, and
-// the library folders come from every site-packages folder.
+// each site-packages folder, in order. Of several plugins the one for the
+// newest CUDA wins (jax_plugins/xla_cuda13 over xla_cuda12, wherever each is),
+// the earlier folder among plugins for the same CUDA; the library folders come
+// from every site-packages folder.
 func Discover(sitePackages []string) Found {
 	var f Found
+	newest := -1
 	for _, sp := range sitePackages {
-		if f.Plugin == "" {
-			plugins, _ := filepath.Glob(filepath.Join(sp, "jax_plugins", "xla_cuda*", "xla_cuda_plugin.so"))
-			sort.Sort(sort.Reverse(sort.StringSlice(plugins))) // xla_cuda13 before xla_cuda12
-			if len(plugins) > 0 {
-				f.Plugin = plugins[0]
+		plugins, _ := filepath.Glob(filepath.Join(sp, "jax_plugins", "xla_cuda*", "xla_cuda_plugin.so"))
+		for _, p := range plugins {
+			if v := pluginCUDA(p); v > newest {
+				f.Plugin, newest = p, v
 			}
 		}
 		libs, _ := filepath.Glob(filepath.Join(sp, "nvidia", "*", "lib"))
@@ -319,6 +322,16 @@ func Discover(sitePackages []string) Found {
 		}
 	}
 	return f
+}
+
+// pluginCUDA is the CUDA major version in the folder name of a plugin,
+// jax_plugins/xla_cudaN/xla_cuda_plugin.so: N, or 0 when the name has none.
+func pluginCUDA(plugin string) int {
+	v, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(filepath.Dir(plugin)), "xla_cuda"))
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
 }
 
 func isFile(p string) bool {

@@ -299,3 +299,42 @@ func TestNewHostLeavesTheProcessBackend(t *testing.T) {
 		t.Errorf("after NewHost (%s), GOMLX_BACKEND=%q, want %q", p.Config, got, device)
 	}
 }
+
+// TestDiscoverPrefersTheNewestPlugin installs several CUDA plugins across
+// site-packages folders: the newest CUDA wins wherever it is (by number, so
+// 12 beats 9), the earlier folder among plugins for the same CUDA, and a
+// plugin folder without a number is taken only when it is alone.
+func TestDiscoverPrefersTheNewestPlugin(t *testing.T) {
+	site := func(dirs ...string) string {
+		sp := t.TempDir()
+		for _, d := range dirs {
+			p := filepath.Join(sp, "jax_plugins", d, "xla_cuda_plugin.so")
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, nil, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return sp
+	}
+	plugin := func(sp, dir string) string { return filepath.Join(sp, "jax_plugins", dir, "xla_cuda_plugin.so") }
+	old, mixed, same, bare := site("xla_cuda12"), site("xla_cuda9", "xla_cuda13", "xla_cuda"), site("xla_cuda12"), site("xla_cuda")
+	nines := site("xla_cuda9", "xla_cuda12")
+	for _, tc := range []struct {
+		name  string
+		sites []string
+		want  string
+	}{
+		{"newest in a later folder", []string{old, mixed}, plugin(mixed, "xla_cuda13")},
+		{"newest in the first folder", []string{mixed, old}, plugin(mixed, "xla_cuda13")},
+		{"12 beats 9", []string{nines}, plugin(nines, "xla_cuda12")},
+		{"same CUDA: the first folder", []string{same, old}, plugin(same, "xla_cuda12")},
+		{"numbered beats none", []string{bare, old}, plugin(old, "xla_cuda12")},
+		{"none alone", []string{bare}, plugin(bare, "xla_cuda")},
+	} {
+		if got := Discover(tc.sites).Plugin; got != tc.want {
+			t.Errorf("%s: plugin %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
