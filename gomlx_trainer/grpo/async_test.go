@@ -3,10 +3,13 @@ package grpo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
@@ -89,16 +92,28 @@ func asyncConfig(t *testing.T, async bool) Config {
 // lines and the problem ids of each rollout.
 func trainAsync(t *testing.T, ctx context.Context, cfg Config, resume bool) ([]metrics.StepMetrics, [][]string, error) {
 	t.Helper()
+	return trainAsyncWith(t, ctx, cfg, TrainOptions{Resume: resume})
+}
+
+// trainAsyncWith is trainAsync with the other options of opt (its Resume,
+// Reward and OnRollout, called after the problems are recorded).
+func trainAsyncWith(t *testing.T, ctx context.Context, cfg Config, opt TrainOptions) ([]metrics.StepMetrics, [][]string, error) {
+	t.Helper()
 	var log testLog
 	var problems [][]string
-	onRollout := func(r RolloutLog) {
+	then := opt.OnRollout
+	opt.OnRollout = func(r RolloutLog) {
 		var ids []string
 		for _, p := range r.Problems {
 			ids = append(ids, p.ID)
 		}
 		problems = append(problems, ids)
+		if then != nil {
+			then(r)
+		}
 	}
-	err := Train(ctx, cfg, TrainOptions{Backend: testBackend(t), Tools: arithTools{}, Progress: &log, Resume: resume, OnRollout: onRollout})
+	opt.Backend, opt.Tools, opt.Progress = testBackend(t), arithTools{}, &log
+	err := Train(ctx, cfg, opt)
 	if err != nil {
 		return nil, problems, err
 	}
@@ -226,6 +241,111 @@ func TestAsyncRolloutsResume(t *testing.T) {
 			if a, b := withoutTimes(want[i]), withoutTimes(m); !reflect.DeepEqual(a, b) {
 				t.Errorf("step %d: uninterrupted %+v, resumed %+v", m.Step, a, b)
 			}
+		}
+	}
+}
+
+// TestAsyncRolloutsDrawNothingPastTheLast trains the async recipe for 2
+// rollouts, its phase marks answered at once: the batches drawn are rollout
+// 1's, then rollout 2's (drawn ahead during rollout 1's steps), and none for
+// a rollout past the last. Train waits for a draw that is out before it
+// returns, and a draw marks its phase before it samples, so one started
+// during the last rollout's steps would be in the marks.
+func TestAsyncRolloutsDrawNothingPastTheLast(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a tiny model")
+	}
+	cfg := asyncConfig(t, true)
+	cfg.NumRollout = 2
+	var log, marks testLog
+	err := Train(context.Background(), cfg, TrainOptions{Backend: testBackend(t), Tools: arithTools{}, Progress: &log,
+		PhaseMarks: NewPhaseMarks(&marks, strings.NewReader(""))})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	var drawn []int
+	for _, line := range strings.Split(marks.String(), "\n") {
+		var r int
+		if _, err := fmt.Sscanf(line, "mathrl-phase: sample rollout %d,", &r); err == nil && !slices.Contains(drawn, r) {
+			drawn = append(drawn, r)
+		}
+	}
+	if !slices.Equal(drawn, []int{1, 2}) {
+		t.Errorf("batches drawn for rollouts %v, want 1 and 2 only\n%s", drawn, marks.String())
+	}
+}
+
+// stopWhileWaiting is the context of a run that Ctrl-C stops while the
+// trainer waits for the draw ahead: once armed, the next check of Err (the
+// trainer's, at the top of its loop, just before it waits) answers nil and
+// cancels the run, so that the trainer goes on to wait for a draw that the
+// cancellation then ends with an error.
+type stopWhileWaiting struct {
+	context.Context
+	cancel context.CancelFunc
+	armed  atomic.Bool
+	fired  atomic.Bool
+}
+
+func (c *stopWhileWaiting) Err() error {
+	if c.armed.CompareAndSwap(true, false) {
+		c.fired.Store(true)
+		c.cancel()
+		return nil
+	}
+	return c.Context.Err()
+}
+
+// TestAsyncRolloutsStopWhileWaiting stops an async run with dynamic sampling
+// (alternatingGroups: 4 groups drawn per rollout, 16 scored samples) while
+// the trainer waits for rollout 2's batch: its draw is held at its first
+// score until the stop, after which its further draw fails. The trainer
+// saves a checkpoint after rollout 1 that records the data position and RNG
+// before that draw, and the resumed run draws rollout 2's prompts again (from
+// the checkpoint's weights, staleness 0), then rollout 3's: every rollout's
+// problems those of the uninterrupted run.
+func TestAsyncRolloutsStopWhileWaiting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a tiny model")
+	}
+	straight := asyncConfig(t, true)
+	straight.DynamicSampling, straight.DynamicSamplingMaxDraws, straight.OverSamplingBatchSize = true, 5, 1
+	_, wantProblems, err := trainAsyncWith(t, context.Background(), straight, TrainOptions{Reward: alternatingGroups(straight.NSamplesPerPrompt)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perDraw := 4 * straight.NSamplesPerPrompt // the samples one rollout scores
+
+	broken := straight
+	broken.Save = filepath.Join(t.TempDir(), "broken")
+	inner, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx := &stopWhileWaiting{Context: inner, cancel: cancel}
+	scored, reward := 0, alternatingGroups(broken.NSamplesPerPrompt)
+	held := func(response, label string, toolCalls int) Reward {
+		if scored++; scored == perDraw+1 { // rollout 2's first sample, drawn ahead
+			<-inner.Done()
+		}
+		return reward(response, label, toolCalls)
+	}
+	_, _, err = trainAsyncWith(t, ctx, broken, TrainOptions{Reward: held, OnRollout: func(RolloutLog) { ctx.armed.Store(true) }})
+	if !errors.Is(err, context.Canceled) || !ctx.fired.Load() {
+		t.Fatalf("interrupted run returned %v (stopped by the check before the wait: %v), want context.Canceled", err, ctx.fired.Load())
+	}
+	if dir, _ := LatestCheckpoint(RunFolder(broken.Save).CkptDir()); filepath.Base(dir) != CheckpointName(straight.StepsPerRollout()) {
+		t.Fatalf("interrupted run's checkpoint %q, want the one after rollout 1", dir)
+	}
+	got, problems, err := trainAsyncWith(t, context.Background(), broken, TrainOptions{Resume: true, Reward: alternatingGroups(broken.NSamplesPerPrompt)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(problems, wantProblems[1:], slices.Equal) {
+		t.Errorf("resumed run's problems %v, uninterrupted run's %v", problems, wantProblems[1:])
+	}
+	perRollout := straight.StepsPerRollout()
+	for _, m := range got[perRollout : 2*perRollout] {
+		if m.Extra["rollout_staleness"] != 0 {
+			t.Errorf("resumed run, step %d: rollout_staleness %v, want 0 (rollout 2 drawn again from the checkpoint's weights)", m.Step, m.Extra["rollout_staleness"])
 		}
 	}
 }

@@ -473,7 +473,7 @@ func (c Config) validateDevices() error {
 	}
 	switch {
 	case c.MaxTokensPerMicroBatch > 0:
-		return nil // micro-batches of any row count, padded to split (Learner.padRows)
+		return nil // micro-batches of any row count, padded to split (padRows)
 	case rows%c.NumDevices != 0:
 		return fmt.Errorf("grpo: config %s: %d rows per micro-batch do not split over num_devices %d; want a multiple of %d",
 			key, rows, c.NumDevices, c.NumDevices)

@@ -337,3 +337,55 @@ func FuzzDecodeConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestValidateAcceptsWhatRuns: recipes that sample on servers, spread over
+// several devices or overlap sampling with training (async_rollouts) pass
+// Validate, and a near miss of each, one knob off, fails with an error
+// naming that knob.
+func TestValidateAcceptsWhatRuns(t *testing.T) {
+	servers := func(c *Config) {
+		c.RolloutEngine, c.RolloutEngineURLs, c.WeightsDir, c.RolloutEngineBatch = "sglang", []string{"http://a:1", "https://b:2"}, "/tmp/weights", 8
+	}
+	devices := func(c *Config) {
+		c.Backend, c.NumDevices, c.Sharding, c.MicroBatchSize, c.SFTSteps, c.SFTBatchSize = "xla-cpu", 4, ShardData, 8, 2, 8
+	}
+	for _, tc := range []struct {
+		name     string
+		valid    func(*Config)
+		nearMiss func(*Config)
+		key      string
+	}{
+		{"sglang servers", servers, func(c *Config) { c.RolloutEngineURLs[1] = "b:2" }, "rollout_engine_urls"},
+		{"openai servers", func(c *Config) {
+			c.RolloutEngine, c.RolloutEngineURLs, c.WeightsDir = "openai", []string{"http://a:1"}, "w"
+		},
+			func(c *Config) { c.RolloutEngineBatch = 8 }, "rollout_engine_batch"},
+		{"servers need a URL", servers, func(c *Config) { c.RolloutEngineURLs = nil }, "rollout_engine_urls"},
+		{"data on 4 devices", devices, func(c *Config) { c.SFTBatchSize = 6 }, "sft_batch_size"},
+		{"micro-batches on 4 devices", devices, func(c *Config) { c.MicroBatchSize = 2 }, "micro_batch_size"},
+		{"fsdp on 2 CUDA devices", func(c *Config) { c.Backend, c.NumDevices, c.Sharding = "cuda", 2, ShardFSDP },
+			func(c *Config) { c.Backend = "cpu" }, "sharding"},
+		{"several devices, sharded", devices, func(c *Config) { c.Sharding = ShardReplicate }, "sharding"},
+		{"async, builtin on one device", func(c *Config) { c.AsyncRollouts = true },
+			func(c *Config) { c.Backend, c.NumDevices, c.Sharding = "xla-cpu", 2, ShardData }, "async_rollouts"},
+		{"async, servers on 4 devices", func(c *Config) { c.AsyncRollouts = true; servers(c); devices(c) },
+			func(c *Config) {
+				c.RolloutEngine, c.RolloutEngineURLs, c.WeightsDir, c.RolloutEngineBatch = EngineBuiltin, nil, "", 0
+			}, "async_rollouts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Default()
+			c.PromptData, c.TinyModel = "arith", "tiny"
+			tc.valid(&c)
+			if err := c.Validate(); err != nil {
+				t.Fatalf("valid recipe: %v", err)
+			}
+			c.RolloutEngineURLs = slices.Clone(c.RolloutEngineURLs)
+			tc.nearMiss(&c)
+			err := c.Validate()
+			if want := "grpo: config " + tc.key + ":"; err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("near miss: Validate = %v, want an error starting %q", err, want)
+			}
+		})
+	}
+}

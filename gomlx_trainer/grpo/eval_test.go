@@ -2,6 +2,10 @@ package grpo
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -138,4 +142,83 @@ func TestEvaluateThroughAnEngine(t *testing.T) {
 		!slices.Contains(eng.starts[0].StopIDs, sp.IMEnd) {
 		t.Errorf("sessions started with %+v; want 2, at seeds 40 and 41, budget 20, stopping at <|im_end|>", eng.starts)
 	}
+}
+
+// TestEvalBatchDefault: without sampling_batch_size, a run evaluates
+// max(rollout_batch_size × n_samples_per_prompt, 16) sequences at once, and
+// `mathrl eval` of its checkpoint defaults to the same batch and the run's
+// seed; so an evaluation of more samples than one batch (10 problems × 4 =
+// 40 in batches of 16) regroups nothing: sessions of 16, 16 and 8 at seeds
+// 7, 8 and 9, as the run's own evaluations sampled them.
+func TestEvalBatchDefault(t *testing.T) {
+	for _, tc := range []struct {
+		sampling, prompts, group, want int
+	}{{0, 2, 4, 16}, {0, 4, 4, 16}, {0, 5, 5, 25}, {0, 8, 8, 64}, {3, 8, 8, 3}} {
+		cfg := Default()
+		cfg.SamplingBatchSize, cfg.RolloutBatchSize, cfg.NSamplesPerPrompt, cfg.Seed = tc.sampling, tc.prompts, tc.group, 7
+		if got := evalBatch(cfg); got != tc.want {
+			t.Errorf("sampling_batch_size %d, %d×%d samples: evaluation batch %d, want %d", tc.sampling, tc.prompts, tc.group, got, tc.want)
+		}
+		req, err := EvalDefaults(writeRunState(t, cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.BatchSize != tc.want || req.Seed != 7 {
+			t.Errorf("sampling_batch_size %d, %d×%d samples: mathrl eval defaults to batch %d at seed %d, want %d at 7",
+				tc.sampling, tc.prompts, tc.group, req.BatchSize, req.Seed, tc.want)
+		}
+	}
+	cfg := Default()
+	cfg.RolloutBatchSize, cfg.NSamplesPerPrompt, cfg.Seed = 2, 4, 7
+	req, err := EvalDefaults(writeRunState(t, cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Tokenizer, cfg.UseTools = "bytes", false
+	proto, _, err := newProtocol(cfg, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var problems []Problem
+	for i := range 10 {
+		problems = append(problems, Problem{ID: fmt.Sprint(i), Text: "What is 2+3?", Answer: "5"})
+	}
+	eng := &sizedEngine{scriptedEngine: scriptedEngine{answer: append(proto.Tok.Encode(`\boxed{5}`), proto.Tok.Special().IMEnd)}}
+	opt := EvalOptions{Problems: problems, K: 4, Budget: 20, Temperature: 1, TopP: 1, Scorer: "math", Seed: req.Seed, BatchSize: req.BatchSize}
+	if _, err := Evaluate(context.Background(), eng, proto, nil, opt); err != nil {
+		t.Fatal(err)
+	}
+	var seeds []uint64
+	for _, o := range eng.starts {
+		seeds = append(seeds, o.Seed)
+	}
+	if !slices.Equal(eng.sizes, []int{16, 16, 8}) || !slices.Equal(seeds, []uint64{7, 8, 9}) {
+		t.Errorf("sessions of %v sequences at seeds %v, want 16, 16 and 8 at 7, 8 and 9", eng.sizes, seeds)
+	}
+}
+
+// sizedEngine is a scriptedEngine that records each session's size too.
+type sizedEngine struct {
+	scriptedEngine
+	sizes []int
+}
+
+func (e *sizedEngine) Start(ctx context.Context, prompts [][]int, opts engine.Options) (engine.Session, error) {
+	e.sizes = append(e.sizes, len(prompts))
+	return e.scriptedEngine.Start(ctx, prompts, opts)
+}
+
+// writeRunState writes a checkpoint folder holding only the
+// trainer_state.json of a run of cfg, which is all EvalDefaults reads.
+func writeRunState(t *testing.T, cfg Config) string {
+	t.Helper()
+	dir := t.TempDir()
+	data, err := json.Marshal(TrainState{Version: CheckpointVersion, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, stateFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -160,15 +160,10 @@ func (l *Learner) Shard(n int, sharding string) error {
 	if have := l.backend.NumDevices(); n > have {
 		return fmt.Errorf("grpo: num_devices %d: the backend has %d device(s); set num_devices at most %d", n, have, have)
 	}
-	mesh, err := distributed.NewDeviceMesh([]int{n}, []string{MeshAxis})
+	sh, err := newSharded(n, sharding == ShardFSDP)
 	if err != nil {
-		return fmt.Errorf("grpo: num_devices %d: %w", n, err)
+		return err
 	}
-	batch, err := distributed.BuildSpec(mesh).S(MeshAxis).Done()
-	if err != nil {
-		return fmt.Errorf("grpo: num_devices %d: %w", n, err)
-	}
-	sh := &sharded{devices: n, mesh: mesh, batch: batch, repl: distributed.NewReplicatedShardingSpec(mesh), fsdp: sharding == ShardFSDP}
 	if err := l.prepare(); err != nil {
 		return err
 	}
@@ -182,15 +177,15 @@ func (l *Learner) Shard(n int, sharding string) error {
 		// are the changed variables first, then the graph's results; a nil
 		// spec would crash in dtensor. Under fsdp the graphs lay their
 		// outputs out themselves (layOutOutputs).
-		e.AutoSharding(mesh).WithOutputShardingSpecs(sh.repl)
+		e.AutoSharding(sh.mesh).WithOutputShardingSpecs(sh.repl)
 		if err := e.SetDefaultShardingSpec(sh.repl); err != nil {
 			return fmt.Errorf("grpo: num_devices %d: %w", n, err)
 		}
 	}
-	l.grpo.WithInputShardingSpecs(batch) // a slice of inputs: the spec repeats
-	l.sft.WithInputShardingSpecs(batch, batch, batch)
+	l.grpo.WithInputShardingSpecs(sh.batch) // a slice of inputs: the spec repeats
+	l.sft.WithInputShardingSpecs(sh.batch, sh.batch, sh.batch)
 	l.apply.WithInputShardingSpecs(sh.repl)
-	l.logp.WithInputShardingSpecs(batch, batch)
+	l.logp.WithInputShardingSpecs(sh.batch, sh.batch)
 	l.sh = sh
 	return nil
 }
@@ -209,8 +204,22 @@ func (l *Learner) Mesh() *distributed.DeviceMesh {
 	return l.sh.mesh
 }
 
+// newSharded lays out n devices as a 1-D mesh along MeshAxis, batches split
+// over it, under fsdp the variables too (see sharded). It needs no device.
+func newSharded(n int, fsdp bool) (*sharded, error) {
+	mesh, err := distributed.NewDeviceMesh([]int{n}, []string{MeshAxis})
+	if err != nil {
+		return nil, fmt.Errorf("grpo: num_devices %d: %w", n, err)
+	}
+	batch, err := distributed.BuildSpec(mesh).S(MeshAxis).Done()
+	if err != nil {
+		return nil, fmt.Errorf("grpo: num_devices %d: %w", n, err)
+	}
+	return &sharded{devices: n, mesh: mesh, batch: batch, repl: distributed.NewReplicatedShardingSpec(mesh), fsdp: fsdp}, nil
+}
+
 // shardVariables gives every variable of the policy's store, the optimizer
-// state created first, its fsdp sharding (FSDPAxis).
+// state created first, its fsdp sharding (fsdpSpec).
 func (l *Learner) shardVariables(sh *sharded) error {
 	store := l.Model.Store
 	var shapes [][]int
@@ -218,36 +227,45 @@ func (l *Learner) shardVariables(sh *sharded) error {
 		shapes = append(shapes, v.Shape().Dimensions)
 	}
 	for v := range store.IterVariables() {
-		dims := v.Shape().Dimensions
-		if len(dims) == 0 {
-			if err := v.SetShardingSpec(sh.repl); err != nil {
-				return err
-			}
-			continue
-		}
-		axis := FSDPAxis(dims)
-		if dims[axis]%sh.devices != 0 {
-			return fmt.Errorf("grpo: sharding %s: %s %v does not split over num_devices %d along its largest axis; "+
-				"num_devices must divide every variable's largest axis (here %s), or use sharding %s",
-				ShardFSDP, v.Path(), dims, sh.devices, orList(deviceCounts(FSDPDeviceCounts(shapes))), ShardData)
-		}
-		b := distributed.BuildSpec(sh.mesh)
-		for i := range dims {
-			if i == axis {
-				b = b.S(MeshAxis)
-			} else {
-				b = b.R()
-			}
-		}
-		spec, err := b.Done()
-		if err == nil {
-			err = v.SetShardingSpec(spec)
-		}
+		spec, err := fsdpSpec(sh, v.Path(), v.Shape().Dimensions, shapes)
 		if err != nil {
+			return err
+		}
+		if err := v.SetShardingSpec(spec); err != nil {
 			return fmt.Errorf("grpo: sharding %s: %s: %w", ShardFSDP, v.Path(), err)
 		}
 	}
 	return nil
+}
+
+// fsdpSpec is the fsdp sharding on sh's mesh of the variable path, of dims,
+// in a store whose variables have shapes: a scalar whole on every device,
+// any other split along its FSDPAxis and replicated along the rest. It fails
+// when that axis does not split over the devices, naming the device counts
+// that would split every variable.
+func fsdpSpec(sh *sharded, path string, dims []int, shapes [][]int) (*distributed.ShardingSpec, error) {
+	if len(dims) == 0 {
+		return sh.repl, nil
+	}
+	axis := FSDPAxis(dims)
+	if dims[axis]%sh.devices != 0 {
+		return nil, fmt.Errorf("grpo: sharding %s: %s %v does not split over num_devices %d along its largest axis; "+
+			"num_devices must divide every variable's largest axis (here %s), or use sharding %s",
+			ShardFSDP, path, dims, sh.devices, orList(deviceCounts(FSDPDeviceCounts(shapes))), ShardData)
+	}
+	b := distributed.BuildSpec(sh.mesh)
+	for i := range dims {
+		if i == axis {
+			b = b.S(MeshAxis)
+		} else {
+			b = b.R()
+		}
+	}
+	spec, err := b.Done()
+	if err != nil {
+		return nil, fmt.Errorf("grpo: sharding %s: %s: %w", ShardFSDP, path, err)
+	}
+	return spec, nil
 }
 
 // layOutOutputs, called last in each graph function, tells e how its
@@ -446,7 +464,7 @@ func (l *Learner) readyAccumulators() error {
 
 // accumulate adds one micro-batch's gradients to the accumulators.
 func (l *Learner) accumulate(seqs []Sequence, o StepOptions) (StepStats, error) {
-	b, err := packBatch(l.padRows(seqs))
+	b, err := packBatch(padRows(seqs, l.devices()))
 	if err != nil {
 		return StepStats{}, err
 	}
@@ -467,23 +485,32 @@ func (l *Learner) accumulate(seqs []Sequence, o StepOptions) (StepStats, error) 
 	return l.accumulatePolicy(b)
 }
 
-// padRows makes a micro-batch's rows split over the devices, appending
-// copies of its first sequence masked out: weighing nothing in the loss and
+// padRows makes a micro-batch's rows split over devices, appending copies
+// of its first sequence masked out: weighing nothing in the loss and
 // counting in no statistic, they change nothing. (A warm-start step whose
 // tool call failed, or a micro-batch packed by tokens, may have any row
-// count.) On one device it returns seqs.
-func (l *Learner) padRows(seqs []Sequence) []Sequence {
-	if l.sh == nil || len(seqs)%l.sh.devices == 0 {
+// count.) When the rows already split (one device among them) it returns
+// seqs.
+func padRows(seqs []Sequence, devices int) []Sequence {
+	if devices <= 1 || len(seqs)%devices == 0 {
 		return seqs
 	}
 	pad := seqs[0]
 	pad.Mask = make([]float32, len(pad.Response))
 	pad.Weights = pad.Mask
 	out := slices.Clone(seqs)
-	for len(out)%l.sh.devices != 0 {
+	for len(out)%devices != 0 {
 		out = append(out, pad)
 	}
 	return out
+}
+
+// devices is the number of devices the learner's graphs run on.
+func (l *Learner) devices() int {
+	if l.sh == nil {
+		return 1
+	}
+	return l.sh.devices
 }
 
 // accumulatePolicy runs forward and backward on one micro-batch of GRPO data and adds

@@ -91,3 +91,28 @@ func TestCheckDevices(t *testing.T) {
 		}
 	}
 }
+
+// TestReferenceWholeUnderFSDP: the frozen reference policy of the KL
+// penalty stays whole on the first device (grpo.Learner.Shard leaves it
+// there), P·d = 356·4 bytes on 1, 2 or 4 devices under data or fsdp, in a
+// training step as while sampling; fsdp splits the policy's own weights,
+// P·d/devices.
+func TestReferenceWholeUnderFSDP(t *testing.T) {
+	const whole = 356 * 4
+	for _, tc := range []struct {
+		devices int
+		fsdp    bool
+		weights int64
+	}{{1, false, whole}, {2, false, whole}, {2, true, whole / 2}, {4, true, whole / 4}} {
+		step := memplan.TrainStep(handConfig(), memplan.Step{DType: dtypes.Float32, Rows: 4, SeqLen: 5, Reference: true,
+			Devices: tc.devices, FSDP: tc.fsdp}, memplan.XLA)
+		sampling := memplan.Sampling(handConfig(), memplan.Session{DType: dtypes.Float32, Batch: 4, PromptLen: 100, ResponseLen: 60,
+			Training: true, Reference: true, Devices: tc.devices, FSDP: tc.fsdp}, memplan.XLA)
+		for what, b := range map[string]memplan.Breakdown{"train step": step, "sampling": sampling} {
+			if b.Term(memplan.TermReference) != whole || b.Term(memplan.TermWeights) != tc.weights {
+				t.Errorf("%d devices, fsdp %v, %s: reference %d and weights %d bytes, want %d and %d",
+					tc.devices, tc.fsdp, what, b.Term(memplan.TermReference), b.Term(memplan.TermWeights), whole, tc.weights)
+			}
+		}
+	}
+}

@@ -305,3 +305,44 @@ func TestFusedAttentionByHand(t *testing.T) {
 		t.Errorf("decomposed scores %d bytes, want %d", plain.Term(memplan.TermScores), 2*150*6)
 	}
 }
+
+// TestFusedAttentionBackwardByHand works out the layer backward of fused
+// attention term by term, in bfloat16 (d = 2) on N = 3·5 tokens, for two
+// shapes whose q = Heads·HeadDim, kv and I differ: per token, the residual's
+// and gate's and up's gradients (H + 2I)·d, the gradients of the query and
+// of the keys and values broadcast to every query head 3q·d, and the
+// kernel's float32 accumulator of the query's gradient 4q; nothing per score
+// (doubling the tokens doubles it). With RecomputeLayers the recomputed layer
+// holds N·((4H + 3q + 3kv + 3I)·d + 4·Heads + 2(q − kv)·d). The log-prob head
+// is cut to chunks of 1 position so that the layer backward is the peak.
+func TestFusedAttentionBackwardByHand(t *testing.T) {
+	wide := handConfig()
+	wide.Heads, wide.Intermediate = 4, 16 // q = 8, kv = 2, I = 16
+	for _, tc := range []struct {
+		name                    string
+		cfg                     qwen3.Config
+		back, recomputed, seq2x int64
+	}{
+		// H = 4, I = 8, q = 4, kv = 2, 2 heads: (4 + 16)·2 + 3·4·2 + 4·4 = 80; (16 + 12 + 6 + 24)·2 + 4·2 + 2·2·2 = 132
+		{"hand", handConfig(), 15 * 80, 15 * 132, 30 * 80},
+		// H = 4, I = 16, q = 8, kv = 2, 4 heads: (4 + 32)·2 + 3·8·2 + 4·8 = 152; (16 + 24 + 6 + 48)·2 + 4·4 + 2·6·2 = 228
+		{"wide", wide, 15 * 152, 15 * 228, 30 * 152},
+	} {
+		cfg := tc.cfg
+		step := memplan.Step{DType: dtypes.BFloat16, Rows: 3, SeqLen: 5, LogProbChunk: 1, FusedAttention: true}
+		got := memplan.TrainStep(cfg, step, memplan.XLA)
+		if got.Phase != "layer backward" || got.Term(memplan.TermLayerBack) != tc.back || got.Term(memplan.TermScores) != 0 {
+			t.Errorf("%s: %s, layer backward %d bytes, want the layer backward's %d (%+v)", tc.name, got.Phase, got.Term(memplan.TermLayerBack), tc.back, got)
+		}
+		step.SeqLen = 10
+		if got := memplan.TrainStep(cfg, step, memplan.XLA).Term(memplan.TermLayerBack); got != tc.seq2x {
+			t.Errorf("%s, 10 tokens a row: layer backward %d bytes, want %d", tc.name, got, tc.seq2x)
+		}
+		step.SeqLen, step.RecomputeLayers = 5, true
+		re := memplan.TrainStep(cfg, step, memplan.XLA)
+		if re.Term(memplan.TermLayerBack) != tc.back || re.Term(memplan.TermRecomputed) != tc.recomputed {
+			t.Errorf("%s, recomputed: layer backward %d, recomputed layer %d bytes; want %d and %d (%+v)", tc.name,
+				re.Term(memplan.TermLayerBack), re.Term(memplan.TermRecomputed), tc.back, tc.recomputed, re)
+		}
+	}
+}

@@ -175,3 +175,28 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestHeadDimDefault: without head_dim, a head is hidden_size /
+// num_attention_heads wide (transformers' Qwen3Config), however many key
+// and value heads share the queries; head_dim, when set, wins.
+func TestHeadDimDefault(t *testing.T) {
+	for _, tc := range []struct {
+		fields string
+		want   int
+	}{
+		{`"num_attention_heads":4`, 8},
+		{`"num_attention_heads":4,"num_key_value_heads":2`, 8},
+		{`"num_attention_heads":8,"num_key_value_heads":1`, 4},
+		{`"num_attention_heads":2,"num_key_value_heads":2`, 16},
+		{`"num_attention_heads":4,"num_key_value_heads":2,"head_dim":12`, 12},
+	} {
+		cfg, err := ParseConfig([]byte(`{"model_type":"qwen3","vocab_size":100,"hidden_size":32,"intermediate_size":64,
+		"num_hidden_layers":1,"rope_theta":10000,"eos_token_id":5,` + tc.fields + `}`))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.fields, err)
+		}
+		if cfg.HeadDim != tc.want {
+			t.Errorf("%s: head_dim %d, want %d", tc.fields, cfg.HeadDim, tc.want)
+		}
+	}
+}

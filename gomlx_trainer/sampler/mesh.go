@@ -49,15 +49,14 @@ func (m *onMesh) count() int {
 	return m.devices
 }
 
-// padRows appends copies of the first prompt until the rows split over the
+// padRows appends copies of the first prompt until the rows split over
 // devices; the session keeps those rows inactive.
-func (s *Sampler) padRows(prompts [][]int) [][]int {
-	n := s.mesh.count()
-	if len(prompts)%n == 0 {
+func padRows(prompts [][]int, devices int) [][]int {
+	if len(prompts)%devices == 0 {
 		return prompts
 	}
 	out := slices.Clone(prompts)
-	for len(out)%n != 0 {
+	for len(out)%devices != 0 {
 		out = append(out, prompts[0])
 	}
 	return out

@@ -742,3 +742,70 @@ func TestSequenceSeedsFitAnInt64(t *testing.T) {
 		}
 	}
 }
+
+// TestSeedsDifferingInTheHighBits: a sequence seed is 64 bits, and seeds
+// that differ in one bit, of the high 32 as of the low, give other draw
+// keys at every position, so the same prompt samples other tokens (a
+// random tiny model, 12 tokens at temperature 1). Sequence seeds come from
+// SplitMix64 and servers get them whole, so the high bits are as random as
+// the low.
+func TestSeedsDifferingInTheHighBits(t *testing.T) {
+	const seed = uint64(0x0123456789abcdef)
+	for bit := range 64 {
+		other := seed ^ 1<<bit
+		for p := range 100 {
+			if DrawKey(seed, p) == DrawKey(other, p) {
+				t.Fatalf("seeds %#x and %#x (bit %d) have the same draw key at position %d", seed, other, bit, p)
+			}
+		}
+	}
+	cfg, err := qwen3.NamedConfig("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := qwen3.NewRandom(cfg, dtypes.Float32, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{MaxNewTokens: 12, Temperature: 1, StopIDs: []int{}, Seeds: []uint64{7, 7 | 1<<32}}
+	res, err := New(backendtest.New(t), m).Generate(context.Background(), [][]int{{1, 2, 3}, {1, 2, 3}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(res[0].IDs, res[1].IDs) {
+		t.Errorf("seeds 7 and 7 + 2^32 sampled the same %v", res[0].IDs)
+	}
+}
+
+// TestMeshSessionCountsItsPrompts lays out sessions for a mesh of devices,
+// which needs none: the rows are padded with copies of the first prompt to
+// a multiple of the devices, those rows inactive, and the session has one
+// result per prompt, not per row (the device-free core of grpo's
+// TestSamplerOnMeshMatchesOneDevice).
+func TestMeshSessionCountsItsPrompts(t *testing.T) {
+	cfg, err := qwen3.NamedConfig("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(backendtest.New(t), &qwen3.Model{Config: cfg})
+	for _, tc := range []struct{ prompts, devices, rows int }{{6, 4, 8}, {8, 4, 8}, {1, 4, 4}, {6, 1, 6}, {5, 2, 6}} {
+		var prompts [][]int
+		for i := range tc.prompts {
+			prompts = append(prompts, []int{1, 2 + i})
+		}
+		sess, err := s.newSession(prompts, Options{MaxNewTokens: 4, Seed: 3}, 64, nil, tc.devices)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sess.active) != tc.rows || sess.Len() != tc.prompts || len(sess.Results()) != tc.prompts {
+			t.Errorf("%d prompts on %d devices: %d rows, Len %d, %d results; want %d rows, %d and %d",
+				tc.prompts, tc.devices, len(sess.active), sess.Len(), len(sess.Results()), tc.rows, tc.prompts, tc.prompts)
+			continue
+		}
+		for i, active := range sess.active {
+			if active != (i < tc.prompts) || i >= tc.prompts && len(sess.pending[i]) != 0 {
+				t.Errorf("%d prompts on %d devices: row %d active %v, pending %v", tc.prompts, tc.devices, i, active, sess.pending[i])
+			}
+		}
+	}
+}

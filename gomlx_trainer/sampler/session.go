@@ -152,13 +152,32 @@ func (s *Sampler) Start(prompts [][]int, opts Options) (*Session, error) {
 	if err := checkIDs(stopIDs, cfg.VocabSize); err != nil {
 		return nil, fmt.Errorf("sampler: stop ids: %w", err)
 	}
+	sess, err := s.newSession(prompts, opts, capacity, stopIDs, s.mesh.count())
+	if err != nil {
+		return nil, err
+	}
+	initial := CacheBucket(longest, capacity)
+	if opts.FullCache {
+		initial = capacity
+	}
+	if sess.cache, err = s.emptyCache(len(sess.active), initial); err != nil {
+		return nil, err
+	}
+	return sess, nil
+}
+
+// newSession lays out a session's rows for prompts on devices: the prompts'
+// rows, active, then (when they do not split over the devices) rows padded
+// with copies of the first prompt, inactive, that Len and Results leave out.
+// It allocates no cache.
+func (s *Sampler) newSession(prompts [][]int, opts Options, capacity int, stopIDs []int, devices int) (*Session, error) {
 	rows := len(prompts)
-	prompts = s.padRows(prompts)
+	prompts = padRows(prompts, devices)
 	sess := &Session{
 		s: s, opts: opts, capacity: capacity, stop: map[int]bool{}, rows: rows,
 		mode: mode{
 			greedy: opts.Temperature == 0,
-			topK:   opts.Temperature > 0 && opts.TopK > 0 && opts.TopK < cfg.VocabSize,
+			topK:   opts.Temperature > 0 && opts.TopK > 0 && opts.TopK < s.model.Config.VocabSize,
 			topP:   opts.Temperature > 0 && opts.TopP > 0 && opts.TopP < 1,
 		},
 		cached:  make([]int, len(prompts)),
@@ -184,14 +203,6 @@ func (s *Sampler) Start(prompts [][]int, opts Options) (*Session, error) {
 		if opts.Seeds != nil && i < rows {
 			sess.seeds[i] = opts.Seeds[i]
 		}
-	}
-	var err error
-	initial := CacheBucket(longest, capacity)
-	if opts.FullCache {
-		initial = capacity
-	}
-	if sess.cache, err = s.emptyCache(len(prompts), initial); err != nil {
-		return nil, err
 	}
 	return sess, nil
 }

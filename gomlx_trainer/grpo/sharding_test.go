@@ -1,0 +1,174 @@
+package grpo
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+)
+
+// TestFSDPAxisTakesTheFirstOfEquals: fsdp splits a tensor along its largest
+// axis, and of equal largest axes along the first, whatever comes before or
+// after them (memplan's CheckDevices and checkShardsFSDP assume the same).
+func TestFSDPAxisTakesTheFirstOfEquals(t *testing.T) {
+	for _, tc := range []struct {
+		dims []int
+		want int
+	}{
+		{[]int{64}, 0},
+		{[]int{300, 64}, 0},
+		{[]int{64, 300}, 1},
+		{[]int{64, 64}, 0},
+		{[]int{2, 64, 64}, 1},
+		{[]int{64, 2, 64}, 0},
+		{[]int{2, 64, 8, 64}, 1},
+		{[]int{1, 1, 1}, 0},
+	} {
+		if got := FSDPAxis(tc.dims); got != tc.want {
+			t.Errorf("FSDPAxis(%v) = %d, want %d", tc.dims, got, tc.want)
+		}
+	}
+}
+
+// TestFSDPSpec lays the tiny model's weights out for fsdp on a mesh of 4
+// devices, which needs no device: each is held as 4 shards of a quarter of
+// its largest axis, of equal ones the first (q_proj and o_proj are [64 64]),
+// and a scalar (AdamW's step) whole. On 8 devices the embedding's 300 rows
+// do not split: one error naming the variable, its shape and the device
+// counts that would work (the device-free core of
+// TestShardFSDPAxisMustSplit).
+func TestFSDPSpec(t *testing.T) {
+	cfg, err := qwen3.NamedConfig("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all [][]int
+	for _, spec := range cfg.Tensors() {
+		all = append(all, spec.Shape)
+	}
+	sh, err := newSharded(4, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dims := range append(slices.Clone(all), []int{8, 64, 64}, []int{}) {
+		spec, err := fsdpSpec(sh, "/v", dims, all)
+		if err != nil {
+			t.Fatalf("%v: %v", dims, err)
+		}
+		want := slices.Clone(dims)
+		if len(dims) > 0 {
+			want[FSDPAxis(dims)] /= 4
+		}
+		if got := spec.ShardShape(shapes.Make(dtypes.Float32, dims...)).Dimensions; !slices.Equal(got, want) {
+			t.Errorf("%v: shards of %v, want %v", dims, got, want)
+		}
+	}
+	eight, err := newSharded(8, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fsdpSpec(eight, "/model/embed_tokens/weight", []int{300, 64}, all)
+	want := "grpo: sharding fsdp: /model/embed_tokens/weight [300 64] does not split over num_devices 8 along its largest axis; " +
+		"num_devices must divide every variable's largest axis (here 1, 2 or 4), or use sharding data"
+	if err == nil || err.Error() != want {
+		t.Errorf("fsdpSpec = %v\nwant %s", err, want)
+	}
+}
+
+// TestPadRows: a micro-batch of 3 rows on 4 devices gets one more row, a
+// copy of the first sequence with every mask and loss weight 0, the rows
+// before it and the first sequence's own mask left as they were; rows that
+// already split (or one device) are returned as they are.
+func TestPadRows(t *testing.T) {
+	seqs := testSequences()
+	for _, tc := range []struct{ devices, rows int }{{1, 3}, {3, 3}, {2, 4}, {4, 4}, {5, 5}} {
+		got := padRows(seqs, tc.devices)
+		if len(got) != tc.rows {
+			t.Fatalf("%d devices: %d rows, want %d", tc.devices, len(got), tc.rows)
+		}
+		for i, s := range got {
+			if i < len(seqs) {
+				if !slices.Equal(s.Mask, seqs[i].Mask) || !slices.Equal(s.Weights, seqs[i].Weights) {
+					t.Errorf("%d devices: row %d changed: mask %v weights %v", tc.devices, i, s.Mask, s.Weights)
+				}
+				continue
+			}
+			zero := make([]float32, len(seqs[0].Response))
+			if !slices.Equal(s.Response, seqs[0].Response) || !slices.Equal(s.Mask, zero) || !slices.Equal(s.Weights, zero) {
+				t.Errorf("%d devices: padding row %d: response %v mask %v weights %v, want the first's response, masked out",
+					tc.devices, i, s.Response, s.Mask, s.Weights)
+			}
+		}
+	}
+	if want := []float32{1, 1, 1, 1}; !slices.Equal(seqs[0].Mask, want) {
+		t.Errorf("padding changed the first sequence's mask to %v", seqs[0].Mask)
+	}
+}
+
+// TestPadRowsWeighNothing runs the same micro-batch through the policy loss
+// and the warm start's, on one device of the Go backend, as it is and padded
+// to 4 rows as padRows pads it for 4 devices: the loss, every statistic and
+// the accumulated gradients are the same (to float32 rounding, the padded
+// matmuls being of another size).
+func TestPadRowsWeighNothing(t *testing.T) {
+	seqs := testSequences()
+	for _, sft := range []bool{false, true} {
+		stats := make([]StepStats, 2)
+		grads := make([]map[string][]float32, 2)
+		for i, rows := range [][]Sequence{seqs, padRows(seqs, 4)} {
+			l := NewLearner(testBackend(t), tinyModel(t, 3), LossConfig{EpsLow: 0.2, EpsHigh: 0.28, EntropyCoef: 0.01},
+				AdamWConfig{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}, 1)
+			b, err := packBatch(rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sft {
+				stats[i], err = l.accumulateSFT(b)
+			} else {
+				stats[i], err = l.accumulatePolicy(b)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			grads[i] = accumulated(t, l)
+		}
+		a, p := stats[0], stats[1]
+		if a.Tokens != p.Tokens || a.ClipTokens != p.ClipTokens || !near(a.Loss, p.Loss, 1e-6) || !near(a.PGLoss, p.PGLoss, 1e-6) ||
+			!near(a.EntropySum, p.EntropySum, 1e-6) || !near(a.RatioSum, p.RatioSum, 1e-6) || !near(a.KLSum, p.KLSum, 1e-6) {
+			t.Errorf("sft %v: padded %+v, unpadded %+v", sft, p, a)
+		}
+		if d := maxDiff(grads[0], grads[1]); d > 1e-7 {
+			t.Errorf("sft %v: the padded row moved the gradients by up to %.3g", sft, d)
+		}
+	}
+}
+
+// accumulated reads the learner's gradient accumulators, by weight.
+func accumulated(t *testing.T, l *Learner) map[string][]float32 {
+	t.Helper()
+	out := map[string][]float32{}
+	for _, v := range l.vars {
+		g, err := qwen3.Float32s(accumulator(l.Model.Store, v).MustValue())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[v.Path()] = g
+	}
+	if len(out) == 0 {
+		t.Fatal("no accumulator")
+	}
+	moved := 0.0
+	for _, g := range out {
+		for _, x := range g {
+			moved = math.Max(moved, math.Abs(float64(x)))
+		}
+	}
+	if moved == 0 {
+		t.Fatal("every gradient is 0: the test cannot tell a padded row that weighs")
+	}
+	return out
+}
