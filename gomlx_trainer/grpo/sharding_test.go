@@ -141,8 +141,9 @@ func TestPadRowsWeighNothing(t *testing.T) {
 			!near(a.EntropySum, p.EntropySum, 1e-6) || !near(a.RatioSum, p.RatioSum, 1e-6) || !near(a.KLSum, p.KLSum, 1e-6) {
 			t.Errorf("sft %v: padded %+v, unpadded %+v", sft, p, a)
 		}
-		if d := maxDiff(grads[0], grads[1]); d > 1e-7 {
-			t.Errorf("sft %v: the padded row moved the gradients by up to %.3g", sft, d)
+		// Float32 rounding only: XLA reduces a batch of another shape in another order.
+		if d, scale := maxDiff(grads[0], grads[1]), maxAbs(grads[0]); d > 1e-5*scale {
+			t.Errorf("sft %v: the padded row moved the gradients by up to %.3g (largest %.3g)", sft, d, scale)
 		}
 	}
 }
@@ -161,14 +162,19 @@ func accumulated(t *testing.T, l *Learner) map[string][]float32 {
 	if len(out) == 0 {
 		t.Fatal("no accumulator")
 	}
-	moved := 0.0
-	for _, g := range out {
-		for _, x := range g {
-			moved = math.Max(moved, math.Abs(float64(x)))
-		}
-	}
-	if moved == 0 {
+	if maxAbs(out) == 0 {
 		t.Fatal("every gradient is 0: the test cannot tell a padded row that weighs")
 	}
 	return out
+}
+
+// maxAbs is the largest magnitude in gs.
+func maxAbs(gs map[string][]float32) float64 {
+	m := 0.0
+	for _, g := range gs {
+		for _, x := range g {
+			m = math.Max(m, math.Abs(float64(x)))
+		}
+	}
+	return m
 }
