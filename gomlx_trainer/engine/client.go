@@ -54,6 +54,10 @@ type Client struct {
 	next int // the URL of the next request
 
 	syncMu sync.Mutex // serialises Sync
+
+	// pause waits d before a retry, or until ctx ends; nil waits on a timer.
+	// Tests set it to see the waits without taking them.
+	pause func(ctx context.Context, d time.Duration) error
 }
 
 // NewClient checks opt and returns its client.
@@ -68,6 +72,7 @@ func NewClient(opt ClientOptions) (*Client, error) {
 	case opt.Batch < 0 || opt.Batch > 0 && opt.Protocol != SGLang:
 		return nil, fmt.Errorf("engine: %s: batches of %d sequences a request, want 0 (or, with %s, more)", opt.Protocol, opt.Batch, SGLang)
 	}
+	opt.URLs = slices.Clone(opt.URLs) // the client trims and drops its own copy, never the caller's
 	for i, u := range opt.URLs {
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 			return nil, fmt.Errorf("engine: server URL %d %q: want http:// or https://", i, u)
@@ -259,12 +264,25 @@ func (c *Client) generate(ctx context.Context, reqs []request) ([]rollout.Turn, 
 			}
 			return nil, fmt.Errorf("%s: %w (after %d tries)", what, err, try+1)
 		}
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if err := c.sleep(ctx, wait); err != nil {
+			return nil, err
 		}
 		wait *= 2
+	}
+}
+
+// sleep waits d before a retry, or until ctx ends (then its error).
+func (c *Client) sleep(ctx context.Context, d time.Duration) error {
+	if c.pause != nil {
+		return c.pause(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -341,6 +359,8 @@ func (c *Client) body(reqs []request) (string, any) {
 // bodyOf returns the path and JSON body of one sequence's request.
 func (c *Client) bodyOf(r request) (string, any) {
 	o := r.opts
+	// Off is top_p 1 and top_k -1, the whole vocabulary to SGLang (which
+	// refuses 0) and to vLLM (TestClientTopKOffOnTheWire cites both).
 	topP, topK := o.TopP, o.TopK
 	if topP <= 0 {
 		topP = 1

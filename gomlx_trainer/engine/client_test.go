@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
@@ -310,5 +311,79 @@ func TestClientBoundsConcurrency(t *testing.T) {
 	}
 	if len(turns) != 5 || most > 2 {
 		t.Errorf("%d turns, at most %d requests in flight; want 5 and 2", len(turns), most)
+	}
+}
+
+// TestClientTopKOffOnTheWire pins how Options' "off" values of top-k (0 or
+// less) and top-p (0) are sent: top_k -1 and top_p 1 in both protocols.
+// SGLang takes -1 for the whole vocabulary and refuses 0 ("top_k must be -1
+// (disable) or at least 1": SamplingParams.__post_init__ and verify in
+// sgl-project/sglang python/sglang/srt/sampling/sampling_params.py). The
+// OpenAI API itself has no top_k; vLLM takes it as an extra field and
+// "quietly accept[s] -1 as disabled, but prefer[s] 0" (SamplingParams.
+// _verify_args in vllm-project/vllm vllm/sampling_params.py), so -1 suits
+// both servers. A top-k that is on is sent as it is.
+func TestClientTopKOffOnTheWire(t *testing.T) {
+	for _, c := range []struct {
+		topK, wantK int
+		topP, wantP float64
+	}{{0, -1, 0, 1}, {-3, -1, 1, 1}, {1, 1, 0.5, 0.5}, {40, 40, 0, 1}} {
+		for _, protocol := range Protocols() {
+			f := &fakeServer{reply: echoReply}
+			srv := httptest.NewServer(f)
+			sess, _ := newClient(t, protocol, srv.URL).Start(context.Background(), [][]int{{1}}, Options{TopK: c.topK, TopP: c.topP})
+			if _, err := sess.Generate(context.Background(), []int{0}, []int{1}, nil); err != nil {
+				t.Fatal(err)
+			}
+			srv.Close()
+			knobs := f.bodies[0]
+			if protocol == SGLang {
+				knobs = knobs["sampling_params"].(map[string]any)
+			}
+			if knobs["top_k"] != float64(c.wantK) || knobs["top_p"] != c.wantP {
+				t.Errorf("%s, TopK %d, TopP %g: top_k %v, top_p %v; want %d and %g", protocol, c.topK, c.topP, knobs["top_k"], knobs["top_p"], c.wantK, c.wantP)
+			}
+		}
+	}
+}
+
+// TestClientRetrySpacing: a request that meets 5xx waits Backoff before its
+// first retry and twice the last wait before each next, none before the first
+// try or after the last; each request starts again from Backoff.
+func TestClientRetrySpacing(t *testing.T) {
+	f := &fakeServer{reply: echoReply, status: []int{503, 502, 500}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	c, err := NewClient(ClientOptions{Protocol: SGLang, URLs: []string{srv.URL}, Vocab: 100, Retries: 4, Backoff: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var waits []time.Duration
+	c.pause = func(_ context.Context, d time.Duration) error {
+		mu.Lock()
+		defer mu.Unlock()
+		waits = append(waits, d)
+		return nil
+	}
+	ms := func(n ...int) (out []time.Duration) {
+		for _, k := range n {
+			out = append(out, time.Duration(k)*time.Millisecond)
+		}
+		return out
+	}
+	sess, _ := c.Start(context.Background(), [][]int{{1}}, Options{})
+	if _, err := sess.Generate(context.Background(), []int{0}, []int{1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := ms(10, 20, 40); !slices.Equal(waits, want) {
+		t.Errorf("three 5xx, then the answer: waits %v, want %v", waits, want)
+	}
+	waits, f.status = nil, []int{500, 500, 500, 500, 500}
+	if _, err := sess.Generate(context.Background(), []int{0}, []int{1}, nil); err == nil || !strings.Contains(err.Error(), "after 5 tries") {
+		t.Fatalf("five 500s: %v, want the error after 5 tries", err)
+	}
+	if want := ms(10, 20, 40, 80); !slices.Equal(waits, want) {
+		t.Errorf("retries run out: waits %v, want %v", waits, want)
 	}
 }

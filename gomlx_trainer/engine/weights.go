@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 )
 
 // ErrNoWorker is wrapped by Sync's error when no worker is left to sample
@@ -211,10 +210,8 @@ func (c *Client) update(ctx context.Context, w worker, dir, want string) error {
 		if ctx.Err() != nil || try >= c.opt.Retries {
 			return fmt.Errorf("POST %s/update_weights_from_disk: %w", w.url, err)
 		}
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := c.sleep(ctx, wait); err != nil {
+			return err
 		}
 		wait *= 2
 	}

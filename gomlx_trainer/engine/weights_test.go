@@ -12,16 +12,20 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeWorker keeps a weight version as SGLang's /get_model_info reports it
 // and takes /update_weights_from_disk when model_path holds the file the
-// test's Write puts there; broken makes every update fail.
+// test's Write puts there; broken makes every update fail, and reports (when
+// set) is the version it claims after a load, whatever it was asked for.
 type fakeWorker struct {
 	mu      sync.Mutex
 	version string
 	loaded  []string // model paths it loaded
+	updates int      // update requests it received
 	broken  bool
+	reports string
 }
 
 func (f *fakeWorker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -36,16 +40,27 @@ func (f *fakeWorker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			WeightVersion string `json:"weight_version"`
 		}
 		json.NewDecoder(r.Body).Decode(&req)
+		f.updates++
 		if _, err := os.Stat(filepath.Join(req.ModelPath, "model.safetensors")); err != nil || f.broken {
 			w.WriteHeader(http.StatusBadRequest)
 			json.NewEncoder(w).Encode(map[string]any{"success": false, "message": "model_path: cannot load"})
 			return
 		}
 		f.version, f.loaded = req.WeightVersion, append(f.loaded, req.ModelPath)
+		if f.reports != "" {
+			f.version = f.reports
+		}
 		json.NewEncoder(w).Encode(map[string]any{"success": true, "message": "ok"})
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// counts are the update requests the worker received and the loads it made.
+func (f *fakeWorker) counts() (updates, loads int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.updates, len(f.loaded)
 }
 
 func (f *fakeWorker) at() string {
@@ -225,5 +240,115 @@ func TestSyncWithoutWeights(t *testing.T) {
 	}
 	if err := c.Sync(context.Background(), 1); err == nil || !strings.Contains(err.Error(), "no weights_dir") {
 		t.Errorf("Sync(1) = %v, want the no-weights_dir error", err)
+	}
+}
+
+// TestSyncMixedWorkers: of workers named directly, one already at the
+// version is neither asked to update nor taken out, a stale one is brought
+// to it, and one whose update fails is taken out and reported; the weights
+// are written once. While a worker at the version is left, Sync succeeds
+// even when every stale one fails. The caller's list of URLs is left as it
+// was (the client drops the broken one from its own copy).
+func TestSyncMixedWorkers(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		stale bool // a stale worker that updates fine, besides the current and the broken one
+	}{{"current, stale and broken", true}, {"current and broken", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			current, broken := &fakeWorker{version: "4"}, &fakeWorker{version: "default", broken: true}
+			workers := []*fakeWorker{current, broken}
+			if c.stale {
+				workers = append(workers, &fakeWorker{version: "3"})
+			}
+			var urls []string
+			for _, w := range workers {
+				s := httptest.NewServer(w)
+				defer s.Close()
+				urls = append(urls, s.URL)
+			}
+			given := slices.Clone(urls)
+			cl, _, warnings, writes := weightsClient(t, urls...)
+			if err := cl.Sync(context.Background(), 4); err != nil {
+				t.Fatalf("Sync with the current worker left: %v", err)
+			}
+			if !slices.Equal(urls, given) {
+				t.Errorf("the caller's URLs became %v, want them left %v", urls, given)
+			}
+			if n, _ := current.counts(); n != 0 || current.at() != "4" {
+				t.Errorf("the worker at version 4: %d update requests, at %q; want none and 4", n, current.at())
+			}
+			if n, _ := workers[len(workers)-1].counts(); c.stale && (workers[2].at() != "4" || n != 1) {
+				t.Errorf("the stale worker: at %q after %d updates, want 4 after 1", workers[2].at(), n)
+			}
+			live := slices.DeleteFunc(slices.Clone(urls), func(u string) bool { return u == urls[1] })
+			if got := cl.urls(); !slices.Equal(got, live) {
+				t.Errorf("URLs %v, want all but the broken %s", got, urls[1])
+			}
+			if len(*warnings) != 1 || !strings.Contains((*warnings)[0], "worker "+urls[1]+" taken out") || *writes != 1 {
+				t.Errorf("warnings %q after %d writes; want one naming the broken worker, after 1", *warnings, *writes)
+			}
+		})
+	}
+}
+
+// TestSyncRefusesAWorkerAtAnotherVersion: a worker that accepts the update
+// but then reports another weight_version than the one asked for (as a server
+// that ignores weight_version would) is taken out, the warning naming both
+// versions; the other worker is at the version.
+func TestSyncRefusesAWorkerAtAnotherVersion(t *testing.T) {
+	good, liar := &fakeWorker{version: "default"}, &fakeWorker{version: "default", reports: "default"}
+	sg, sl := httptest.NewServer(good), httptest.NewServer(liar)
+	defer sg.Close()
+	defer sl.Close()
+	c, _, warnings, _ := weightsClient(t, sg.URL, sl.URL)
+	if err := c.Sync(context.Background(), 3); err != nil {
+		t.Fatal(err)
+	}
+	if updates, loads := liar.counts(); updates != 1 || loads != 1 {
+		t.Fatalf("the other worker: %d updates, %d loads; want 1 and 1", updates, loads)
+	}
+	if got := c.urls(); !slices.Equal(got, []string{sg.URL}) || good.at() != "3" {
+		t.Errorf("URLs %v, good worker at %q; want only %s, at 3", got, good.at(), sg.URL)
+	}
+	want := sl.URL + ` reports weight version "default" after the update to "3"`
+	if len(*warnings) != 1 || !strings.Contains((*warnings)[0], want) {
+		t.Errorf("warnings %q, want one saying %q", *warnings, want)
+	}
+}
+
+// failUpdates is a transport whose POSTs to /update_weights_from_disk fail
+// to connect; everything else goes through.
+type failUpdates struct{}
+
+func (failUpdates) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path == "/update_weights_from_disk" {
+		return nil, errors.New("connection reset by peer")
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestSyncRetrySpacing: an update whose POST fails to connect is tried
+// 1 + Retries times, the waits between tries Backoff, then doubled each time,
+// none after the last; then the worker is taken out.
+func TestSyncRetrySpacing(t *testing.T) {
+	w := &fakeWorker{version: "default"}
+	s := httptest.NewServer(w)
+	defer s.Close()
+	c, wts, _, _ := weightsClient(t, s.URL)
+	c.opt.Retries, c.opt.Backoff, c.opt.HTTP = 3, 5*time.Millisecond, &http.Client{Transport: failUpdates{}}
+	var waits []time.Duration
+	c.pause = func(_ context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		return nil
+	}
+	var warned []string
+	wts.Warn = func(msg string) { warned = append(warned, msg) }
+	err := c.Sync(context.Background(), 1)
+	if !errors.Is(err, ErrNoWorker) || !strings.Contains(err.Error(), "connection reset") {
+		t.Errorf("Sync = %v, want the no-worker error with the cause", err)
+	}
+	want := []time.Duration{5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond}
+	if !slices.Equal(waits, want) || len(warned) != 1 {
+		t.Errorf("waits %v, %d warnings; want %v and 1", waits, len(warned), want)
 	}
 }

@@ -98,6 +98,7 @@ type sequence struct {
 	stops       []int
 	ignoreEOS   bool
 	seed        *uint64
+	n           int // answers asked for: only 1 is served
 }
 
 // check validates q against the model (naming field, as the API calls it)
@@ -108,6 +109,8 @@ func (s *Server) check(q sequence, field map[string]string) (*job, error) {
 	switch {
 	case len(q.ids) == 0:
 		return nil, bad("%s: missing or empty", field["ids"])
+	case q.n != 1:
+		return nil, bad("%s: %d, want 1", field["n"], q.n)
 	case q.maxNew < 1:
 		return nil, bad("%s: %d, want at least 1", field["maxNew"], q.maxNew)
 	case len(q.ids)+q.maxNew > ctx:
@@ -171,6 +174,7 @@ type samplingParams struct {
 	StopTokenIDs []int    `json:"stop_token_ids"`
 	IgnoreEOS    bool     `json:"ignore_eos"`
 	SamplingSeed *uint64  `json:"sampling_seed"`
+	N            *int     `json:"n"`
 }
 
 // sglangFields names the fields of sequence k of a batch request (k < 0: a
@@ -181,7 +185,7 @@ func sglangFields(k int) map[string]string {
 		ids, sp = fmt.Sprintf("input_ids[%d]", k), fmt.Sprintf("sampling_params[%d]", k)
 	}
 	return map[string]string{"ids": ids, "maxNew": sp + ".max_new_tokens", "temperature": sp + ".temperature",
-		"topP": sp + ".top_p", "topK": sp + ".top_k", "stops": sp + ".stop_token_ids"}
+		"topP": sp + ".top_p", "topK": sp + ".top_k", "stops": sp + ".stop_token_ids", "n": sp + ".n"}
 }
 
 // decodeRaw reads raw (the JSON of field name) into v; a wrong type is a bad
@@ -306,7 +310,7 @@ func (s *Server) generateBatch(w http.ResponseWriter, r *http.Request, req gener
 
 func sglangSequence(ids []int, sp samplingParams) sequence {
 	return sequence{ids: ids, maxNew: deref(sp.MaxNewTokens, 128), temperature: deref(sp.Temperature, 1),
-		topP: deref(sp.TopP, 1), topK: deref(sp.TopK, -1), stops: sp.StopTokenIDs, ignoreEOS: sp.IgnoreEOS, seed: sp.SamplingSeed}
+		topP: deref(sp.TopP, 1), topK: deref(sp.TopK, -1), stops: sp.StopTokenIDs, ignoreEOS: sp.IgnoreEOS, seed: sp.SamplingSeed, n: deref(sp.N, 1)}
 }
 
 // sglangAnswer is SGLang's answer for one sequence of prompt tokens.
@@ -346,7 +350,7 @@ type completionsRequest struct {
 }
 
 var openAIFields = map[string]string{"ids": "prompt", "maxNew": "max_tokens", "temperature": "temperature",
-	"topP": "top_p", "topK": "top_k", "stops": "stop_token_ids"}
+	"topP": "top_p", "topK": "top_k", "stops": "stop_token_ids", "n": "n"}
 
 func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	var req completionsRequest
@@ -357,8 +361,6 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	ids, err := tokenPrompt(req.Prompt)
 	if err == nil {
 		switch {
-		case req.N != nil && *req.N != 1:
-			err = bad("n: %d, want 1", *req.N)
 		case req.Stream:
 			err = bad("stream: not supported")
 		case req.Stop != nil:
@@ -372,7 +374,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := sequence{ids: ids, maxNew: deref(req.MaxTokens, 16), temperature: deref(req.Temperature, 1), topP: deref(req.TopP, 1),
-		topK: deref(req.TopK, -1), stops: req.StopTokenIDs, ignoreEOS: req.IgnoreEOS, seed: req.Seed}
+		topK: deref(req.TopK, -1), stops: req.StopTokenIDs, ignoreEOS: req.IgnoreEOS, seed: req.Seed, n: deref(req.N, 1)}
 	j, err := s.check(q, openAIFields)
 	if err != nil {
 		writeError(w, 0, err)
@@ -424,7 +426,7 @@ func deref[T any](p *T, def T) T {
 }
 
 func (s *Server) healthGenerate(w http.ResponseWriter, r *http.Request) {
-	j, err := s.check(sequence{ids: []int{0}, maxNew: 1, topP: 1, ignoreEOS: true}, sglangFields(-1))
+	j, err := s.check(sequence{ids: []int{0}, maxNew: 1, topP: 1, ignoreEOS: true, n: 1}, sglangFields(-1))
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return

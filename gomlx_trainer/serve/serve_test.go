@@ -423,3 +423,327 @@ func TestServeBatchRequestIsBitExact(t *testing.T) {
 	}
 	sameTurns(t, "one sequence a request", [][]rollout.Turn{want}, [][]rollout.Turn{turn(single)})
 }
+
+// sampledTokens is how many tokens an answer of /generate (one sequence or
+// a batch of one) or /v1/completions holds; -1 if it is none of them.
+func sampledTokens(body string) int {
+	var one engine.SGLangResponse
+	var batch []engine.SGLangResponse
+	var oai engine.OpenAIResponse
+	switch {
+	case json.Unmarshal([]byte(body), &batch) == nil && len(batch) == 1:
+		return len(batch[0].OutputIDs)
+	case json.Unmarshal([]byte(body), &oai) == nil && len(oai.Choices) == 1:
+		return len(oai.Choices[0].TokenIDs)
+	case json.Unmarshal([]byte(body), &one) == nil && one.OutputIDs != nil:
+		return len(one.OutputIDs)
+	}
+	return -1
+}
+
+// TestServeFillsTheContext: a prompt and a budget that exactly fill the
+// context (2048 for the tiny model) are served, every budgeted token sampled;
+// one token more is a 400 naming the budget's field, in both APIs and in a
+// batch request.
+func TestServeFillsTheContext(t *testing.T) {
+	r := start(t, tinyDir(t, 1), 2, nil)
+	prompt := make([]string, 2045)
+	for k := range prompt {
+		prompt[k] = fmt.Sprint(k % 256)
+	}
+	ids := "[" + strings.Join(prompt, ", ") + "]"
+	for _, c := range []struct{ path, body, field string }{
+		{"/generate", `{"input_ids": %s, "sampling_params": {"max_new_tokens": %d, "ignore_eos": true}}`, "sampling_params.max_new_tokens"},
+		{"/v1/completions", `{"prompt": %s, "max_tokens": %d, "ignore_eos": true, "return_token_ids": true}`, "max_tokens"},
+		{"/generate", `{"input_ids": [%s], "sampling_params": {"max_new_tokens": %d, "ignore_eos": true}}`, "sampling_params[0].max_new_tokens"},
+	} {
+		code, body := post(t, r.url+c.path, fmt.Sprintf(c.body, ids, 3))
+		if n := sampledTokens(body); code != http.StatusOK || n != 3 {
+			t.Errorf("%s, 2045 + 3 tokens: %d, %d tokens (%.200s); want 200 and 3", c.path, code, n, body)
+		}
+		code, body = post(t, r.url+c.path, fmt.Sprintf(c.body, ids, 4))
+		want := c.field + ": 4 tokens after a prompt of 2045 pass the context of 2048"
+		if code != http.StatusBadRequest || !strings.Contains(body, want) {
+			t.Errorf("%s, 2045 + 4 tokens: %d %s; want 400 saying %q", c.path, code, body, want)
+		}
+	}
+}
+
+// recorder keeps the scheduler's steps and queue; at the first step of the
+// first job queued after arm it runs the function it was armed with (which
+// sends requests and waits until they are queued), so that they arrive while
+// that job decodes. (A step of an earlier job does not fire it: the scheduler
+// answers a job before its step's hook returns, so a test may arm while that
+// hook is still to run.)
+type recorder struct {
+	mu     sync.Mutex
+	steps  [][]int64
+	queued []int64
+	armed  func()
+}
+
+func (rec *recorder) hooks(s *Server) {
+	s.onQueue = func(id int64) {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		rec.queued = append(rec.queued, id)
+	}
+	s.onStep = func(ids []int64) {
+		rec.mu.Lock()
+		rec.steps = append(rec.steps, slices.Clone(ids))
+		var f func()
+		if len(rec.queued) > 0 && slices.Contains(ids, rec.queued[0]) {
+			f, rec.armed = rec.armed, nil
+		}
+		rec.mu.Unlock()
+		if f != nil {
+			f()
+		}
+	}
+}
+
+// arm forgets what was recorded and runs f at the first step of the next
+// job queued.
+func (rec *recorder) arm(f func()) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.steps, rec.queued, rec.armed = nil, nil, f
+}
+
+// shared reports whether the jobs queued k-th and m-th (from the last arm)
+// were ever in the same step.
+func (rec *recorder) shared(k, m int) bool {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	a, b := rec.queued[k], rec.queued[m]
+	for _, ids := range rec.steps {
+		if slices.Contains(ids, a) && slices.Contains(ids, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// sendQueued posts body to url in the background, its answer on the
+// channel it returns, and waits until the scheduler's queue holds want jobs.
+func sendQueued(t *testing.T, s *Server, url, body string, want int) <-chan string {
+	answer := make(chan string, 1)
+	go func() {
+		code, b := post(t, url, body)
+		answer <- fmt.Sprint(code, " ", b)
+	}()
+	for len(s.jobs) < want {
+		runtime.Gosched()
+	}
+	return answer
+}
+
+// TestServeAdmitsOnlyTheSameKnobs sends a request while another decodes: it
+// joins the running batch when its temperature, top_p, top_k and stop ids
+// (EOS included unless ignore_eos) are the batch's, whatever its prompt,
+// budget and seed, the stop ids in any order; top_k 0 and -1 are both off.
+// Any knob that differs makes it wait until the batch has drained.
+func TestServeAdmitsOnlyTheSameKnobs(t *testing.T) {
+	rec := &recorder{}
+	r := start(t, tinyDir(t, 1), 4, rec.hooks)
+	const long = `{"input_ids": [256, 1, 2, 3], "sampling_params": {"max_new_tokens": 24, "temperature": 0.8, "top_p": 0.9,
+		"top_k": -1, "stop_token_ids": [5, 9], "ignore_eos": true, "sampling_seed": 2}}`
+	for _, c := range []struct {
+		name, params string
+		joins        bool
+	}{
+		{"other prompt, budget and seed", `"temperature": 0.8, "top_p": 0.9, "top_k": -1, "stop_token_ids": [5, 9], "ignore_eos": true, "sampling_seed": 8`, true},
+		{"stop ids reordered and repeated, top_k 0", `"temperature": 0.8, "top_p": 0.9, "top_k": 0, "stop_token_ids": [9, 5, 9], "ignore_eos": true`, true},
+		{"temperature", `"temperature": 0.7, "top_p": 0.9, "stop_token_ids": [5, 9], "ignore_eos": true`, false},
+		{"top_p", `"temperature": 0.8, "top_p": 0.95, "stop_token_ids": [5, 9], "ignore_eos": true`, false},
+		{"top_k", `"temperature": 0.8, "top_p": 0.9, "top_k": 40, "stop_token_ids": [5, 9], "ignore_eos": true`, false},
+		{"a stop id fewer", `"temperature": 0.8, "top_p": 0.9, "stop_token_ids": [5], "ignore_eos": true`, false},
+		{"a stop id more", `"temperature": 0.8, "top_p": 0.9, "stop_token_ids": [5, 9, 11], "ignore_eos": true`, false},
+		{"EOS not ignored", `"temperature": 0.8, "top_p": 0.9, "stop_token_ids": [5, 9]`, false},
+	} {
+		second := make(chan (<-chan string), 1)
+		rec.arm(func() {
+			second <- sendQueued(t, r.srv, r.url+"/generate", `{"input_ids": [256, 7, 8, 9, 10], "sampling_params": {"max_new_tokens": 3, `+c.params+`}}`, 1)
+		})
+		code, body := post(t, r.url+"/generate", long)
+		if code != http.StatusOK || !strings.Contains(body, `"completion_tokens":24`) {
+			t.Fatalf("%s: the long request: %d %s; want 200 and 24 tokens (the second must arrive while it decodes)", c.name, code, body)
+		}
+		if got := <-<-second; !strings.HasPrefix(got, "200 ") {
+			t.Errorf("%s: the second request: %s", c.name, got)
+		}
+		if joined := rec.shared(0, 1); joined != c.joins {
+			t.Errorf("%s: joined the running batch %v, want %v", c.name, joined, c.joins)
+		}
+	}
+}
+
+// answered reads the output ids and log-probs of an answer "status body" of
+// /generate with return_logprob.
+func answered(t *testing.T, answer string) sampler.Result {
+	t.Helper()
+	code, body, _ := strings.Cut(answer, " ")
+	var got engine.SGLangResponse
+	if code != "200" || json.Unmarshal([]byte(body), &got) != nil {
+		t.Fatalf("answer %s, want 200 and an SGLang response", answer)
+	}
+	res := sampler.Result{IDs: got.OutputIDs}
+	for _, e := range got.MetaInfo.OutputTokenLogprobs {
+		res.LogProbs = append(res.LogProbs, float32(*e.LogProb))
+	}
+	return res
+}
+
+// alone samples prompt in process on the weights of dir, as the server
+// samples a /generate request with sampling_seed seed and ignore_eos.
+func alone(t *testing.T, dir string, prompt []int, maxNew int, seed uint64) sampler.Result {
+	t.Helper()
+	m, err := qwen3.Load(dir, dtypes.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sampler.New(backendtest.New(t), m).Generate(context.Background(), [][]int{prompt},
+		sampler.Options{MaxNewTokens: maxNew, Temperature: 1, StopIDs: []int{}, Seeds: []uint64{seed}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res[0]
+}
+
+// sameSample reports whether a and b are the same tokens with the same
+// log-probs to float32 rounding (a server's batches differ from the
+// in-process one's).
+func sameSample(a, b sampler.Result) bool {
+	if !slices.Equal(a.IDs, b.IDs) || len(a.LogProbs) != len(b.LogProbs) {
+		return false
+	}
+	for k := range a.LogProbs {
+		if math.Abs(float64(a.LogProbs[k]-b.LogProbs[k])) > 1e-5 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestServeUpdateWaitsForTheBatch: while a request decodes, a second one
+// with its knobs arrives, then a weight update, then a third request like
+// the second. The second joins the running batch; the update waits until
+// that batch has drained; the third waits behind it and never shares a step
+// with the others. So the first two are sampled wholly by the old weights and
+// the third by the new, tokens and log-probs as the in-process sampler
+// samples them. (The tiny random models are near uniform, so their tokens
+// may agree: the log-probs tell the weights apart.)
+func TestServeUpdateWaitsForTheBatch(t *testing.T) {
+	rec := &recorder{}
+	oldDir, newDir := tinyDir(t, 1), tinyDir(t, 2)
+	r := start(t, oldDir, 4, rec.hooks)
+	const like = `{"input_ids": [256, 7, 8], "return_logprob": true, "sampling_params": {"max_new_tokens": 6, "ignore_eos": true, "sampling_seed": 3}}`
+	answers := make(chan []<-chan string, 1)
+	rec.arm(func() {
+		second := sendQueued(t, r.srv, r.url+"/generate", like, 1)
+		update := sendQueued(t, r.srv, r.url+"/update_weights_from_disk", `{"model_path": "`+newDir+`", "weight_version": "8"}`, 2)
+		answers <- []<-chan string{second, update, sendQueued(t, r.srv, r.url+"/generate", like, 3)}
+	})
+	code, first := post(t, r.url+"/generate", `{"input_ids": [256, 1, 2, 3], "return_logprob": true,
+		"sampling_params": {"max_new_tokens": 16, "ignore_eos": true, "sampling_seed": 2}}`)
+	if code != http.StatusOK {
+		t.Fatalf("the first request: %d %s", code, first)
+	}
+	got := <-answers
+	second, update, third := <-got[0], <-got[1], <-got[2]
+	if !strings.HasPrefix(update, "200 ") {
+		t.Fatalf("the update: %s", update)
+	}
+	if !rec.shared(0, 1) || rec.shared(0, 3) || rec.shared(1, 3) {
+		t.Errorf("steps %v of jobs %v: want the second in the first's batch, the third in neither's", rec.steps, rec.queued)
+	}
+	oldLike, newLike := alone(t, oldDir, []int{256, 7, 8}, 6, 3), alone(t, newDir, []int{256, 7, 8}, 6, 3)
+	if sameSample(oldLike, newLike) {
+		t.Fatalf("both weights sample %v: the test tells nothing", oldLike)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want sampler.Result
+	}{
+		{"first (old weights)", answered(t, "200 "+first), alone(t, oldDir, []int{256, 1, 2, 3}, 16, 2)},
+		{"second (old weights)", answered(t, second), oldLike},
+		{"third (new weights)", answered(t, third), newLike},
+	} {
+		if !sameSample(c.got, c.want) {
+			t.Errorf("%s: %v %v, want %v %v", c.name, c.got.IDs, c.got.LogProbs, c.want.IDs, c.want.LogProbs)
+		}
+	}
+	if _, info := get(t, r.url+"/get_model_info"); !strings.Contains(info, `"weight_version":"8"`) {
+		t.Errorf("model info after the update: %s", info)
+	}
+}
+
+// TestServeNumericLimits sends each numeric field at 0 and at the edges of
+// what it takes: a value inside is served (200), one outside is a 400
+// naming the field, n included (only 1 is served, in either API: a
+// sampling_params.n of SGLang's is refused, not ignored); the server serves
+// on after them.
+func TestServeNumericLimits(t *testing.T) {
+	r := start(t, tinyDir(t, 1), 2, nil)
+	const gen, oai = "/generate", "/v1/completions"
+	for _, c := range []struct {
+		path, params string
+		want         string // "" : served
+	}{
+		{oai, `"n": 1`, ""},
+		{oai, `"n": 0`, "n: 0, want 1"},
+		{oai, `"n": -1`, "n: -1, want 1"},
+		{oai, `"n": 2`, "n: 2, want 1"},
+		{gen, `"n": 1`, ""},
+		{gen, `"n": 0`, "sampling_params.n: 0, want 1"},
+		{gen, `"n": 4`, "sampling_params.n: 4, want 1"},
+		{oai, `"max_tokens": 1`, ""},
+		{oai, `"max_tokens": 0`, "max_tokens: 0, want at least 1"},
+		{oai, `"max_tokens": -1`, "max_tokens: -1, want at least 1"},
+		{gen, `"max_new_tokens": 1`, ""},
+		{gen, `"max_new_tokens": 0`, "sampling_params.max_new_tokens: 0, want at least 1"},
+		{gen, `"temperature": 0`, ""},
+		{gen, `"temperature": -0.01`, "sampling_params.temperature: -0.01 is negative"},
+		{oai, `"temperature": -1`, "temperature: -1 is negative"},
+		{gen, `"top_p": 1`, ""},
+		{gen, `"top_p": 1e-9`, ""},
+		{gen, `"top_p": 0`, "sampling_params.top_p: 0, want (0, 1]"},
+		{gen, `"top_p": 1.01`, "sampling_params.top_p: 1.01, want (0, 1]"},
+		{oai, `"top_p": -0.5`, "top_p: -0.5, want (0, 1]"},
+		{gen, `"top_k": -1`, ""},
+		{gen, `"top_k": 0`, ""},
+		{gen, `"top_k": 1`, ""},
+		{gen, `"top_k": 100000`, ""},
+		{gen, `"top_k": -2`, "sampling_params.top_k: -2, want -1 (off) or more"},
+		{oai, `"top_k": -2`, "top_k: -2, want -1 (off) or more"},
+		{gen, `"sampling_seed": 0`, ""},
+		{gen, `"sampling_seed": 18446744073709551615`, ""},
+		{gen, `"sampling_seed": 18446744073709551616`, "field sampling_params.sampling_seed"},
+		{oai, `"seed": -1`, "field seed"},
+		{oai, `"logprobs": 0`, ""},
+		{oai, `"logprobs": 1`, "logprobs: 1, want 0"},
+		{gen, `"stop_token_ids": [0, 299]`, ""},
+		{gen, `"stop_token_ids": [300]`, "sampling_params.stop_token_ids[0]: id 300 outside the vocabulary [0, 300)"},
+		{oai, `"stop_token_ids": [5, -1]`, "stop_token_ids[1]: id -1 outside the vocabulary [0, 300)"},
+	} {
+		body := `{"prompt": [0, 299], "max_tokens": 2, ` + c.params + `}`
+		if c.path == gen {
+			body = `{"input_ids": [0, 299], "sampling_params": {"max_new_tokens": 2, ` + c.params + `}}`
+			if strings.HasPrefix(c.params, `"max_new_tokens"`) {
+				body = `{"input_ids": [0, 299], "sampling_params": {` + c.params + `}}`
+			}
+		} else if strings.HasPrefix(c.params, `"max_tokens"`) {
+			body = `{"prompt": [0, 299], ` + c.params + `}`
+		}
+		code, answer := post(t, r.url+c.path, body)
+		switch {
+		case c.want == "" && code != http.StatusOK:
+			t.Errorf("%s %s: %d %s; want it served", c.path, body, code, strings.TrimSpace(answer))
+		case c.want != "" && (code != http.StatusBadRequest || !strings.Contains(answer, c.want)):
+			t.Errorf("%s %s: %d %s; want 400 saying %q", c.path, body, code, strings.TrimSpace(answer), c.want)
+		}
+	}
+	if code, _ := get(t, r.url+"/health_generate"); code != http.StatusOK {
+		t.Errorf("/health_generate after them: %d", code)
+	}
+}
