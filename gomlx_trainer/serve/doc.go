@@ -20,7 +20,8 @@
 // keyed by the seed and the position (sampler.DrawKey), not by the batch.
 //
 // A bad request (invalid JSON, a field of the wrong type, an id outside the
-// vocabulary, max_new_tokens past the context, an n other than 1) is
-// answered 400 with the field named; once Serve's context ends, new requests get 503 while those
+// vocabulary, max_new_tokens past the context, an n other than 1, a
+// sampling_params key it does not sample by, such as a stop string or a
+// penalty) is answered 400 with the field named; once Serve's context ends, new requests get 503 while those
 // in flight finish.
 package serve

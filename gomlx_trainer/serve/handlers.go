@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -164,8 +165,10 @@ type generateRequest struct {
 	SamplingParams json.RawMessage `json:"sampling_params"`
 }
 
-// samplingParams is SGLang's sampling_params, pointers where SGLang has a
-// default.
+// samplingParams is the part of SGLang's sampling_params this server
+// samples by, pointers where SGLang has a default. Any other key is refused
+// (SGLang refuses unknown ones too), but for three that only shape the text
+// SGLang detokenizes, which this server, without a tokenizer, never writes.
 type samplingParams struct {
 	Temperature  *float64 `json:"temperature"`
 	TopP         *float64 `json:"top_p"`
@@ -175,6 +178,10 @@ type samplingParams struct {
 	IgnoreEOS    bool     `json:"ignore_eos"`
 	SamplingSeed *uint64  `json:"sampling_seed"`
 	N            *int     `json:"n"`
+
+	NoStopTrim                 bool `json:"no_stop_trim"`
+	SkipSpecialTokens          bool `json:"skip_special_tokens"`
+	SpacesBetweenSpecialTokens bool `json:"spaces_between_special_tokens"`
 }
 
 // sglangFields names the fields of sequence k of a batch request (k < 0: a
@@ -188,16 +195,25 @@ func sglangFields(k int) map[string]string {
 		"topP": sp + ".top_p", "topK": sp + ".top_k", "stops": sp + ".stop_token_ids", "n": sp + ".n"}
 }
 
-// decodeRaw reads raw (the JSON of field name) into v; a wrong type is a bad
-// request naming the field.
+// decodeRaw reads raw (the JSON of field name) into v; a wrong type or a key
+// v does not have is a bad request naming the field.
 func decodeRaw(raw json.RawMessage, v any, name string) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
 			return bad("field %s.%s: got a JSON %s, want %s", name, te.Field, te.Value, te.Type)
+		}
+		if key, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			key = strings.Trim(key, `"`)
+			if key == "stop" {
+				return bad("field %s.stop: strings are not supported (the server has no tokenizer); use stop_token_ids", name)
+			}
+			return bad("field %s.%s: not supported by this server", name, key)
 		}
 		return bad("field %s: %v", name, err)
 	}

@@ -747,3 +747,34 @@ func TestServeNumericLimits(t *testing.T) {
 		t.Errorf("/health_generate after them: %d", code)
 	}
 }
+
+// TestServeRefusesUnknownSamplingParams checks that a sampling_params key the
+// server does not sample by (a stop string, a penalty) is a 400 naming it, in
+// a single and a batch request, rather than a silent answer sampled without
+// it; that the keys which only shape detokenized text are served; and that
+// the server keeps serving.
+func TestServeRefusesUnknownSamplingParams(t *testing.T) {
+	r := start(t, tinyDir(t, 1), 2, nil)
+	for _, c := range []struct{ body, want string }{
+		{`{"input_ids": [0, 299], "sampling_params": {"max_new_tokens": 2, "stop": "###"}}`,
+			"field sampling_params.stop: strings are not supported"},
+		{`{"input_ids": [0, 299], "sampling_params": {"max_new_tokens": 2, "frequency_penalty": 0.5}}`,
+			"field sampling_params.frequency_penalty: not supported"},
+		{`{"input_ids": [[0, 299], [1]], "sampling_params": [{"max_new_tokens": 2}, {"max_new_tokens": 2, "min_p": 0.1}]}`,
+			"field sampling_params.min_p: not supported"},
+		{`{"input_ids": [[0, 299], [1]], "sampling_params": {"max_new_tokens": 2, "regex": "a+"}}`,
+			"field sampling_params.regex: not supported"},
+		{`{"input_ids": [0, 299], "sampling_params": {"max_new_tokens": 2, "no_stop_trim": true, "skip_special_tokens": false, "spaces_between_special_tokens": true}}`, ""},
+	} {
+		code, answer := post(t, r.url+"/generate", c.body)
+		switch {
+		case c.want == "" && code != http.StatusOK:
+			t.Errorf("%s: %d %s; want it served", c.body, code, strings.TrimSpace(answer))
+		case c.want != "" && (code != http.StatusBadRequest || !strings.Contains(answer, c.want)):
+			t.Errorf("%s: %d %s; want 400 saying %q", c.body, code, strings.TrimSpace(answer), c.want)
+		}
+	}
+	if code, _ := get(t, r.url+"/health_generate"); code != http.StatusOK {
+		t.Errorf("/health_generate after them: %d", code)
+	}
+}
