@@ -95,11 +95,15 @@ func (c *Client) Sync(ctx context.Context, version int) error {
 
 // workers lists the servers behind the client's URLs: each URL that answers
 // GET /workers with a list is a router and stands for the workers it lists,
-// any other is a worker itself.
+// any other is a worker itself, one that cannot be reached too (its update
+// then fails and takes it out, as any failed worker's does).
 func (c *Client) workers(ctx context.Context) ([]worker, error) {
 	var out []worker
 	for _, u := range c.urls() {
 		listed, err := c.routerWorkers(ctx, u)
+		if errors.Is(err, errUnreachable) && ctx.Err() == nil {
+			listed, err = nil, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -114,12 +118,15 @@ func (c *Client) workers(ctx context.Context) ([]worker, error) {
 	return out, nil
 }
 
+// errUnreachable marks a URL that did not answer GET /workers at all.
+var errUnreachable = errors.New("no answer")
+
 // routerWorkers returns the workers the router at u lists, or nil if u is no
 // router (its GET /workers is not a list of workers).
 func (c *Client) routerWorkers(ctx context.Context, u string) ([]worker, error) {
 	status, body, err := c.do(ctx, http.MethodGet, u+"/workers", nil)
 	if err != nil {
-		return nil, fmt.Errorf("engine: %s: listing the workers of %s: %w", c.opt.Protocol, u, err)
+		return nil, fmt.Errorf("engine: %s: listing the workers of %s: %w: %w", c.opt.Protocol, u, errUnreachable, err)
 	}
 	var list struct {
 		Workers *[]struct {

@@ -352,3 +352,28 @@ func TestSyncRetrySpacing(t *testing.T) {
 		t.Errorf("waits %v, %d warnings; want %v and 1", waits, len(warned), want)
 	}
 }
+
+// TestSyncTakesOutAnUnreachableWorker: a URL that refuses connections is
+// taken for a worker that is down: Sync takes it out and updates the rest,
+// and fails with ErrNoWorker only when it was the last.
+func TestSyncTakesOutAnUnreachableWorker(t *testing.T) {
+	good := &fakeWorker{version: "default"}
+	sg := httptest.NewServer(good)
+	defer sg.Close()
+	dead := httptest.NewServer(&fakeWorker{version: "default"})
+	dead.Close()
+	c, _, warnings, _ := weightsClient(t, sg.URL, dead.URL)
+	if err := c.Sync(context.Background(), 2); err != nil {
+		t.Fatalf("Sync with a live worker left: %v", err)
+	}
+	if got := c.urls(); !slices.Equal(got, []string{sg.URL}) || good.at() != "2" {
+		t.Errorf("URLs %v, live worker at %q; want only %s, at 2", got, good.at(), sg.URL)
+	}
+	if len(*warnings) != 1 || !strings.Contains((*warnings)[0], "worker "+dead.URL+" taken out") {
+		t.Errorf("warnings %q, want one naming %s", *warnings, dead.URL)
+	}
+	alone, _, _, _ := weightsClient(t, dead.URL)
+	if err := alone.Sync(context.Background(), 2); !errors.Is(err, ErrNoWorker) {
+		t.Errorf("Sync with only an unreachable worker: %v, want ErrNoWorker", err)
+	}
+}
