@@ -110,6 +110,8 @@ func TestMalformedRecord(t *testing.T) {
 	sum := strings.Repeat("ab", 32)
 	for _, record := range []string{
 		sum[:62] + "  " + s.File + "\n",                  // one byte short
+		sum + "ab  " + s.File + "\n",                     // one byte long
+		sum + sum + "  " + s.File + "\n",                 // a sha512sum line
 		strings.Repeat("g", 64) + "  " + s.File + "\n",   // not hex
 		sum + " " + s.File + "\n",                        // one space between them
 		sum + "  other.jsonl\n",                          // another file's

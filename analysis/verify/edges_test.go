@@ -66,3 +66,25 @@ func TestSeveralIs(t *testing.T) {
 		}
 	}
 }
+
+// TestCommaReadingsPastTheEdges pins the comma readings just past the edges
+// TestEdges checks: thousands start with 1 to 3 digits, so 1234,567 is not
+// joined into 1234567 (only its list reading stays); and a signed lone zero
+// before a group of 3 is a decimal too, -0,111 being -0.111 as 0,111 is 0.111.
+func TestCommaReadingsPastTheEdges(t *testing.T) {
+	for _, tc := range []struct {
+		name, response, label string
+		want                  bool
+	}{
+		{"4 digits before a group of 3, not thousands", `\boxed{1234,567}`, "1234567", false},
+		{"4 digits before a group of 3, not thousands in prose", `The answer is 1234,567`, "1234567", false},
+		{"4 digits before a group of 3, a list", `\boxed{1234,567}`, "1234, 567", true},
+		{"negative lone zero before a group of 3", `\boxed{-0,111}`, "-0.111", true},
+		{"positive lone zero before a group of 3", `\boxed{+0,111}`, "0.111", true},
+	} {
+		v, err := Check(tc.response, tc.label)
+		if err != nil || v.Correct != tc.want {
+			t.Errorf("%s: Check(%q, %q) = %v, %v; want %v", tc.name, tc.response, tc.label, v.Correct, err, tc.want)
+		}
+	}
+}

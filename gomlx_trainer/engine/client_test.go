@@ -387,3 +387,21 @@ func TestClientRetrySpacing(t *testing.T) {
 		t.Errorf("retries run out: waits %v, want %v", waits, want)
 	}
 }
+
+// TestNewClientTrimsItsOwnURLs: NewClient drops a URL's trailing slashes in
+// the client's copy of ClientOptions.URLs, never in the caller's slice,
+// which reads as it was given (the copy comes before the trimming).
+func TestNewClientTrimsItsOwnURLs(t *testing.T) {
+	urls := []string{"http://a.test:30000/", "http://b.test:30000//", "http://c.test:30000"}
+	given := slices.Clone(urls)
+	c, err := NewClient(ClientOptions{Protocol: SGLang, URLs: urls, Vocab: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(urls, given) {
+		t.Errorf("the caller's URLs became %q, want them left %q", urls, given)
+	}
+	if want := []string{"http://a.test:30000", "http://b.test:30000", "http://c.test:30000"}; !slices.Equal(c.urls(), want) {
+		t.Errorf("the client's URLs %q, want %q", c.urls(), want)
+	}
+}

@@ -178,3 +178,29 @@ func maxAbs(gs map[string][]float32) float64 {
 	}
 	return m
 }
+
+// TestNewSharded lays out 1, 2 and 4 devices under data and under fsdp,
+// which needs no device: a mesh of that many devices, a batch's rows split
+// over them, the replicated spec whole, and the fsdp flag as asked
+// (it alone makes Shard split the variables: on the Go backend no multi-device
+// test would see it dropped).
+func TestNewSharded(t *testing.T) {
+	for _, n := range []int{1, 2, 4} {
+		for _, fsdp := range []bool{false, true} {
+			sh, err := newSharded(n, fsdp)
+			if err != nil {
+				t.Fatalf("%d devices, fsdp %v: %v", n, fsdp, err)
+			}
+			if sh.devices != n || sh.mesh.NumDevices() != n || sh.fsdp != fsdp {
+				t.Errorf("%d devices, fsdp %v: devices %d, mesh of %d, fsdp %v", n, fsdp, sh.devices, sh.mesh.NumDevices(), sh.fsdp)
+			}
+			rows := shapes.Make(dtypes.Int32, 8)
+			if got := sh.batch.ShardShape(rows).Dimensions; !slices.Equal(got, []int{8 / n}) {
+				t.Errorf("%d devices: 8 rows in shards of %v, want [%d]", n, got, 8/n)
+			}
+			if got := sh.repl.ShardShape(rows).Dimensions; !slices.Equal(got, []int{8}) {
+				t.Errorf("%d devices: replicated shards of %v, want [8]", n, got)
+			}
+		}
+	}
+}
