@@ -66,13 +66,29 @@ func currencyDollars(text string) string {
 	if !strings.Contains(text, "$") {
 		return text
 	}
-	lines := strings.Split(text, "\n")
-	for i, line := range lines {
-		if strings.Contains(line, "$") && allCurrency(line) {
-			lines[i] = escapeDollars(line)
+	var b strings.Builder
+	for start := 0; start < len(text); {
+		end := strings.IndexByte(text[start:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += start + 1
 		}
+		line := text[start:end]
+		if strings.Contains(line, "$") && allCurrency(line) {
+			if b.Len() == 0 {
+				b.WriteString(text[:start])
+			}
+			b.WriteString(escapeDollars(line))
+		} else if b.Len() > 0 {
+			b.WriteString(line)
+		}
+		start = end
 	}
-	return strings.Join(lines, "\n")
+	if b.Len() == 0 {
+		return text
+	}
+	return b.String()
 }
 
 // allCurrency reports whether every unescaped $ of line is followed by a
@@ -115,7 +131,8 @@ var plainAmountRe = regexp.MustCompile(`(?:\\\$ ?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\
 // 100%.).
 func plainAmount(text string) (string, bool) {
 	text = strings.TrimSpace(text)
-	tail := text[strings.LastIndexByte(text, '\n')+1:]
+	tail := text[max(0, len(text)-maxAmountProse):] // an amount and the words before it
+	tail = tail[strings.LastIndexByte(tail, '\n')+1:]
 	for _, closer := range []string{`\)`, `\]`, "$"} {
 		if i := lastUnescaped(tail, closer); i >= 0 {
 			tail = tail[i+len(closer):]
@@ -127,6 +144,10 @@ func plainAmount(text string) (string, bool) {
 	m := plainAmountRe.FindString(tail)
 	return m, m != ""
 }
+
+// maxAmountProse bounds how much of a line's end plainAmount reads, so that
+// a line of a megabyte costs no more than a short one.
+const maxAmountProse = 256
 
 // lastUnescaped is the index of the last sub in s that no backslash
 // precedes, or -1.
