@@ -32,7 +32,7 @@
 //     math, what follows its last " is " ("Final Answer: The largest $n$
 //     is 34." gives 34, not n). Then the last math span in it if any.
 //  4. Else an amount written plainly at the end of the last line, in prose
-//     after its last math span: a number after a dollar sign or before a
+//     after its last math span (within the text's last 256 bytes): a number after a dollar sign or before a
 //     percent sign (so it increases by 100%.; Dr. Zaius has $10,455.).
 //     Else the last math span: $…$, $$…$$, \(…\) or \[…\] (\$ is a dollar
 //     sign, not a delimiter, and so is every $ of a line in which each $ is
