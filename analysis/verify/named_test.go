@@ -99,6 +99,8 @@ func TestPlainAmounts(t *testing.T) {
 		{"dollars in prose, wrong", `So Dr. Zaius has $10,200 + $255 = $10,445.`, `10455`, false},
 		{"a dollar before thousands", `\boxed{\$10,455}`, `10455`, true},
 		{"a dollar before thousands is no list", `\boxed{\$10,455}`, `10, 455`, false},
+		{"dollar sums join their thousands", `\boxed{\$10,200 + \$255}`, `10455`, true},
+		{"dollar sums join their thousands, wrong", `\boxed{\$10,200 + \$225}`, `10455`, false},
 		{"a math span still closes", `The price is $5$ dollars.`, `5`, true},
 		{"percent after the last span", `We get $$\frac{a}{b} \geq 2.$$ So it increases by 100%.`, `$100%$`, true},
 		{"percent after the last span, wrong", `We get $$\frac{a}{b} \geq 2.$$ So it increases by 50%.`, `$100%$`, false},
