@@ -17,8 +17,11 @@
 //     skipped; of the last 64 box commands), or \boxed followed by a space
 //     and one token: a number, a letter or a command (\boxed 5). When the
 //     line of that box holds several boxes, their contents joined by commas
-//     are a second candidate (\boxed{2} and \boxed{3} for the label 2, 3).
-//     A box wins over any Answer: line.
+//     are a response's second candidate (\boxed{2} and \boxed{3} for the
+//     label 2, 3), and a label's only answer when at most two words stand
+//     between each two of them (\boxed{1}\boxed{2}, \boxed{1} and
+//     \boxed{-2}, \boxed{1} papers and \boxed{2} bins: the list 1, 2; with
+//     more words, the last box). A box wins over any Answer: line.
 //  3. Else the last line that starts with "Answer:" (any case, optionally
 //     bold, "Final answer:" too), the text after the last "Final Answer:"
 //     within a line, or after the last "the final answer is" or "the answer
@@ -28,8 +31,13 @@
 //     ". I hope it is correct". When that is a sentence with " is " outside
 //     math, what follows its last " is " ("Final Answer: The largest $n$
 //     is 34." gives 34, not n). Then the last math span in it if any.
-//  4. Else the last math span: $…$, $$…$$, \(…\) or \[…\] (\$ is a dollar
-//     sign, not a delimiter).
+//  4. Else an amount written plainly at the end of the last line, in prose
+//     after its last math span (within the text's last 256 bytes): a number after a dollar sign or before a
+//     percent sign (so it increases by 100%.; Dr. Zaius has $10,455.).
+//     Else the last math span: $…$, $$…$$, \(…\) or \[…\] (\$ is a dollar
+//     sign, not a delimiter, and so is every $ of a line in which each $ is
+//     followed by a digit: $10,200 + $255 = $10,455, where a $5$ would
+//     close).
 //  5. Else, for a response, the last non-empty line, after its last " is "
 //     if it has one; for a label, its whole text (a raw label may span
 //     lines).
@@ -54,13 +62,24 @@
 // and \geqslant; \le for \leq, <=, ≤ and \leqslant; < for \lt; > for \gt;
 // \ne for \neq, != and ≠. "x = …", "f(x) = …", "(x, y) = …" and
 // "g(3) = … = …" keep their last right-hand side when the left is a single
-// name, a call or a tuple of names. A line with \approx keeps what follows
+// name, a call or a tuple of names, and so do "AB = …", "|AB| = …",
+// "A:B = …", "V_1:V_2 = …" and "\frac{NO}{BO} = …", whose left names a
+// quantity of a figure (2 to 4 capitals, in bars, a ratio of names, a
+// quotient of capitals). A chain whose left is none of these is a
+// computation shown with its result, and is its last side, when that side
+// has no variables and either every side has none (5+3 = 8; 10,200 + 255 =
+// 10,455) or there are three sides or more (1 = z = x = 0 is 0); a
+// two-sided one with variables stays an equation (2x+4y-3 = 0). A line with \approx keeps what follows
 // it after a single name (x \approx 11 gives 11) and else what precedes it
 // (x = 1/3 \approx 0.33 gives 1/3). A group in plain braces, which LaTeX does
 // not print, is its content ({1, 2, 3} is the list 1, 2, 3). Thousands
 // separators are joined: 1 000, 1\,000, 14{,}916, 14{, }916, 32,\! 349, and
 // 7,425,000 when the whole answer is such a number (no spaces after the
-// commas). A response's 81,256 is also read as the list 81, 256, and a
+// commas), a number after a dollar sign ($10,455) or a side of a computation
+// (10,200 + 255 = 10,455, below). "or" and "and" between two values, after a
+// bracket or a digit and before one, a sign or a command, separate list
+// elements ((11,7) or (7,11); 1 and 2); so do the semicolons of an answer
+// with no comma outside brackets (-12;-11;-10; (-4, 27);(2, 15)). A response's 81,256 is also read as the list 81, 256 (not $81,256), and a
 // response's comma that cannot separate thousands, before a group of other
 // than three digits or after a lone 0 (1,22; 1000,99; 0,111), as a decimal
 // comma (1.22). A label's commas are never decimal: MATH writes the list
@@ -91,11 +110,25 @@
 //     flipped or scaled (y = -\frac{1}{2}x + \frac{3}{4}; -4x-8y+6=0), but
 //     not squared (y^2 = (x+3)^2 is two lines, not y = x+3);
 //   - a tuple (a, b, …) in parentheses: equal entries in the same order;
+//   - named values: a list whose elements all are "name = value" with no
+//     name twice (AB = 4, CD = 5; x = 1, y = 2): equal to another such list
+//     when both have the same names with equal values, in any order (CD = 5,
+//     AB = 4, but not CD = 4, AB = 5), and to a list or a tuple of values
+//     without names when the values are equal in order (4, 5 or (4, 5), not
+//     5, 4): the names order them. With a name repeated the values are
+//     solutions, a set (x = 1, x = 2 is 1, 2). A single value named for a
+//     figure's quantity equals a bare value (|AB| = 1 is 1) but not one
+//     named for another (AB = 4 is not CD = 4); a single variable's name is
+//     dropped (x = 3 is t = 3: a response may name the unknown its way);
 //   - a set \{a, b\} or a list a, b without brackets (also a ± b, which is
 //     the set {a+b, a−b}, alone or as an element of a set): equal when each
 //     element of one equals an element of the other and both have the same
 //     number of distinct elements (1, -3, 1 equals 1, -3); a set of one
-//     distinct element equals that element;
+//     distinct element equals that element. So order matters in a tuple
+//     and in named values against bare ones, and nowhere else: a list of
+//     solutions, however joined (commas, "or", "and", semicolons, several
+//     boxes), is a set ((11,7) or (7,11) equals (7,11), (11,7);
+//     \boxed{1} and \boxed{-2} equals -2, 1);
 //   - a scalar: an expression.
 //
 // Two scalars are equal when their values are equal, decided exactly when

@@ -41,6 +41,12 @@ func (c *comparer) equal(a, b value) (bool, error) {
 	} else if err != nil {
 		return false, err
 	}
+	if a.record || b.record {
+		return c.records(a, b)
+	}
+	if a.name != b.name && a.name != "" && b.name != "" && (a.figure || b.figure) {
+		return false, nil // AB = 4 is not CD = 4
+	}
 	if a.kind != b.kind {
 		return c.equalAcross(a, b)
 	}
@@ -101,6 +107,37 @@ func (c *comparer) equalAcross(a, b value) (bool, error) {
 		return strings.EqualFold(strings.ReplaceAll(a.text, " ", ""), strings.ReplaceAll(b.text, " ", "")), nil
 	}
 	return false, nil
+}
+
+// records compares a list of named values with another answer: with a
+// list of named values name by name (AB = 4, CD = 5 and CD = 5, AB = 4),
+// with a list or tuple of unnamed values in order (4, 5); with anything
+// else they differ.
+func (c *comparer) records(a, b value) (bool, error) {
+	if !a.record {
+		a, b = b, a
+	}
+	if b.kind != setKind && b.kind != tupleKind || len(a.elems) != len(b.elems) {
+		return false, nil
+	}
+	if !b.record {
+		for _, e := range b.elems {
+			if e.name != "" {
+				return false, nil // x = 1, x = 2 names no y
+			}
+		}
+		return c.inOrder(a.elems, b.elems)
+	}
+	for _, x := range a.elems {
+		i := slices.IndexFunc(b.elems, func(y value) bool { return y.name == x.name })
+		if i < 0 {
+			return false, nil
+		}
+		if ok, err := c.equal(x, b.elems[i]); !ok || err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 func (c *comparer) inOrder(a, b []value) (bool, error) {

@@ -11,32 +11,45 @@ import (
 // by commas; or the last "Answer:" line or final-answer sentence; or the last
 // math span; or the last line. It returns nil when text has no answer.
 func Extract(text string) []string {
-	return extract(text, lastLine)
+	return extract(text, false)
 }
 
 // ExtractLabel is the answer of a label: as Extract, except that a label
 // with no box, answer line or math span is its whole text.
 func ExtractLabel(label string) string {
-	if a := extract(label, func(s string) (string, bool) { return s, true }); len(a) > 0 {
+	if a := extract(label, true); len(a) > 0 {
 		return a[0]
 	}
 	return ""
 }
 
-// extract is Extract with last as the last resort.
-func extract(text string, last func(string) (string, bool)) []string {
+// allOf is a label's last resort: all of it.
+func allOf(s string) (string, bool) { return s, true }
+
+// extract is Extract, or for a label ExtractLabel's one candidate.
+func extract(text string, label bool) []string {
 	text, ok := afterThinking(endOfTurn(text))
 	if !ok {
 		return nil
 	}
-	if boxes := lastLineBoxes(text); len(boxes) > 0 {
-		out := []string{cleanCandidate(boxes[len(boxes)-1])}
-		if len(boxes) > 1 {
-			out = append(out, cleanCandidate(strings.Join(boxes, ", ")))
+	text = currencyDollars(text)
+	if boxes, gaps := lastLineBoxes(text); len(boxes) > 0 {
+		joined := cleanCandidate(strings.Join(boxes, ", "))
+		switch {
+		case len(boxes) == 1:
+			return []string{cleanCandidate(boxes[0])}
+		case label && fewWords(gaps):
+			return []string{joined} // \boxed{1} and \boxed{-2}: one answer
+		case label:
+			return []string{cleanCandidate(boxes[len(boxes)-1])}
 		}
-		return out
+		return []string{cleanCandidate(boxes[len(boxes)-1]), joined}
 	}
-	for _, find := range []func(string) (string, bool){answerLine, lastMathSpan, last} {
+	last := lastLine
+	if label {
+		last = allOf
+	}
+	for _, find := range []func(string) (string, bool){answerLine, plainAmount, lastMathSpan, last} {
 		if a, ok := find(text); ok {
 			if a = cleanCandidate(a); a != "" {
 				return []string{a}
@@ -44,6 +57,108 @@ func extract(text string, last func(string) (string, bool)) []string {
 		}
 	}
 	return nil
+}
+
+// currencyDollars escapes the dollar signs of each line in which every
+// dollar sign is followed by a digit: they are currency ($10,200 + $255 =
+// $10,455), not math delimiters, which a $5$ closes.
+func currencyDollars(text string) string {
+	if !strings.Contains(text, "$") {
+		return text
+	}
+	var b strings.Builder
+	for start := 0; start < len(text); {
+		end := strings.IndexByte(text[start:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += start + 1
+		}
+		line := text[start:end]
+		if strings.Contains(line, "$") && allCurrency(line) {
+			if b.Len() == 0 {
+				b.WriteString(text[:start])
+			}
+			b.WriteString(escapeDollars(line))
+		} else if b.Len() > 0 {
+			b.WriteString(line)
+		}
+		start = end
+	}
+	if b.Len() == 0 {
+		return text
+	}
+	return b.String()
+}
+
+// allCurrency reports whether every unescaped $ of line is followed by a
+// digit.
+func allCurrency(line string) bool {
+	for i := 0; i < len(line); i++ {
+		switch {
+		case line[i] == '\\':
+			i++
+		case line[i] == '$' && (i+1 == len(line) || !isDigit(line[i+1])):
+			return false
+		}
+	}
+	return true
+}
+
+// escapeDollars writes each unescaped $ of line as \$.
+func escapeDollars(line string) string {
+	var b strings.Builder
+	for i := 0; i < len(line); i++ {
+		if line[i] == '\\' && i+1 < len(line) {
+			b.WriteString(line[i : i+2])
+			i++
+			continue
+		}
+		if line[i] == '$' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(line[i])
+	}
+	return b.String()
+}
+
+// plainAmountRe is an amount written plainly at the end of a line: a
+// number after a currency sign, or before a percent sign.
+var plainAmountRe = regexp.MustCompile(`(?:\\\$ ?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)? ?%)[ \t]*\.?$`)
+
+// plainAmount is the amount that ends the prose after the last math span
+// of the last line of text (Dr. Zaius has $10,455.; so it increases by
+// 100%.).
+func plainAmount(text string) (string, bool) {
+	text = strings.TrimSpace(text)
+	tail := text[max(0, len(text)-maxAmountProse):] // an amount and the words before it
+	tail = tail[strings.LastIndexByte(tail, '\n')+1:]
+	for _, closer := range []string{`\)`, `\]`, "$"} {
+		if i := lastUnescaped(tail, closer); i >= 0 {
+			tail = tail[i+len(closer):]
+		}
+	}
+	if strings.Contains(tail, `\(`) || strings.Contains(tail, `\[`) || !hasBareWord(tail) {
+		return "", false
+	}
+	m := plainAmountRe.FindString(tail)
+	return m, m != ""
+}
+
+// maxAmountProse bounds how much of a line's end plainAmount reads, so that
+// a line of a megabyte costs no more than a short one.
+const maxAmountProse = 256
+
+// lastUnescaped is the index of the last sub in s that no backslash
+// precedes, or -1.
+func lastUnescaped(s, sub string) int {
+	for end := len(s); ; {
+		i := strings.LastIndex(s[:end], sub)
+		if i <= 0 || s[i-1] != '\\' {
+			return i
+		}
+		end = i
+	}
 }
 
 // turnEnds are the chat-template tokens that end a model's turn: what a
@@ -79,29 +194,54 @@ var boxMacros = []string{`\boxed`, `\fbox`}
 // stays linear in the text however many unclosed boxes it holds.
 const maxBoxes = 64
 
+// maxGapWords is how many words may stand between two boxes of a label for
+// them to be one answer (\boxed{1} papers and \boxed{2} bins).
+const maxGapWords = 2
+
+// fewWords reports whether every gap has at most maxGapWords words.
+func fewWords(gaps []string) bool {
+	for _, g := range gaps {
+		words := 0
+		for i := 0; i < len(g); i++ {
+			if isLetter(g[i]) && (i == 0 || !isLetter(g[i-1]) && g[i-1] != '\\') {
+				words++
+			}
+			for g[i] == '\\' && i+1 < len(g) && isLetter(g[i+1]) {
+				i++ // a command's name is no word
+			}
+		}
+		if words > maxGapWords {
+			return false
+		}
+	}
+	return true
+}
+
 // lastLineBoxes returns the contents of the boxes on the line of the last
-// box that closes, in order; nil when text has no box.
-func lastLineBoxes(text string) []string {
-	var out []string
+// box that closes, in order, and the text between each two; nil when text
+// has no box.
+func lastLineBoxes(text string) (out, gaps []string) {
 	lineStart := -1
-	end := len(text)
+	end, after := len(text), -1
 	for tried := 0; tried < maxBoxes; tried++ {
 		i, m := lastBox(text[:end])
 		if i < 0 || i < lineStart {
 			break
 		}
 		end = i
-		content, _, ok := boxArgument(text, i+len(m))
+		content, next, ok := boxArgument(text, i+len(m))
 		if !ok {
 			continue
 		}
 		if lineStart < 0 {
 			lineStart = strings.LastIndexByte(text[:i], '\n') + 1
+		} else {
+			gaps = append(gaps, text[next:after])
 		}
-		out = append(out, content)
+		out, after = append(out, content), i
 	}
 	slices.Reverse(out)
-	return out
+	return out, gaps
 }
 
 // lastBox returns the position and the name of the last box macro in s, or

@@ -39,6 +39,8 @@ var (
 	unitPower      = regexp.MustCompile(`^\s*\^\s*(?:\d|\{\s*\d\s*\})`)
 	squareUnit     = regexp.MustCompile(`(\d)\s?(?:mm|cm|dm|km|m|in|ft|yd|mi)[²³]`)
 	listAnd        = regexp.MustCompile(`,\s*(?:(?:and|or)\s+|,)`)
+	moneyThousands = regexp.MustCompile(`\$ ?(\d{1,3}(?:,\d{3})+)`)
+	joiningWord    = regexp.MustCompile(`\s*\b(?:or|and)\b\s*`)
 	unitWord       = regexp.MustCompile(`^(.*[\d}).])\s*((?:[a-zA-Z]{2,}\.?\s*)+)(\^\{?\d\}?)?$`)
 )
 
@@ -48,6 +50,9 @@ var (
 func normalize(s string) string {
 	if strings.ContainsAny(s, "²³") {
 		s = squareUnit.ReplaceAllString(s, "$1") // 12 m², 5cm³
+	}
+	if strings.Contains(s, "$") && strings.Contains(s, ",") {
+		s = joinMoney(s)
 	}
 	if strings.ContainsAny(s, decorated) {
 		s = decorations.Replace(s)
@@ -62,7 +67,58 @@ func normalize(s string) string {
 		}
 		s = listAnd.ReplaceAllString(s, ", ") // 19, 46, and 82
 	}
+	if strings.Contains(s, "or") || strings.Contains(s, "and") {
+		s = joinWords(s)
+	}
+	if strings.Contains(s, ";") {
+		s = semicolonList(s)
+	}
 	return strings.TrimSpace(strings.TrimRight(s, "."))
+}
+
+// joinMoney joins the thousands separators of a number after a dollar sign
+// (\$10,455 is 10455), where a list cannot start.
+func joinMoney(s string) string {
+	var b strings.Builder
+	prev := 0
+	for _, m := range moneyThousands.FindAllStringSubmatchIndex(s, -1) {
+		if m[1] < len(s) && (isDigit(s[m[1]]) || s[m[1]] == ',' && m[1]+1 < len(s) && isDigit(s[m[1]+1])) {
+			continue // 1,0000 or 1,000,00: not thousands
+		}
+		b.WriteString(s[prev:m[2]])
+		b.WriteString(strings.ReplaceAll(s[m[2]:m[3]], ",", ""))
+		prev = m[3]
+	}
+	return b.String() + s[prev:]
+}
+
+// joinWords writes "or" and "and" between two values as a list comma:
+// (11,7) or (7,11), 1 and 2. A word between letters is left alone.
+func joinWords(s string) string {
+	var b strings.Builder
+	prev := 0
+	for _, m := range joiningWord.FindAllStringIndex(s, -1) {
+		if m[0] == 0 || m[1] == len(s) || !strings.ContainsRune(")]}0123456789", rune(s[m[0]-1])) ||
+			!strings.ContainsRune("([{0123456789-+\\", rune(s[m[1]])) {
+			continue
+		}
+		b.WriteString(s[prev:m[0]])
+		b.WriteString(", ")
+		prev = m[1]
+	}
+	return b.String() + s[prev:]
+}
+
+// semicolonList writes the top-level semicolons of an answer with no
+// top-level comma as commas: -12;-11;-10 and (-4, 27);(2, 15) are lists.
+func semicolonList(s string) string {
+	if len(splitTop(s, ",")) > 1 {
+		return s
+	}
+	if parts := splitTop(s, ";"); len(parts) > 1 {
+		return strings.Join(parts, ", ")
+	}
+	return s
 }
 
 // dropUnits removes \text{…} words and bare words after a number, and turns

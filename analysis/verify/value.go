@@ -27,6 +27,9 @@ type value struct {
 	expr    *node  // scalars that parse; for an equation L = R, L - R
 	eq      *node  // a scalar read from name = expr: name - expr
 	percent bool   // a scalar written with %
+	name    string // the name a value was given (AB = 4: AB), spaces and braces dropped
+	figure  bool   // that name is a figure's quantity (AB, |AB|, A:B, \frac{NO}{BO}), not a variable
+	record  bool   // a list of values with distinct names (AB = 4, CD = 5)
 	elems   []value
 	rows    [][]value
 	// intervals: the endpoints (inf -1/+1 for ∓∞) and their closedness
@@ -46,11 +49,17 @@ var (
 	choiceRe     = regexp.MustCompile(`^\(?([A-E])\)?$|^\(([a-e])\)$`)
 	matrixRe     = regexp.MustCompile(`^\\begin\{([pbvBV]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{([pbvBV]?matrix|array)\}$`)
 	lhsRe        = regexp.MustCompile(`^(?:[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]+\([^()=]*\))$`)
+	thousandsIn  = regexp.MustCompile(`(?:^|\b)\d{1,3}(?:,\d{3})+\b`)
 	decimalComma = regexp.MustCompile(`^([+-]?\d+),(\d+)$`)
 	namesRe      = regexp.MustCompile(`^\([a-zA-Z](?:,[a-zA-Z])+\)$`)
 	relationRe   = regexp.MustCompile(`\\le|\\ge|<|>`)
 	inPrefixRe   = regexp.MustCompile(`^[a-zA-Z]\s*\\in\s*`)
+	figureRe     = regexp.MustCompile(`^(?:[A-Z]{2,4}|\|[A-Z]{2,4}\||\\frac\{[A-Z]{1,4}\}\{[A-Z]{1,4}\}|` +
+		ratioName + `:` + ratioName + `)$`)
 )
+
+// ratioName is one side of a named ratio (A:B, V_{1}:V_{2}, S_{MBCN}:S).
+const ratioName = `(?:[A-Z]{1,4}|[a-z])(?:_\{?\w+\}?)?`
 
 // read reads an answer into a value.
 func read(s string, depth int) value {
@@ -104,14 +113,15 @@ func ungrouped(s string) (string, bool) {
 
 // readings are the ways a response's answer can be read, best first: a
 // number with comma thousands separators and no spaces (81,256) is also the
-// list 81, 256 (a label is read the first way only).
+// list 81, 256, unless a dollar sign makes it one amount (a label is read
+// the first way only).
 func readings(s string) []value {
 	v := read(s, 0)
 	if len(s) > maxAnswer || !strings.Contains(s, ",") {
 		return []value{v}
 	}
 	plain := strings.TrimSpace(decorations.Replace(s))
-	if commaThousands.MatchString(plain) {
+	if commaThousands.MatchString(plain) && !strings.Contains(s, "$") {
 		if list, ok := elements(setKind, plain, 0); ok {
 			return []value{v, list}
 		}
@@ -125,7 +135,7 @@ func readings(s string) []value {
 // readers are the structured forms an answer can take, in the order they are tried.
 func readers() []func(string, int) (value, bool) {
 	return []func(string, int) (value, bool){readMatrix, readUnion, readNotEqual, readInequality, readPlusMinus,
-		readBraced, readBracketed, readList, readEquation, readWords}
+		readBraced, readBracketed, readChain, readList, readEquation, readWords}
 }
 
 // textValue is a text answer in its compared form: lower case, without a
@@ -346,7 +356,21 @@ func elements(k kind, inner string, depth int) (value, bool) {
 		}
 		v.elems = append(v.elems, e)
 	}
+	v.record = k == setKind && distinctNames(v.elems)
 	return v, true
+}
+
+// distinctNames reports whether there are two values or more, each with a
+// name, and no name twice (x = 1, x = 2 are two solutions, not a record).
+func distinctNames(elems []value) bool {
+	seen := map[string]bool{}
+	for _, e := range elems {
+		if e.name == "" || seen[e.name] {
+			return false
+		}
+		seen[e.name] = true
+	}
+	return len(elems) > 1
 }
 
 // readList reads a, b, c (no brackets) as a set.
@@ -373,17 +397,62 @@ func readEquation(s string, depth int) (value, bool) {
 		return read(parts[len(parts)-1], depth+1), true
 	}
 	eq := difference(parts)
-	if lhsRe.MatchString(lhs) {
+	if figure := figureRe.MatchString(lhs); figure || lhsRe.MatchString(lhs) {
 		v := read(parts[len(parts)-1], depth+1)
-		if v.kind == scalarKind {
+		if v.kind == scalarKind && !figure {
 			v.eq = eq
 		}
+		v.name, v.figure = strings.NewReplacer("{", "", "}", "").Replace(lhs), figure
 		return v, true
 	}
 	if eq == nil {
 		return value{}, false
 	}
 	return value{kind: equationKind, text: s, expr: eq}, true
+}
+
+// readChain reads an equation chain whose left is not a name as its last
+// side, when that side has no variables and either every side has none
+// (10,200 + 255 = 10,455) or there are three sides or more (a = b = 0):
+// what is left is a computation shown with its result. Thousands
+// separators in its numbers are joined.
+func readChain(s string, depth int) (value, bool) {
+	if !strings.Contains(s, "=") {
+		return value{}, false
+	}
+	sides := splitTop(s, "=")
+	if len(sides) < 2 || lhsRe.MatchString(sides[0]) || figureRe.MatchString(sides[0]) || namesRe.MatchString(sides[0]) {
+		return value{}, false
+	}
+	last, ok := joinThousands(sides[len(sides)-1])
+	if !ok || !constant(last) {
+		return value{}, false
+	}
+	if first, ok := joinThousands(sides[0]); len(sides) == 2 && (!ok || !constant(first)) {
+		return value{}, false // 2x + 4y - 3 = 0 is an equation
+	}
+	return read(last, depth+1), true
+}
+
+// joinThousands joins every number with comma thousands separators in s
+// (10,200 + 255); false when a comma of s is not one.
+func joinThousands(s string) (string, bool) {
+	if !strings.Contains(s, ",") {
+		return s, true
+	}
+	joined := thousandsIn.ReplaceAllStringFunc(s, func(m string) string { return strings.ReplaceAll(m, ",", "") })
+	return joined, !strings.Contains(joined, ",")
+}
+
+// constant reports whether s parses as an expression with no variables.
+func constant(s string) bool {
+	e, err := parseExpr(s)
+	if err != nil {
+		return false
+	}
+	vars := map[string]bool{}
+	variables(e, vars)
+	return len(vars) == 0
 }
 
 // difference is L - R for the two sides of an equation; nil when there are
