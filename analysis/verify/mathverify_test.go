@@ -91,7 +91,14 @@ var mvMisses = map[string]mvMissClass{
 	"percent": {"Math-Verify reads a percentage as its hundredth only: the label 7.2\\% is 0.072, so 7.2 is wrong, " +
 		"and 100\\% is the count 1. verify (label) follows MATH's convention (its grader drops \\%, so 7.2 is right) and " +
 		"takes the hundredth only when it is not an integer, which may be a count: 100\\% is not 1",
-		[]string{"pct-decimal-percent", "pct-hundred-as-fraction", "pct-count-not-percent"}},
+		[]string{"pct-decimal-percent", "pct-hundred-as-fraction", "pct-count-not-percent", "amt-percent-prose-count"}},
+	"computation-thousands": {"Math-Verify reads the commas of 10,200 + 255 = 10,455 as list separators, so the sum of " +
+		"two amounts is the set {10, 200 + 255}. verify (label) is right: on the sides of a computation, as after a dollar " +
+		"sign, a comma before three digits separates thousands, and the computation is its last side",
+		[]string{"amt-computation-box", "amt-dollar-sum"}},
+	"named-order": {"Math-Verify compares AB=9, CD=4 with 4, 9 as the sets {9, 4} and {4, 9}. verify (label) is right: " +
+		"bare values stand for named ones in the names' order, so 4, 9 gives AB the value 4",
+		[]string{"name-record-bare-swapped"}},
 	"decimal-comma": {"Math-Verify reads a response's 0,43 and 187,5 as the sets {0, 43} and {5, 187}. verify (label) is right: " +
 		"a comma before a group of other than three digits, or after a lone 0, cannot separate thousands, so it is also read " +
 		"as a decimal comma",
