@@ -384,14 +384,7 @@ func TestFleetNoWorkerLeftSaves(t *testing.T) {
 func BenchmarkEngines(b *testing.B) {
 	cfg := demoRecipe(b)
 	bk := testBackend(b)
-	model, err := newPolicy(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	proto, _, err := newProtocol(cfg, model.Config.VocabSize)
-	if err != nil {
-		b.Fatal(err)
-	}
+	model, proto := policyAndProtocol(b, cfg)
 	var prompts [][]int
 	for i := range cfg.RolloutBatchSize {
 		ids, err := proto.PromptIDs(fmt.Sprintf("Compute %d*%d.", i%9+1, (3*i)%9+1))

@@ -8,6 +8,8 @@ import (
 	"github.com/gomlx/compute"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
 )
 
 // testBackend returns the backend of GOMLX_BACKEND, or GoMLX's sequential pure
@@ -32,4 +34,18 @@ func demoRecipe(t testing.TB) Config {
 	}
 	cfg.HFCheckpoint = filepath.Join(root, cfg.HFCheckpoint)
 	return cfg
+}
+
+// policyAndProtocol builds cfg's policy and its chat protocol, as a run does.
+func policyAndProtocol(tb testing.TB, cfg Config) (*qwen3.Model, *tokenizer.Protocol) {
+	tb.Helper()
+	model, err := newPolicy(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	proto, _, err := newProtocol(cfg, model.Config.VocabSize)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return model, proto
 }

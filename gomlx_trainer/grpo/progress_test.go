@@ -58,14 +58,7 @@ func (l *statusLog) Update(s rollout.Status) { *l = append(*l, s) }
 func TestGenerateProgress(t *testing.T) {
 	cfg := Default()
 	cfg.TinyModel, cfg.Tokenizer = "tiny", "bytes"
-	model, err := newPolicy(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proto, _, err := newProtocol(cfg, model.Config.VocabSize)
-	if err != nil {
-		t.Fatal(err)
-	}
+	model, proto := policyAndProtocol(t, cfg)
 	prompt, err := proto.PromptIDs("What is 6*7?")
 	if err != nil {
 		t.Fatal(err)

@@ -223,14 +223,7 @@ func TestWarmStartRunsEachProgramOnce(t *testing.T) {
 	for _, p := range warmStartTraces(train, cfg.SFTToolFraction, cfg.SFTUnprintedFraction, uint64(cfg.Seed)) {
 		distinct[p.Trace.Code] = true
 	}
-	model, err := newPolicy(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proto, _, err := newProtocol(cfg, model.Config.VocabSize)
-	if err != nil {
-		t.Fatal(err)
-	}
+	model, proto := policyAndProtocol(t, cfg)
 	l := NewLearner(testBackend(t), model, LossConfig{EpsLow: 0.2, EpsHigh: 0.28}, AdamWConfig{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}, 1)
 	inner := &countingRunner{calls: map[string]int{}}
 	var st TrainState
