@@ -29,8 +29,10 @@ var adversarial = []struct {
 	{"many unclosed spans", strings.Repeat(`\(`, 100000) + "\nAnswer: 7", "7", true},
 	{"sin of a huge number", `\boxed{\sin(10^{300})}`, `\sin(10^{300})`, true},
 	{"big binomial", `\boxed{\binom{100000}{50000}}`, `\binom{100000}{50001}`, false},
-	{"many variables", `\boxed{a b c d e f g h j k l m n o p q}`, `q p o n m l k j h g f e d c b a`, true}, // letters: a product
-	{"many factors", `\boxed{a\cdot b\cdot c\cdot d\cdot e\cdot f\cdot g\cdot h}`, `hgfedcba`, false},      // a word
+	{"many variables", `\boxed{a b c d e f g h j k l m n o p q}`, `q p o n m l k j h g f e d c b a`, true},     // letters: a product
+	{"many factors", `\boxed{a\cdot b\cdot c\cdot d\cdot e\cdot f\cdot g\cdot h}`, `hgfedcba`, false},          // a word
+	{"|x| below a power tower", `\boxed{|x| < 2^{2^{2^{100}}}}`, `(-2^{2^{2^{100}}}, 2^{2^{2^{100}}})`, false}, // its sign is not computed
+	{"|x| between huge factorials", `\boxed{(10^{99})! \le |x| \le (10^{100})!}`, `[-(10^{100})!, -(10^{99})!] \cup [(10^{99})!, (10^{100})!]`, false},
 	{"many factors as a product", `\boxed{a\cdot b\cdot c\cdot d\cdot e\cdot f\cdot g\cdot h}`, `h\,g\,f\,e\,d\,c\,b\cdot a`, true},
 }
 

@@ -98,11 +98,30 @@
 //   - a matrix (pmatrix, bmatrix, matrix, or an array, alone or in brackets
 //     or parentheses: \left[\begin{array}{cc}…\end{array}\right]): same
 //     shape, equal entries;
-//   - an interval or a union of intervals, or an inequality in one variable
-//     (x < 3, -1 \le x < 2, x \ge 0, and one linear in its variable with a
-//     rational coefficient, solved for it: -x > -1 is x < 1, 2x \ge 12 is
-//     x \ge 6), or x \ne c, the reals but c: equal when the same set of
-//     reals, with the same endpoints and the same closedness;
+//   - an interval or a union of intervals ("x \in S", x a single letter, is
+//     S: x \in (2, 5] is (2, 5]), or an inequality in one variable (x < 3,
+//     -1 \le x < 2, x \ge 0, and one linear in its variable with a rational
+//     coefficient, built from it by + − × ÷ and constant powers, solved for
+//     it: -x > -1 is x < 1, 2x \ge 12 is x \ge 6, but |x| + 1 < 3 is not
+//     read), or x \ne c, the reals but c;
+//   - an inequality or a chain in |x|, the absolute value of a variable,
+//     with constant bounds whose sign is decided (exactly, or in floating
+//     point when clear of 0 by 1e-9: \sqrt3), as the set of x: |x| < a is
+//     (-a, a), |x| \ge a is (-∞, -a] ∪ [a, ∞), a \le |x| < b is
+//     (-b, -a] ∪ [a, b). A lower bound below 0, or 0 not strict, bounds
+//     nothing (|x| \ge 0 is (-∞, ∞), -1 < |x| \le 2 is [-2, 2]; but
+//     |x| > 0 is (-∞, 0) ∪ (0, ∞)); an empty set or one of one or two points
+//     is refused (|x| < 0, |x| \le 0, 2 < |x| < 1, 1 \le |x| \le 1), and so
+//     is anything else between the bars (|x - 1| < 2, |x^2| \le 4);
+//   - a range: a chain a < f(x) < b (< or \le on each side, or > or \ge
+//     on both: 1 > f(x) \ge 0) whose middle is a call of a name on one
+//     variable (f(x), g_1(t); not f(2): f(2) < f(1) < f(4) is no range) and
+//     whose two ends are constants, as the interval of f's values between
+//     them (0 < f(x) \le 1 is (0, 1]; a single relation, f(x) \ge 6, is not
+//     read so). These three are sets of reals, equal when they are the
+//     same intervals, with the same endpoints and the same closedness; a
+//     union is compared interval by interval, so (-2, 0] ∪ [0, 2] is not
+//     [-2, 2];
 //   - an equation L = R whose left is not a single name (2x+4y-3=0): equal
 //     to another equation, or to a "name = …" answer, when L − R of one is a
 //     non-zero constant times L − R of the other (the same variables, the

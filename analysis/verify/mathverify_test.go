@@ -120,7 +120,15 @@ var mvMisses = map[string]mvMissClass{
 		[]string{"int-ray-inequality", "int-ray-geq", "int-neg-ray-inequality", "int-open-ray-inequality", "int-closed-chained",
 			"int-halfopen-chained", "int-chained-range", "int-geq-3", "int-made-up-lt", "int-made-up-chain-mixed", "int-made-up-reversed-lt",
 			"rel-ge-ascii", "rel-neg-multiplied", "rel-scaled", "rel-lt-macro", "rel-gt-negated", "rel-gt-macro", "rel-linear-both-sides",
-			"rel-ne-union", "rel-ne-ascii", "rel-ne-macro-label"}},
+			"rel-ne-union", "rel-ne-ascii", "rel-ne-macro-label", "rng-chain-x"}},
+	"abs-set": {"Math-Verify reads |m| > 8, |x| \\ge 5, |x| < \\sqrt{3} and 1 \\le |z| \\le 3/2 as relations in Abs(x) and does not " +
+		"compare them with an interval or a union label. verify (label) is right: each is that set of reals (|m| > 8 is " +
+		"(-oo, -8) u (8, oo); a lower bound below 0 bounds nothing, so -1 < |x| \\le 2 is [-2, 2])",
+		[]string{"abs-gt-union", "abs-ge-union", "abs-geq-spelling", "abs-lt-root", "abs-gt-zero", "abs-made-up-chain",
+			"abs-made-up-le", "abs-made-up-negative-lower"}},
+	"range": {"Math-Verify reads the chain 0 < f(x) \\le 1 as two relations in f(x) and does not compare it with the range " +
+		"label (0,1]. verify (label) is right: a chain with constant ends around a call on one variable is the range, that interval",
+		[]string{"rng-call-halfopen", "rng-call-sentence", "rng-call-root", "rng-call-h"}},
 	"imaginary": {"Math-Verify reads i as a variable on both sides, so i^5+i^{-25}+i^{45} and (-3+4i)/(1+2i) differ from i and 1+2i; " +
 		"it also fails to match 8-1i (read -1*1*i + 8) with 8-i. verify (label) is right: with i the imaginary unit they are i, 1+2i and 8-i",
 		[]string{"cx-unit-coefficient", "cx-i-power-expr", "cx-quotient"}},

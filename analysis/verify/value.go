@@ -506,7 +506,7 @@ func openInterval(t value) value {
 }
 
 // readInequality reads an inequality in one variable as an interval:
-// x < 3, x \ge 0, 3 > x, -1 < x \le 2.
+// x < 3, x \ge 0, 3 > x, -1 < x \le 2, |x| > 2, 0 < f(x) \le 1.
 func readInequality(s string, depth int) (value, bool) {
 	if !strings.ContainsAny(s, "<>") && !strings.Contains(s, `\le`) && !strings.Contains(s, `\ge`) {
 		return value{}, false
@@ -523,24 +523,44 @@ func readInequality(s string, depth int) (value, bool) {
 		prev = l[1]
 	}
 	sides = append(sides, strings.TrimSpace(s[prev:]))
-	isVar := isVariable
-	if len(sides) == 2 {
-		switch {
-		case isVar(sides[0]): // x < 3
-			return bound(rels[0], sides[1], depth)
-		case isVar(sides[1]): // 3 > x is x < 3
-			return bound(flip(rels[0]), sides[0], depth)
-		}
-		return solveLinear(sides[0], rels[0], sides[1], depth)
+	if len(sides) == 3 {
+		return readChainOf(sides, rels, depth)
 	}
-	if !isVar(sides[1]) || less(rels[0]) != less(rels[1]) {
-		return value{}, false // a < x < b, both relations the same way
+	switch {
+	case isVariable(sides[0]): // x < 3
+		return bound(rels[0], sides[1], depth)
+	case isVariable(sides[1]): // 3 > x is x < 3
+		return bound(flip(rels[0]), sides[0], depth)
+	case absolute(sides[0]): // |x| < 3
+		return absBound(rels[0], sides[1], depth)
+	case absolute(sides[1]): // 3 > |x|
+		return absBound(flip(rels[0]), sides[0], depth)
+	}
+	return solveLinear(sides[0], rels[0], sides[1], depth)
+}
+
+// readChainOf reads a < m < b (both relations the same way) for a variable,
+// |x| or a range f(x) in the middle.
+func readChainOf(sides, rels []string, depth int) (value, bool) {
+	if less(rels[0]) != less(rels[1]) {
+		return value{}, false
 	}
 	lo, hi, loRel, hiRel := sides[0], sides[2], rels[0], rels[1]
 	if !less(rels[0]) { // b > x > a
 		lo, hi, loRel, hiRel = sides[2], sides[0], flip(rels[1]), flip(rels[0])
 	}
-	return interval(loRel == `\le`, hiRel == `\le`, []string{lo, hi}, depth)
+	switch mid := sides[1]; {
+	case absolute(mid):
+		l, okL := newEdge(lo, loRel == `\le`)
+		h, okH := newEdge(hi, hiRel == `\le`)
+		if !okL || !okH {
+			return value{}, false
+		}
+		return absSet(l, h, depth)
+	case isVariable(mid), isRange(mid) && constant(lo) && constant(hi):
+		return interval(loRel == `\le`, hiRel == `\le`, []string{lo, hi}, depth)
+	}
+	return value{}, false
 }
 
 // bound is the interval of x rel b.
