@@ -54,6 +54,11 @@ func adversarialInputs() []adversarialInput {
 		{"1 MB in the box", `\boxed{` + strings.Repeat("9", mb) + `}` + "\nAnswer: " + strings.Repeat("9", mb), "9"},
 		{"1 MB of backslashes", strings.Repeat(`\`, mb) + `\boxed{1}`, "2"},
 		{"1 MB of dollars", strings.Repeat("$", mb) + `\boxed{1}`, "2"},
+		// Final-answer statements after a box are read: 1 MB of them, or of a
+		// spaced-out "final   answer" that the quick search must still skip.
+		{"1 MB of final answers after a box", `\boxed{1}` + strings.Repeat("The final answer is 2. ", mb/23), "3"},
+		{"1 MB of answer words after a box", `\boxed{1}` + strings.Repeat("final    nswer ", mb/15), "2"},
+		{"1 MB of or", `\boxed{x<1` + strings.Repeat(" or x<1", mb/7) + `}`, "2"},
 		// The label is adversarial too: 1 inside 100k braces, or a 1 MB sum.
 		{"label of nested braces 100k", `\boxed{2}` + "\nAnswer: 2", nest("{", "1", "}", 100_000)},
 		{"label of nested frac 10k", `\boxed{3}` + "\nAnswer: 3", nest(`\frac{1}{`, "2", "}", 10_000)},

@@ -21,7 +21,11 @@
 //     label 2, 3), and a label's only answer when at most two words stand
 //     between each two of them (\boxed{1}\boxed{2}, \boxed{1} and
 //     \boxed{-2}, \boxed{1} papers and \boxed{2} bins: the list 1, 2; with
-//     more words, the last box). A box wins over any Answer: line.
+//     more words, the last box). A box wins over any Answer: line, but
+//     not over a final-answer statement after the last box ("Final
+//     Answer: …", "the final answer is …", as in 3) that states a value, a
+//     digit or a command: \boxed{255} … The final answer is $10,455$ gives
+//     10,455; "\boxed{7}, and the final answer is correct" gives 7.
 //  3. Else the last line that starts with "Answer:" (any case, optionally
 //     bold, "Final answer:" too), the text after the last "Final Answer:"
 //     within a line, or after the last "the final answer is" or "the answer
@@ -30,7 +34,10 @@
 //     (further while a brace or a $ is left open, up to 20 lines), without
 //     ". I hope it is correct". When that is a sentence with " is " outside
 //     math, what follows its last " is " ("Final Answer: The largest $n$
-//     is 34." gives 34, not n). Then the last math span in it if any.
+//     is 34." gives 34, not n). Then, when it is only $…$ spans joined by
+//     commas, semicolons, "and" or "or", their contents as one list
+//     (The final answer is $12$ and $13$: 12, 13); else the last math span
+//     in it if any.
 //  4. Else an amount written plainly at the end of the last line, in prose
 //     after its last math span (within the text's last 256 bytes): a number after a dollar sign or before a
 //     percent sign (so it increases by 100%.; Dr. Zaius has $10,455.).
@@ -40,7 +47,8 @@
 //     close).
 //  5. Else, for a response, the last non-empty line, after its last " is "
 //     if it has one; for a label, its whole text (a raw label may span
-//     lines).
+//     lines), or, when it is only $…$ spans joined as in 3, their contents
+//     as one list ($1$ and $2$ and $3$ is 1, 2, 3).
 //
 // A raw label (\frac{1}{2}), a math-delimited one ($\frac12$) and a whole
 // solution with a box all reduce to their answer this way. Trailing periods
@@ -48,7 +56,12 @@
 //
 // # Normal form
 //
-// Before comparing, an answer loses: spacing macros (\, \; \: \! \ \quad,
+// Before comparing, a command written after two backslashes, as text
+// escaped for Python or JSON shows it, is the command (\\frac, \\left,
+// \\le, \\pi: the commands verify reads, functions and Greek letters),
+// unless a third backslash precedes it (\\\frac is a row break, then
+// \frac); \\ before anything else stays a row break. \mathbb{R} (and ℝ) is
+// the interval (-∞, ∞). Then an answer loses: spacing macros (\, \; \: \! \ \quad,
 // ~), \left and \right and the \big family, \displaystyle; currency signs
 // ($, \$, €, £, ¥, \euro, \pounds); \dfrac, \tfrac and \cfrac become
 // \frac; degrees (^\circ, ^{\circ}, °, \degree) are dropped; a \text{…} (or
@@ -79,7 +92,11 @@
 // (10,200 + 255 = 10,455, below). "or" and "and" between two values, after a
 // bracket or a digit and before one, a sign or a command, separate list
 // elements ((11,7) or (7,11); 1 and 2); so do the semicolons of an answer
-// with no comma outside brackets (-12;-11;-10; (-4, 27);(2, 15)). A response's 81,256 is also read as the list 81, 256 (not $81,256), and a
+// with no comma outside brackets (-12;-11;-10; (-4, 27);(2, 15)), and those
+// inside brackets that hold no comma ((0;-2;6) is (0, -2, 6), [1;2] is
+// [1, 2]). Groups of named values separated by semicolons, with the same
+// names in the same order in each, are the tuples of their values:
+// p=5,q=2;p=7,q=2 is (5, 2), (7, 2) (and p=5,q=2;q=7,p=2 is not read so). A response's 81,256 is also read as the list 81, 256 (not $81,256), and a
 // response's comma that cannot separate thousands, before a group of other
 // than three digits or after a lone 0 (1,22; 1000,99; 0,111), as a decimal
 // comma (1.22). A label's commas are never decimal: MATH writes the list
@@ -113,12 +130,17 @@
 //     |x| > 0 is (-∞, 0) ∪ (0, ∞)); an empty set or one of one or two points
 //     is refused (|x| < 0, |x| \le 0, 2 < |x| < 1, 1 \le |x| \le 1), and so
 //     is anything else between the bars (|x - 1| < 2, |x^2| \le 4);
+//   - alternatives joined by "or" (or, \text{or}, \lor, \vee, with
+//     \quad around it or not), each a set of reals above in one and the
+//     same variable: the union of their sets (x < 2 \text{ or } x > 3 is
+//     (-∞, 2) ∪ (3, ∞)). "and" and a comma between inequalities are not
+//     read as or, and alternatives in two variables are refused;
 //   - a range: a chain a < f(x) < b (< or \le on each side, or > or \ge
 //     on both: 1 > f(x) \ge 0) whose middle is a call of a name on one
 //     variable (f(x), g_1(t); not f(2): f(2) < f(1) < f(4) is no range) and
 //     whose two ends are constants, as the interval of f's values between
 //     them (0 < f(x) \le 1 is (0, 1]; a single relation, f(x) \ge 6, is not
-//     read so). These three are sets of reals, equal when they are the
+//     read so). These four are sets of reals, equal when they are the
 //     same intervals, with the same endpoints and the same closedness; a
 //     union is compared interval by interval, so (-2, 0] ∪ [0, 2] is not
 //     [-2, 2];

@@ -77,6 +77,27 @@ func (c *comparer) equal(a, b value) (bool, error) {
 	return false, nil
 }
 
+// sameBarSpaces reports whether a and b are the same text once their
+// spaces are removed; it copies neither and stops at the first difference.
+func sameBarSpaces(a, b string) bool {
+	i, j := 0, 0
+	for {
+		for i < len(a) && a[i] == ' ' {
+			i++
+		}
+		for j < len(b) && b[j] == ' ' {
+			j++
+		}
+		if i == len(a) || j == len(b) {
+			return i == len(a) && j == len(b)
+		}
+		if a[i] != b[j] {
+			return false
+		}
+		i, j = i+1, j+1
+	}
+}
+
 // equalAcross compares values of different kinds: a set with one distinct
 // element and that element, an open interval and the pair that writes it,
 // text and an expression that did not parse.
@@ -213,7 +234,7 @@ func (c *comparer) intervals(a, b value) (bool, error) {
 // expression that cannot be computed is compared by its text.
 func (c *comparer) scalars(a, b value) (bool, error) {
 	if a.expr == nil || b.expr == nil {
-		return a.percent == b.percent && strings.ReplaceAll(a.text, " ", "") == strings.ReplaceAll(b.text, " ", ""), nil
+		return a.percent == b.percent && sameBarSpaces(a.text, b.text), nil
 	}
 	va, vb := map[string]bool{}, map[string]bool{}
 	variables(a.expr, va)
@@ -244,7 +265,7 @@ func (c *comparer) scalars(a, b value) (bool, error) {
 		case errors.Is(err, errDivZero) && len(va) > 0:
 			continue // another point
 		default:
-			return strings.ReplaceAll(a.text, " ", "") == strings.ReplaceAll(b.text, " ", ""), nil
+			return sameBarSpaces(a.text, b.text), nil
 		}
 	}
 	return true, nil

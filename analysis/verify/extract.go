@@ -33,7 +33,10 @@ func extract(text string, label bool) []string {
 		return nil
 	}
 	text = currencyDollars(text)
-	if boxes, gaps := lastLineBoxes(text); len(boxes) > 0 {
+	if boxes, gaps, end := lastLineBoxes(text); len(boxes) > 0 {
+		if a, ok := finalAfterBox(text[end:]); ok && !label {
+			return []string{a} // \boxed{255} … The final answer is $10,455$.
+		}
 		joined := cleanCandidate(strings.Join(boxes, ", "))
 		switch {
 		case len(boxes) == 1:
@@ -47,6 +50,9 @@ func extract(text string, label bool) []string {
 	}
 	last := lastLine
 	if label {
+		if a, ok := joinedSpans(text); ok {
+			return []string{a}
+		}
 		last = allOf
 	}
 	for _, find := range []func(string) (string, bool){answerLine, plainAmount, lastMathSpan, last} {
@@ -57,6 +63,49 @@ func extract(text string, label bool) []string {
 		}
 	}
 	return nil
+}
+
+// finalAfterBox is the value a final-answer statement after the last box
+// states (The final answer is $10,455$; Final Answer: 7): the last word on
+// the answer. A plain Answer: line, or a statement without a digit or a
+// command (the final answer is correct), does not count.
+func finalAfterBox(tail string) (string, bool) {
+	if !hasFinalAnswer(tail) {
+		return "", false
+	}
+	a, ok := answerLine(tail)
+	if !ok || !strings.ContainsAny(a, `0123456789\`) {
+		return "", false
+	}
+	a = cleanCandidate(a)
+	return a, a != ""
+}
+
+// hasFinalAnswer reports whether text says "final answer" in any case,
+// with any spaces between the words. It looks for "nswer" and "NSWER" with
+// strings.Index, so a megabyte without them costs little.
+func hasFinalAnswer(text string) bool {
+	for _, tail := range []string{"nswer", "NSWER"} {
+		for from := 0; ; {
+			i := strings.Index(text[from:], tail)
+			if i < 0 {
+				break
+			}
+			at := from + i - 1 // the a of answer
+			from += i + len(tail)
+			if at < 0 || text[at]|0x20 != 'a' {
+				continue
+			}
+			k := at
+			for k > 0 && (text[k-1] == ' ' || text[k-1] == '\t' || text[k-1] == '\n') {
+				k--
+			}
+			if k < at && k >= len("final") && strings.EqualFold(text[k-len("final"):k], "final") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // currencyDollars escapes the dollar signs of each line in which every
@@ -149,6 +198,32 @@ func plainAmount(text string) (string, bool) {
 // a line of a megabyte costs no more than a short one.
 const maxAmountProse = 256
 
+// spanJoiner is what may stand between the math spans of a label that
+// lists its values in several ($1$ and $2$ and $3$, $21,16$ or $11$).
+var spanJoiner = regexp.MustCompile(`^\s*(?:[,;]|,?\s*\b(?:and|or)\b)\s*$`)
+
+// dollarSpan is one $…$ math span.
+var dollarSpan = regexp.MustCompile(`\$[^$]+\$`)
+
+// joinedSpans is text made only of $…$ spans joined by commas, semicolons,
+// "and" or "or" (a label, or what an answer line states), as one list of
+// their contents.
+func joinedSpans(text string) (string, bool) {
+	text = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(text), "."))
+	spans := dollarSpan.FindAllStringIndex(text, maxElems+1)
+	if len(spans) < 2 || len(spans) > maxElems || spans[0][0] != 0 || spans[len(spans)-1][1] != len(text) {
+		return "", false
+	}
+	values := make([]string, len(spans))
+	for i, sp := range spans {
+		if i > 0 && !spanJoiner.MatchString(text[spans[i-1][1]:sp[0]]) {
+			return "", false
+		}
+		values[i] = strings.TrimSpace(text[sp[0]+1 : sp[1]-1])
+	}
+	return strings.Join(values, ", "), true
+}
+
 // lastUnescaped is the index of the last sub in s that no backslash
 // precedes, or -1.
 func lastUnescaped(s, sub string) int {
@@ -218,9 +293,9 @@ func fewWords(gaps []string) bool {
 }
 
 // lastLineBoxes returns the contents of the boxes on the line of the last
-// box that closes, in order, and the text between each two; nil when text
-// has no box.
-func lastLineBoxes(text string) (out, gaps []string) {
+// box that closes, in order, the text between each two and the index after
+// the last; nil when text has no box.
+func lastLineBoxes(text string) (out, gaps []string, last int) {
 	lineStart := -1
 	end, after := len(text), -1
 	for tried := 0; tried < maxBoxes; tried++ {
@@ -235,21 +310,23 @@ func lastLineBoxes(text string) (out, gaps []string) {
 		}
 		if lineStart < 0 {
 			lineStart = strings.LastIndexByte(text[:i], '\n') + 1
+			last = next
 		} else {
 			gaps = append(gaps, text[next:after])
 		}
 		out, after = append(out, content), i
 	}
 	slices.Reverse(out)
-	return out, gaps
+	return out, gaps, last
 }
 
 // lastBox returns the position and the name of the last box macro in s, or
-// -1: one backward pass over s from x to x (both names hold one).
+// -1: one backward pass over s that stops at each x (both names hold one),
+// a plain loop, so dense x's cost no call each.
 func lastBox(s string) (int, string) {
-	for j := len(s); ; {
-		if j = strings.LastIndexByte(s[:j], 'x'); j < 0 {
-			return -1, ""
+	for j := len(s) - 1; j >= 0; j-- {
+		if s[j] != 'x' {
+			continue
 		}
 		for _, m := range boxMacros {
 			at := j - strings.IndexByte(m, 'x')
@@ -258,6 +335,7 @@ func lastBox(s string) (int, string) {
 			}
 		}
 	}
+	return -1, ""
 }
 
 // boxArgument reads the argument of a box macro whose name ends at i: a
@@ -327,49 +405,88 @@ var (
 )
 
 // answerReach bounds how far before its "answer" a match of the answer
-// patterns can start ("the final answer is" with its spacing).
-const answerReach = 256
+// patterns can start ("the final answer is" with its spacing), and
+// answerTrail how far after it the pattern itself (not the answer) ends.
+const (
+	answerReach = 256
+	answerTrail = 64
+)
+
+// maxAnswerWords bounds how many of the last "answer" words of a text are
+// tried as the start of an answer line: a text that repeats the word costs
+// no more than one that says it once.
+const maxAnswerWords = 64
 
 // answerLine finds the last "Answer:" line or the text after the last "the
-// final answer is", "the answer is" or "Final Answer:" in a line, up to the end of the line (and before
-// "I hope it is correct"); of a sentence (The largest $n$ is 34.), what
-// follows its last " is ".
+// final answer is", "the answer is" or "Final Answer:" in a line, up to the
+// end of the line (and before "I hope it is correct"); of a sentence (The
+// largest $n$ is 34.), what follows its last " is ".
 func answerLine(text string) (string, bool) {
-	first := indexFold(text, "answer")
-	if first < 0 {
-		return "", false
-	}
-	// Every match holds "answer" and starts at most answerReach before it:
-	// the patterns need not scan what comes earlier.
-	lineStart := strings.LastIndexByte(text[:first], '\n') + 1
-	from := max(lineStart, first-answerReach)
-	region := text[from:]
-	var best string
-	bestAt := -1
-	if m := answerLineRe.FindAllStringSubmatchIndex(region, -1); len(m) > 0 {
-		if last := m[len(m)-1]; last[0] > 0 || from == lineStart { // the region's start is a line's only if from is
-			best, bestAt = untilBalanced(region, last[2], last[3]), last[0]
+	end := len(text)
+	for try := 0; try < maxAnswerWords; try++ {
+		at := lastIndexFold(text[:end], "answer")
+		if at < 0 {
+			return "", false
+		}
+		end = at
+		if best, ok := answerAt(text, at); ok {
+			return answerOf(best), true
 		}
 	}
+	return "", false
+}
+
+// answerAt is the answer stated by the match of the answer patterns that
+// holds the word "answer" at text[at:], the one that starts latest; false
+// when none holds it. Each pattern is matched within one line and at most
+// answerReach bytes before the word.
+func answerAt(text string, at int) (string, bool) {
+	lineStart := strings.LastIndexByte(text[:at], '\n') + 1
+	lineEnd := len(text)
+	if nl := strings.IndexByte(text[at:], '\n'); nl >= 0 {
+		lineEnd = at + nl
+	}
+	from := max(lineStart, at-answerReach)
+	window := text[from:min(lineEnd, at+len("answer")+answerTrail)]
+	word := at - from
+	holds := func(m []int) bool { return m[0] <= word && word < m[1] }
+	best, bestAt := "", -1
+	if m := answerLineRe.FindStringSubmatchIndex(window); m != nil && from == lineStart && holds(m) {
+		best, bestAt = untilBalanced(text, from+m[2], lineEnd), m[0]
+	}
 	for _, re := range []*regexp.Regexp{finalAnswerRe, finalColonRe} {
-		if m := re.FindAllStringIndex(region, -1); len(m) > 0 {
-			if at := m[len(m)-1][0]; at > bestAt {
-				rest := region[m[len(m)-1][1]:]
-				if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
-					rest = rest[:nl]
-				}
-				best, bestAt = rest, at
+		for _, m := range re.FindAllStringIndex(window, -1) {
+			if holds(m) && m[0] > bestAt {
+				best, bestAt = text[from+m[1]:lineEnd], m[0]
 			}
 		}
 	}
-	if bestAt < 0 {
-		return "", false
-	}
+	return best, bestAt >= 0
+}
+
+// answerOf is the answer in what follows an answer pattern: without "I
+// hope it is correct", after the last " is " of a sentence, its spans
+// joined by words as one list, or its last math span.
+func answerOf(best string) string {
 	best = afterIs(iHopeRe.ReplaceAllString(best, ""))
-	if span, ok := lastMathSpan(best); ok {
-		return span, true
+	if joined, ok := joinedSpans(strings.Trim(best, ` "\`)); ok {
+		return joined // The final answer is $12$ and $13$.
 	}
-	return best, true
+	if span, ok := lastMathSpan(best); ok {
+		return span
+	}
+	return best
+}
+
+// lastIndexFold is the index of the last lower-case ASCII word w in s in
+// any case, or -1.
+func lastIndexFold(s, w string) int {
+	for i := len(s) - len(w); i >= 0; i-- {
+		if s[i]|0x20 == w[0] && strings.EqualFold(s[i:i+len(w)], w) {
+			return i
+		}
+	}
+	return -1
 }
 
 // afterIs is what follows the last " is " of s outside math spans, when
@@ -401,21 +518,6 @@ func untilBalanced(text string, start, end int) string {
 		}
 	}
 	return text[start:end]
-}
-
-// containsFold reports whether s contains the lower-case ASCII word w in
-// any case.
-func containsFold(s, w string) bool { return indexFold(s, w) >= 0 }
-
-// indexFold is the index of the first lower-case ASCII word w in s in any
-// case, or -1.
-func indexFold(s, w string) int {
-	for i := 0; i+len(w) <= len(s); i++ {
-		if s[i]|0x20 == w[0] && strings.EqualFold(s[i:i+len(w)], w) {
-			return i
-		}
-	}
-	return -1
 }
 
 // mathDelims are the math span delimiters, longest first.

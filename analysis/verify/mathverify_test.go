@@ -129,6 +129,10 @@ var mvMisses = map[string]mvMissClass{
 	"range": {"Math-Verify reads the chain 0 < f(x) \\le 1 as two relations in f(x) and does not compare it with the range " +
 		"label (0,1]. verify (label) is right: a chain with constant ends around a call on one variable is the range, that interval",
 		[]string{"rng-call-halfopen", "rng-call-sentence", "rng-call-root", "rng-call-h"}},
+	"or-union": {"Math-Verify reads x < 2 \\text{ or } x > 3 (and a \\le 0 \\text{ or } a \\ge 4, with \\quad around the word) as the set of the two " +
+		"relations {x < 2, x > 3}, and m < -8 \\lor m > 8 as 8, and does not compare them with the union label. verify (label) is right: " +
+		"alternatives in one variable joined by or are the union of their solution sets",
+		[]string{"or-domain", "or-intersect-a", "or-quad", "or-lor"}},
 	"imaginary": {"Math-Verify reads i as a variable on both sides, so i^5+i^{-25}+i^{45} and (-3+4i)/(1+2i) differ from i and 1+2i; " +
 		"it also fails to match 8-1i (read -1*1*i + 8) with 8-i. verify (label) is right: with i the imaginary unit they are i, 1+2i and 8-i",
 		[]string{"cx-unit-coefficient", "cx-i-power-expr", "cx-quotient"}},

@@ -24,12 +24,13 @@ var decorations = strings.NewReplacer(
 	`\mathbf`, `\text`, `\textbf`, `\text`, `\mathrm`, `\text`, `\textrm`, `\text`,
 	`\mbox`, `\text`, `\textit`, `\text`, `\mathit`, `\text`, `\operatorname`, `\text`,
 	`\textnormal`, `\text`, `\textup`, `\text`, `\textsf`, `\text`,
+	`\mathbb{R}`, `(-\infty,\infty)`, `\mathbb R`, `(-\infty,\infty)`, "ℝ", `(-\infty,\infty)`,
 	`\$`, "", "$", "", "€", "", "£", "", "¥", "", `\euro`, "", `\pounds`, "", "²", "^2", "³", "^3",
 )
 
 // decorated holds the first bytes of every pattern of decorations: a string
 // without any needs no replacing.
-const decorated = "\\{^°π√−×≤≥≠≈∞$€£¥²³~!<>"
+const decorated = "\\{^°π√−×≤≥≠≈∞$€£¥²³~!<>ℝ"
 
 var (
 	spaces         = regexp.MustCompile(`\s+`)
@@ -48,6 +49,9 @@ var (
 // decorations removed, spaces collapsed, thousands separators joined, units
 // dropped.
 func normalize(s string) string {
+	if strings.Contains(s, `\\`) {
+		s = singleBackslashes(s)
+	}
 	if strings.ContainsAny(s, "²³") {
 		s = squareUnit.ReplaceAllString(s, "$1") // 12 m², 5cm³
 	}
@@ -74,6 +78,41 @@ func normalize(s string) string {
 		s = semicolonList(s)
 	}
 	return strings.TrimSpace(strings.TrimRight(s, "."))
+}
+
+// doubledCommand is a command name written after two backslashes, as
+// text escaped for Python or JSON shows it (\\frac, \\le).
+var doubledCommand = regexp.MustCompile(`\\\\([a-zA-Z]+)`)
+
+// commandNames are the commands whose names, after two backslashes, are
+// read as the command: a line break followed by the letters "frac" or
+// "left" is no answer anyone writes.
+var commandNames = map[string]bool{
+	"frac": true, "dfrac": true, "tfrac": true, "sqrt": true, "left": true, "right": true, "pi": true,
+	"le": true, "ge": true, "leq": true, "geq": true, "lt": true, "gt": true, "ne": true, "neq": true,
+	"cdot": true, "times": true, "div": true, "pm": true, "mp": true, "infty": true, "in": true,
+	"cup": true, "cap": true, "text": true, "mathrm": true, "mathbf": true, "boxed": true, "binom": true,
+	"dbinom": true, "circ": true, "degree": true, "emptyset": true, "varnothing": true, "approx": true,
+}
+
+// singleBackslashes writes a known command after two backslashes with one
+// (\\left( 3, \\frac{\\pi}{2} \\right) is (3, π/2)); the row break \\ of a
+// matrix, and two backslashes before any other letters, are left alone.
+func singleBackslashes(s string) string {
+	var b strings.Builder
+	prev := 0
+	for _, m := range doubledCommand.FindAllStringSubmatchIndex(s, -1) {
+		name := s[m[2]:m[3]]
+		if m[0] > 0 && s[m[0]-1] == '\\' || !commandNames[name] && !functions[name] && !greek[`\`+name] {
+			continue // \\\frac is a row break before \frac
+		}
+		b.WriteString(s[prev:m[0]])
+		prev = m[0] + 1
+	}
+	if prev == 0 {
+		return s
+	}
+	return b.String() + s[prev:]
 }
 
 // joinMoney joins the thousands separators of a number after a dollar sign
@@ -112,13 +151,43 @@ func joinWords(s string) string {
 // semicolonList writes the top-level semicolons of an answer with no
 // top-level comma as commas: -12;-11;-10 and (-4, 27);(2, 15) are lists.
 func semicolonList(s string) string {
-	if len(splitTop(s, ",")) > 1 {
+	parts := splitTop(s, ";")
+	if len(parts) < 2 {
 		return s
 	}
-	if parts := splitTop(s, ";"); len(parts) > 1 {
-		return strings.Join(parts, ", ")
+	if len(splitTop(s, ",")) > 1 {
+		if tuples, ok := namedGroups(parts); ok {
+			return tuples
+		}
+		return s
 	}
-	return s
+	return strings.Join(parts, ", ")
+}
+
+// namedValue is one name = value of a named group.
+var namedValue = regexp.MustCompile(`^\s*([a-zA-Z](?:_\{?\w+\}?)?)\s*=\s*(\S.*)$`)
+
+// namedGroups writes groups of named values, the same names in the same
+// order in each (p=5,q=2;p=7,q=2), as the tuples of their values: (5, 2),
+// (7, 2). It is false for any other groups.
+func namedGroups(groups []string) (string, bool) {
+	var names string
+	tuples := make([]string, len(groups))
+	for i, g := range groups {
+		var these, values []string
+		for _, part := range splitTop(g, ",") {
+			m := namedValue.FindStringSubmatch(part)
+			if m == nil {
+				return "", false
+			}
+			these, values = append(these, m[1]), append(values, strings.TrimSpace(m[2]))
+		}
+		if len(these) < 2 || i > 0 && strings.Join(these, ",") != names {
+			return "", false
+		}
+		names, tuples[i] = strings.Join(these, ","), "("+strings.Join(values, ", ")+")"
+	}
+	return strings.Join(tuples, ", "), true
 }
 
 // dropUnits removes \text{…} words and bare words after a number, and turns

@@ -217,3 +217,67 @@ func signOf(s string) (int, bool) {
 	}
 	return -1, true
 }
+
+// eitherWord is the word between the alternatives of a solution set
+// (x < 3 or x > 5, x < 3 \text{ or } x > 5, x < 3 \lor x > 5).
+var eitherWord = regexp.MustCompile(`\s*(?:\\q?quad\s*)*(?:\\text\s*\{\s*or\s*\}|\bor\b|\\lor\b|\\vee\b)(?:\s*\\q?quad)*\s*`)
+
+// readEither reads inequalities in one variable joined by "or" as the
+// union of their intervals: x < 3 or x > 5 is (-∞, 3) ∪ (5, ∞). Each
+// alternative must be a solution set in the same single variable.
+func readEither(s string, depth int) (value, bool) {
+	if !strings.Contains(s, "or") && !strings.Contains(s, `\vee`) ||
+		!strings.ContainsAny(s, "<>≤≥") && !strings.Contains(s, `\le`) && !strings.Contains(s, `\ge`) {
+		return value{}, false
+	}
+	locs := eitherWord.FindAllStringIndex(s, maxElems)
+	if len(locs) == 0 || len(locs) >= maxElems {
+		return value{}, false
+	}
+	u, variable, prev := value{kind: unionKind}, "", 0
+	for i := 0; i <= len(locs); i++ {
+		end := len(s)
+		if i < len(locs) {
+			end = locs[i][0]
+		}
+		part := strings.TrimSpace(s[prev:end])
+		if i < len(locs) {
+			prev = locs[i][1]
+		}
+		letter, ok := oneVariable(part)
+		if !ok || variable != "" && letter != variable {
+			return value{}, false
+		}
+		variable = letter
+		v := read(part, depth+1)
+		switch v.kind {
+		case intervalKind:
+			u.elems = append(u.elems, v)
+		case unionKind:
+			u.elems = append(u.elems, v.elems...)
+		default:
+			return value{}, false
+		}
+	}
+	return u, true
+}
+
+// oneVariable is the one letter of s outside command names; false when s
+// has none or several.
+func oneVariable(s string) (string, bool) {
+	letter := byte(0)
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '\\':
+			for i+1 < len(s) && isLetter(s[i+1]) {
+				i++
+			}
+		case isLetter(s[i]):
+			if letter != 0 && s[i] != letter {
+				return "", false
+			}
+			letter = s[i]
+		}
+	}
+	return string(letter), letter != 0
+}

@@ -72,6 +72,29 @@ func TestSolutionSets(t *testing.T) {
 		{`(f(2), f(4))`, `f(2) < f(1) < f(4)`, false},
 		{`f(x) \ge 6`, `[6,\infty)`, false},
 		{`0 < f(x) < a`, `(0,a)`, false},
+		// alternatives joined by "or"
+		{`x<3 \text{ or } x>5`, `(-\infty,3)\cup(5,\infty)`, true},
+		{`x < 3 or x > 5`, `(-\infty,3)\cup(5,\infty)`, true},
+		{`x > 5 \quad\text{or}\quad x < 3`, `(-\infty,3)\cup(5,\infty)`, true},
+		{`x \le -2 \lor x \ge 1`, `(-\infty,-2]\cup[1,\infty)`, true},
+		{`x \le -2 \vee x \ge 1`, `x \le -2 \text{ or } x \ge 1`, true},
+		{`x < -1 or 0 < x < 2`, `(-\infty,-1)\cup(0,2)`, true},
+		{`|x| > 3 or x = 0`, `(-\infty,-3)\cup(3,\infty)`, false},
+		{`x<3 \text{ or } x>5`, `(-\infty,3]\cup(5,\infty)`, false},
+		{`x<3 \text{ or } x>5`, `(-\infty,3)\cup(6,\infty)`, false},
+		{`x<3 \text{ or } y>5`, `(-\infty,3)\cup(5,\infty)`, false},
+		{`x<3 \text{ and } x>5`, `(-\infty,3)\cup(5,\infty)`, false},
+		{`x<3, x>5`, `(-\infty,3)\cup(5,\infty)`, false},
+		{`x<3 or x<5`, `(-\infty,5)`, false},
+		{`x<3 or 5`, `(-\infty,3)\cup(5,\infty)`, false},
+		// all reals
+		{`\mathbb{R}`, `(-\infty,\infty)`, true},
+		{`x \in \mathbb{R}`, `(-\infty,\infty)`, true},
+		{`\mathbb R`, `(-\infty, \infty)`, true},
+		{`\mathbb{R}`, `(0,\infty)`, false},
+		{`\mathbb{R}`, `[0,\infty)`, false},
+		{`\mathbb{R}^2`, `(-\infty,\infty)`, false},
+		{`\mathbb{R}\setminus\{0\}`, `(-\infty,\infty)`, false},
 	} {
 		got, err := Equivalent(tc.a, tc.b)
 		if err != nil || got != tc.want {

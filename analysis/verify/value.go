@@ -66,6 +66,9 @@ func read(s string, depth int) value {
 	if len(s) > maxAnswer || depth > 8 {
 		return value{kind: scalarKind, text: strings.TrimSpace(s)}
 	}
+	if v, ok := readEither(s, depth); ok {
+		return v
+	}
 	s = approximated(normalize(s))
 	if inner, ok := ungrouped(s); ok {
 		return read(inner, depth+1) // {1, 2, 3}: braces that only group
@@ -295,7 +298,12 @@ func readBracketed(s string, depth int) (value, bool) {
 		!closesAtEnd(s, 0) {
 		return value{}, false
 	}
-	parts := splitTop(s[1:len(s)-1], ",")
+	inner := s[1 : len(s)-1]
+	parts := splitTop(inner, ",")
+	if len(parts) == 1 && strings.Contains(inner, ";") {
+		parts = splitTop(inner, ";") // (0;-2;6), [1;2]: semicolons where commas would be
+		inner = strings.Join(parts, ",")
+	}
 	if len(parts) == 1 {
 		return value{}, false // a parenthesised scalar
 	}
@@ -303,9 +311,9 @@ func readBracketed(s string, depth int) (value, bool) {
 		return interval(s[0] == '[', s[len(s)-1] == ']', parts, depth)
 	}
 	if s[0] == '[' {
-		return elements(setKind, s[1:len(s)-1], depth)
+		return elements(setKind, inner, depth)
 	}
-	return elements(tupleKind, s[1:len(s)-1], depth)
+	return elements(tupleKind, inner, depth)
 }
 
 // closesAtEnd reports whether the bracket at open closes at the end of s
