@@ -240,14 +240,14 @@ func (o operand) total() int {
 
 // value is a matrix operand as a matrix value: its entries are scalars
 // whose text, compared when they cannot be computed, is their expression
-// in prefix form.
+// in prefix form, and whose variables may cancel.
 func (o operand) value() value {
 	v := value{kind: matrixKind, rows: make([][]value, len(o.rows))}
 	for i, row := range o.rows {
 		for _, e := range row {
 			var b strings.Builder
 			render(&b, e.n)
-			v.rows[i] = append(v.rows[i], value{kind: scalarKind, text: b.String(), expr: e.n})
+			v.rows[i] = append(v.rows[i], value{kind: scalarKind, text: b.String(), expr: e.n, built: true})
 		}
 	}
 	return v

@@ -62,6 +62,10 @@ func TestMatrixArithmetic(t *testing.T) {
 		{`\begin{pmatrix}x & 1\end{pmatrix} + \begin{pmatrix}x & y\end{pmatrix}`, `\begin{pmatrix}2x & y+1\end{pmatrix}`, true},
 		{`\begin{pmatrix}x & 1\end{pmatrix} + \begin{pmatrix}x & y\end{pmatrix}`, `\begin{pmatrix}2x & y\end{pmatrix}`, false},
 		{`t\begin{pmatrix}1 \\ 2\end{pmatrix} + \begin{pmatrix}3 \\ 0\end{pmatrix}`, `\begin{pmatrix}t+3 \\ 2t\end{pmatrix}`, true},
+		{`s\begin{pmatrix}1 \\ 2\end{pmatrix}`, `\begin{pmatrix}t \\ 2t\end{pmatrix}`, false},
+		{`\begin{pmatrix}a & 1\\ 0 & a\end{pmatrix}\begin{pmatrix}a & -1\\ 0 & a\end{pmatrix}`, `\begin{pmatrix}a^2 & 0\\ 0 & a^2\end{pmatrix}`, true}, // a·(-1) + 1·a cancels
+		{`\begin{pmatrix}x & 1\end{pmatrix} - \begin{pmatrix}x & 0\end{pmatrix}`, `\begin{pmatrix}0 & 1\end{pmatrix}`, true},
+		{`\begin{pmatrix}x & 1\end{pmatrix} - \begin{pmatrix}x & 0\end{pmatrix}`, `\begin{pmatrix}x & 1\end{pmatrix}`, false},
 		{`\begin{pmatrix}\cos t & -\sin t\\ \sin t & \cos t\end{pmatrix}\begin{pmatrix}\cos t & -\sin t\\ \sin t & \cos t\end{pmatrix}`,
 			`\begin{pmatrix}\cos(2t) & -\sin(2t)\\ \sin(2t) & \cos(2t)\end{pmatrix}`, true},
 		{`\begin{pmatrix}\cos t & -\sin t\\ \sin t & \cos t\end{pmatrix}\begin{pmatrix}\cos t & -\sin t\\ \sin t & \cos t\end{pmatrix}`,

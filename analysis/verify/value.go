@@ -30,6 +30,7 @@ type value struct {
 	name    string // the name a value was given (AB = 4: AB), spaces and braces dropped
 	figure  bool   // that name is a figure's quantity (AB, |AB|, A:B, \frac{NO}{BO}), not a variable
 	record  bool   // a list of values with distinct names (AB = 4, CD = 5)
+	built   bool   // an entry of matrix arithmetic: its variables may cancel (a·(-1) + 1·a)
 	elems   []value
 	rows    [][]value
 	// intervals: the endpoints (inf -1/+1 for ∓∞) and their closedness
