@@ -34,6 +34,39 @@ var adversarial = []struct {
 	{"|x| below a power tower", `\boxed{|x| < 2^{2^{2^{100}}}}`, `(-2^{2^{2^{100}}}, 2^{2^{2^{100}}})`, false}, // its sign is not computed
 	{"|x| between huge factorials", `\boxed{(10^{99})! \le |x| \le (10^{100})!}`, `[-(10^{100})!, -(10^{99})!] \cup [(10^{99})!, (10^{100})!]`, false},
 	{"many factors as a product", `\boxed{a\cdot b\cdot c\cdot d\cdot e\cdot f\cdot g\cdot h}`, `h\,g\,f\,e\,d\,c\,b\cdot a`, true},
+	// matrix arithmetic: what fits maxAnswer and maxMatrixWork is computed, the rest refused
+	{"product of two 1000x1000 matrices", `\boxed{` + matrixOf(1000, 1000, "1") + matrixOf(1000, 1000, "1") + `}`, matrixOf(2, 2, "1000"), false},
+	{"chain of 100 products", `\boxed{` + strings.Repeat(fibMatrix, 100) + `}`, fib101, false},
+	{"chain of 50 products", `\boxed{` + strings.Repeat(fibMatrix, 50) + `}`, fib51, false},
+	{"chain of 6 products", `\boxed{` + strings.Repeat(fibMatrix, 6) + `}`, `\begin{pmatrix}13&8\\8&5\end{pmatrix}`, false},
+	{"chain of 5 products", `\boxed{` + strings.Repeat(fibMatrix, 5) + `}`, `\begin{pmatrix}8&5\\5&3\end{pmatrix}`, true},
+	{"product of two 16x16 matrices", `\boxed{` + matrixOf(16, 16, "1") + matrixOf(16, 16, "1") + `}`, matrixOf(16, 16, "16"), false},
+	{"product of two 6x6 matrices", `\boxed{` + matrixOf(6, 6, "1") + matrixOf(6, 6, "1") + `}`, matrixOf(6, 6, "6"), false},
+	{"product of two 5x5 matrices", `\boxed{` + matrixOf(5, 5, "1") + matrixOf(5, 5, "1") + `}`, matrixOf(5, 5, "5"), true},
+	{"5x5 products in a variable", `\boxed{` + matrixOf(5, 5, "x") + matrixOf(5, 5, "x") + `}`, matrixOf(5, 5, "x") + " " + matrixOf(5, 5, "x"), true},
+	{"product of three 3x3 matrices", `\boxed{` + strings.Repeat(matrixOf(3, 3, "1"), 3) + `}`, matrixOf(3, 3, "9"), true},
+	{"product of three 4x4 matrices", `\boxed{` + strings.Repeat(matrixOf(4, 4, "1"), 3) + `}`, matrixOf(4, 4, "16"), false},
+	{"product of over 256 entries", `\boxed{` + matrixOf(17, 1, "1") + matrixOf(1, 17, "1") + `}`, matrixOf(17, 17, "1"), false},
+	{"sum of 60 matrices", `\boxed{` + strings.Repeat(`\begin{matrix}1\end{matrix}+`, 59) + `\begin{matrix}1\end{matrix}}`, `\begin{matrix}60\end{matrix}`, true},
+	{"product of 60 1x1 matrices", `\boxed{` + strings.Repeat(`\begin{matrix}2\end{matrix}`, 60) + `}`, `\begin{matrix}2^{60}\end{matrix}`, true},
+	{"matrix entries past the bounds", `\boxed{\begin{pmatrix}2^{2^{2^{100}}}\end{pmatrix}+\begin{pmatrix}1\end{pmatrix}}`, `\begin{pmatrix}2^{2^{2^{100}}}+1\end{pmatrix}`, false},
+	{"deep parentheses around matrices", `\boxed{` + strings.Repeat("(", 300) + fibMatrix + strings.Repeat(")", 300) + "+" + fibMatrix + `}`, `\begin{pmatrix}2&2\\2&0\end{pmatrix}`, false},
+	{"unclosed matrix environments", `\boxed{` + strings.Repeat(`\begin{pmatrix}`, 120) + `1}`, `\begin{pmatrix}1\end{pmatrix}`, false},
+}
+
+// fibMatrix is the Fibonacci matrix: its n-th power is (F(n+1), F(n); F(n), F(n-1)).
+const fibMatrix = `\begin{matrix}1&1\\1&0\end{matrix}`
+
+// fib51 and fib101 are the 50th and 100th powers of fibMatrix.
+const (
+	fib51  = `\begin{pmatrix}20365011074&12586269025\\12586269025&7778742049\end{pmatrix}`
+	fib101 = `\begin{pmatrix}573147844013817084101&354224848179261915075\\354224848179261915075&218922995834555169026\end{pmatrix}`
+)
+
+// matrixOf is the rows×cols matrix whose entries are all e.
+func matrixOf(rows, cols int, e string) string {
+	row := strings.Repeat(e+"&", cols-1) + e
+	return `\begin{matrix}` + strings.Repeat(row+`\\`, rows-1) + row + `\end{matrix}`
 }
 
 // TestAdversarialInputs checks the verdicts on inputs that must be refused

@@ -112,9 +112,25 @@
 //     of three letters or more: xy is a product), alone or in \text{…};
 //     equal when the words are equal ignoring case, spaces and a leading
 //     "the";
-//   - a matrix (pmatrix, bmatrix, matrix, or an array, alone or in brackets
-//     or parentheses: \left[\begin{array}{cc}…\end{array}\right]): same
-//     shape, equal entries;
+//   - a matrix (pmatrix, bmatrix, Bmatrix, matrix, or an array, alone or in
+//     brackets or parentheses: \left[\begin{array}{cc}…\end{array}\right]):
+//     same shape, equal entries (a vmatrix is a determinant, not a matrix);
+//   - matrix arithmetic: a sum, difference or product of explicit matrices, or
+//     a multiple of one by a scalar, is the matrix it equals: M + N, M - N; MN,
+//     M \cdot N and M \times N, in that order (AB is not BA); 2M, \frac{1}{2}M,
+//     M \cdot 2, M/2, -M; parentheses group (2(M + N)). Each entry is the
+//     expression built from the operands' entries, compared like any scalar
+//     (below: exactly, or at random points when it has variables, here at
+//     points of both sides' variables, which may cancel in it: a·(-1) + 1·a is
+//     0), so the matrices of 1, 2, 3, 4 and 5, 6, 7, 8 add to that of 6, 8, 10,
+//     12, and a label may be written so too. The shapes must agree: a sum of
+//     matrices of one shape, a product MN of an M with as many columns as N has
+//     rows, which is a matrix even when it is 1×1 (so two columns crossed or
+//     dotted, u \times v or u \cdot v, are refused, not read as products).
+//     Refused too: a matrix plus a scalar, a division by a matrix, a power,
+//     root or function of a matrix (M^2, M^{-1}, M^T), a vmatrix, an operand
+//     with a ragged row or an entry that is no expression (a percentage, a
+//     named value); what is refused is compared as text;
 //   - an interval or a union of intervals ("x \in S", x a single letter, is
 //     S: x \in (2, 5] is (2, 5]), or an inequality in one variable (x < 3,
 //     -1 \le x < 2, x \ge 0, and one linear in its variable with a rational
@@ -206,10 +222,14 @@
 //
 // # Refusals and bounds
 //
-// What cannot be computed within bounds is compared as normalised text
-// only: integer powers with results over 100,000 bits (so power towers are
-// never computed), factorials over 1000! (so 1/2004! and 1/2006! differ),
-// binomial coefficients of n over 10,000,
+// What cannot be computed within bounds is compared as normalised text only:
+// an answer of over 2,000 bytes (so no 1000×1000 matrix is read), integer
+// powers with results over 100,000 bits (so power towers are never
+// computed), factorials over 1000! (so 1/2004! and 1/2006! differ), binomial
+// coefficients of n over 10,000, matrix arithmetic whose result has over 256
+// entries or entries of over 500 expression nodes in all, a part counted
+// each time it is used (a product of two 5×5 matrices, of three 3×3 or of
+// five 2×2 is computed; of two 6×6, of three 4×4 or of six 2×2 is not),
 // values that overflow a float64, and whatever is left of a comparison after
 // 200,000 steps of evaluation and matching (so a verdict never depends on
 // the machine's speed). Every call also has a deadline (DefaultDeadline;

@@ -230,8 +230,10 @@ func (c *comparer) intervals(a, b value) (bool, error) {
 	return true, nil
 }
 
-// scalars compares two expressions by value (see the package doc); an
-// expression that cannot be computed is compared by its text.
+// scalars compares two expressions by value (see the package doc): with
+// the same variables, or any when one is an entry of matrix arithmetic, in
+// which they may cancel. An expression that cannot be computed is compared
+// by its text.
 func (c *comparer) scalars(a, b value) (bool, error) {
 	if a.expr == nil || b.expr == nil {
 		return a.percent == b.percent && sameBarSpaces(a.text, b.text), nil
@@ -240,7 +242,10 @@ func (c *comparer) scalars(a, b value) (bool, error) {
 	variables(a.expr, va)
 	variables(b.expr, vb)
 	if !sameKeys(va, vb) {
-		return false, nil
+		if !a.built && !b.built {
+			return false, nil
+		}
+		maps.Copy(va, vb) // an entry of matrix arithmetic: compared at points of both sides' variables
 	}
 	for k, tried := 0, 0; k < trials && tried < 3*trials; tried++ {
 		env := point(va, tried)

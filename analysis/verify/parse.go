@@ -9,17 +9,18 @@ import (
 
 // node is one node of a scalar expression.
 type node struct {
-	op   string   // "num", "var", "i", "pi", "+", "*", "/", "neg", "^", "!", "sqrt", "root", "binom", "abs", or a function name
+	op   string   // "num", "var", "i", "pi", "+", "*", "/", "neg", "^", "!", "sqrt", "root", "binom", "abs", "matrix", or a function name
 	num  *big.Rat // op "num"
-	lit  string   // op "num": the literal as written (0.0833333)
+	lit  string   // op "num": the literal as written (0.0833333); op "matrix": its environment
 	name string   // op "var"
 	args []*node
 }
 
 // token is one lexical unit of LaTeX math: a number, a letter, a macro
-// (with its backslash) or a single character.
+// (with its backslash), a single character or, in matrix arithmetic, a
+// whole matrix environment.
 type token struct {
-	kind byte // 'n' number, 'l' letter, 'm' macro, 'c' character
+	kind byte // 'n' number, 'l' letter, 'm' macro, 'c' character, 'M' matrix
 	text string
 }
 
@@ -35,14 +36,22 @@ var greek = map[string]bool{`\alpha`: true, `\beta`: true, `\gamma`: true, `\del
 	`\rho`: true, `\epsilon`: true, `\varepsilon`: true, `\psi`: true, `\xi`: true, `\eta`: true, `\kappa`: true,
 	`\zeta`: true, `\nu`: true, `\chi`: true}
 
-// lex splits s into tokens; spaces separate tokens and are dropped.
-func lex(s string) ([]token, error) {
+// lex splits s into tokens; spaces separate tokens and are dropped. With
+// matrices, each \begin{…}…\end{…} is one token.
+func lex(s string, matrices bool) ([]token, error) {
 	var toks []token
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
 		case c == ' ' || c == '\t' || c == '\n':
 			i++
+		case matrices && strings.HasPrefix(s[i:], envBegin):
+			end, ok := envEnd(s, i)
+			if !ok {
+				return nil, errSyntax
+			}
+			toks = append(toks, token{'M', s[i:end]})
+			i = end
 		case isDigit(c) || c == '.' && i+1 < len(s) && isDigit(s[i+1]):
 			j := i
 			for j < len(s) && isDigit(s[j]) {
@@ -133,8 +142,15 @@ type parser struct {
 var errSyntax = errors.New("not an expression")
 
 // parseExpr parses s as a scalar expression.
-func parseExpr(s string) (*node, error) {
-	toks, err := lex(s)
+func parseExpr(s string) (*node, error) { return parse(s, false) }
+
+// parseMatrixExpr parses s as an expression whose operands may be matrix
+// environments (nodes "matrix").
+func parseMatrixExpr(s string) (*node, error) { return parse(s, true) }
+
+// parse parses s as an expression, with matrix operands or not.
+func parse(s string, matrices bool) (*node, error) {
+	toks, err := lex(s, matrices)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +274,7 @@ func isProperFraction(n *node) bool {
 func (p *parser) startsPrimary() bool {
 	t := p.peek()
 	switch t.kind {
-	case 'n', 'l':
+	case 'n', 'l', 'M':
 		return true
 	case 'm':
 		return t.text == `\frac` || t.text == `\sqrt` || t.text == `\pi` || t.text == `\binom` ||
@@ -355,6 +371,8 @@ func (p *parser) primary() (*node, error) {
 		return p.variable(t.text)
 	case 'c':
 		return p.group(t.text)
+	case 'M':
+		return &node{op: "matrix", lit: t.text}, nil
 	}
 	return p.macro(t.text)
 }

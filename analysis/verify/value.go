@@ -30,6 +30,7 @@ type value struct {
 	name    string // the name a value was given (AB = 4: AB), spaces and braces dropped
 	figure  bool   // that name is a figure's quantity (AB, |AB|, A:B, \frac{NO}{BO}), not a variable
 	record  bool   // a list of values with distinct names (AB = 4, CD = 5)
+	built   bool   // an entry of matrix arithmetic: its variables may cancel (a·(-1) + 1·a)
 	elems   []value
 	rows    [][]value
 	// intervals: the endpoints (inf -1/+1 for ∓∞) and their closedness
@@ -47,7 +48,7 @@ const maxElems = 256
 
 var (
 	choiceRe     = regexp.MustCompile(`^\(?([A-E])\)?$|^\(([a-e])\)$`)
-	matrixRe     = regexp.MustCompile(`^\\begin\{([pbvBV]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{([pbvBV]?matrix|array)\}$`)
+	matrixRe     = regexp.MustCompile(`^\\begin\{([pbB]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{([pbB]?matrix|array)\}$`)
 	lhsRe        = regexp.MustCompile(`^(?:[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]+\([^()=]*\))$`)
 	thousandsIn  = regexp.MustCompile(`(?:^|\b)\d{1,3}(?:,\d{3})+\b`)
 	decimalComma = regexp.MustCompile(`^([+-]?\d+),(\d+)$`)
@@ -137,8 +138,8 @@ func readings(s string) []value {
 
 // readers are the structured forms an answer can take, in the order they are tried.
 func readers() []func(string, int) (value, bool) {
-	return []func(string, int) (value, bool){readMatrix, readUnion, readNotEqual, readInequality, readPlusMinus,
-		readBraced, readBracketed, readChain, readList, readEquation, readWords}
+	return []func(string, int) (value, bool){readMatrix, readMatrixArithmetic, readUnion, readNotEqual,
+		readInequality, readPlusMinus, readBraced, readBracketed, readChain, readList, readEquation, readWords}
 }
 
 // textValue is a text answer in its compared form: lower case, without a
@@ -212,12 +213,17 @@ func splitTop(s string, sep string) []string {
 	return append(parts, strings.TrimSpace(s[start:]))
 }
 
+// readMatrix reads one matrix environment, alone or in brackets or
+// parentheses (not a vmatrix: a determinant).
 func readMatrix(s string, depth int) (value, bool) {
 	if len(s) > 2 && (s[0] == '[' || s[0] == '(') && closesAtEnd(s, 0) {
 		s = strings.TrimSpace(s[1 : len(s)-1]) // \left[\begin{array}{cc}…\end{array}\right]
 	}
-	if !strings.HasPrefix(s, `\begin`) {
+	if !strings.HasPrefix(s, envBegin) {
 		return value{}, false
+	}
+	if end, ok := envEnd(s, 0); !ok || end != len(s) {
+		return value{}, false // M + N is no one matrix
 	}
 	m := matrixRe.FindStringSubmatch(s)
 	if m == nil || m[1] != m[3] {
