@@ -34,6 +34,20 @@ var adversarial = []struct {
 	{"|x| below a power tower", `\boxed{|x| < 2^{2^{2^{100}}}}`, `(-2^{2^{2^{100}}}, 2^{2^{2^{100}}})`, false}, // its sign is not computed
 	{"|x| between huge factorials", `\boxed{(10^{99})! \le |x| \le (10^{100})!}`, `[-(10^{100})!, -(10^{99})!] \cup [(10^{99})!, (10^{100})!]`, false},
 	{"many factors as a product", `\boxed{a\cdot b\cdot c\cdot d\cdot e\cdot f\cdot g\cdot h}`, `h\,g\,f\,e\,d\,c\,b\cdot a`, true},
+	// sums and products past their bounds: refused, not computed (the labels
+	// are their values)
+	{"sum to 10^9", `\boxed{\sum_{k=1}^{10^9} k}`, `500000000500000000`, false},
+	{"sum to a power tower", `\boxed{\sum_{k=1}^{2^{2^{2^{100}}}} k}`, `\sum_{j=1}^{2^{2^{2^{100}}}} j`, false},
+	{"sum in n to 10^9 n", `\boxed{\sum_{k=1}^{10^9 n} k}`, `\frac{10^9 n(10^9 n+1)}{2}`, false},
+	{"nested sums", `\boxed{\sum_{i=1}^{100}\sum_{j=1}^{100} (i+j+i+j+i+j+i+j+i+j+i+j+i+j+i+j)}`, `8080000`, false},
+	{"nested sums in n", `\boxed{\sum_{i=1}^{n}\sum_{j=1}^{n} (i+j+i+j+i+j+i+j+i+j+i+j+i+j+i+j)}`, `\sum_{i=1}^{n}\sum_{j=1}^{n} 8(j+i)`, false},
+	{"sums nested 500 deep", `\boxed{` + strings.Repeat(`\sum_{k=1}^{100}`, 500) + `k}`, `1`, false},
+	{"1 MB sum", `\boxed{\sum_{k=1}^{n} (` + strings.Repeat("k+", 500_000) + `k)}`, `500001\frac{n(n+1)}{2}`, false},
+	{"90 sums of 100 terms", `\boxed{` + strings.Repeat(`\sum_{k=1}^{100} k^2+`, 90) + `1}`, `30451501`, false},
+	{"sum of big binomials", `\boxed{\sum_{k=1}^{100} \binom{9000+k}{4000}}`, `\sum_{j=1}^{100} \binom{9000+j}{4000}`, false},
+	{"product of big factorials", `\boxed{\prod_{k=1}^{100} (900+k)!}`, `\prod_{j=1}^{100} (900+j)!`, false},
+	{"product past the bits bound", `\boxed{\prod_{k=1}^{100} 2^{1000}}`, `2^{100000}`, false},
+	{"sequence at a huge index", `\boxed{\sum_{k=1}^{100} F_{1000000000000k}}`, `\sum_{j=1}^{100} F_{1000000000000j}`, false},
 	// matrix arithmetic: what fits maxAnswer and maxMatrixWork is computed, the rest refused
 	{"product of two 1000x1000 matrices", `\boxed{` + matrixOf(1000, 1000, "1") + matrixOf(1000, 1000, "1") + `}`, matrixOf(2, 2, "1000"), false},
 	{"chain of 100 products", `\boxed{` + strings.Repeat(fibMatrix, 100) + `}`, fib101, false},

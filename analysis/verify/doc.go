@@ -201,11 +201,41 @@
 // rationals. Two expressions with variables must have the same variables;
 // they are evaluated at three random rational points (the same for both
 // sides; a fixed seed, so verdicts are deterministic), exactly where they
-// can be. Where a value is not exact (π, a root of a non-square, a
+// can be; a point where a side divides by zero is replaced by another, and
+// expressions defined at too few of nine points tried differ. Where a value
+// is not exact (π, a root of a non-square, a
 // logarithm), both sides are compared in complex floating point within a
 // relative tolerance of 1e-9 (absolute 1e-12 near zero): a decimal that
 // agrees with an irrational value to ten digits (3.14159265358979 for π) is
 // accepted; one that agrees to fewer only by the next rule (3.14 is not π).
+//
+// A sum or a product with bounds, \sum_{k=a}^{b} or \prod_{k=a}^{b} (^b for
+// one number or letter, the bounds in either order, \limits allowed), is
+// computed term by term: its index k, a single letter (i too), is bound in
+// its summand, which is a product (\sum_{k=1}^{n} k^2 + 1 is the sum of k^2,
+// plus 1), so \sum_{k=0}^{n} k equals \sum_{j=0}^{n} j. A letter with a
+// subscript that holds an index (F_k, F_{n-k-1}) is a term of an unknown
+// sequence, and so is that letter with any other subscript in the same
+// expression (F_n in F_n + \sum_{k=0}^{n-1} F_k): its terms are fixed
+// pseudo-random integers of the integer index, the same on both sides, so
+// what is equal is what holds for every sequence. \sum_{k=0}^{n-1} F_{n-k-1}
+// F_k equals \sum_{k=0}^{n-1} F_k F_{n-k-1} but not \sum_{k=0}^{n-1} F_k
+// F_{n-k}, and an identity of the Fibonacci numbers alone (\sum_{k=1}^{n}
+// F_k = F_{n+2} - 1) is not one; F_n = \sum… is a named value (its name
+// dropped, as for x = 3). Expressions with a sum, a product or a sequence
+// are compared at six points, where the variables of bounds and subscripts
+// are integers from 2 to 10, distinct from point to point: a closed form is
+// accepted when it agrees with the sum at all six (\sum_{k=1}^{n} k equals
+// \frac{n(n+1)}{2}, not n^2 or \frac{n(n-1)}{2}; \prod_{k=1}^{n} k equals
+// n!, not \sum_{k=1}^{n} k, which agrees at n = 1 and n = 3 only), and a
+// polynomial in n of degree 5 or less that agrees at six integers is the
+// same polynomial. Bounds 0 and 1 give the same sum when the term at 0 is 0.
+// A sum is refused, and compared as text, when its index is not a letter, a
+// bound is not an integer at a point (\sum_{k=1}^{n/2}) or is infinite, it
+// has more than 100 terms (\sum_{k=1}^{1000} k is not 500500), its upper
+// bound is below its lower bound minus one (the empty sum at one below is 0,
+// the empty product 1; further below, conventions differ), or sums nest more
+// than two deep.
 //
 // A decimal approximates: a decimal of at least 6 significant digits (not
 // counting leading zeros) equals a number with no variables that it is
@@ -226,10 +256,13 @@
 // an answer of over 2,000 bytes (so no 1000×1000 matrix is read), integer
 // powers with results over 100,000 bits (so power towers are never
 // computed), factorials over 1000! (so 1/2004! and 1/2006! differ), binomial
-// coefficients of n over 10,000, matrix arithmetic whose result has over 256
-// entries or entries of over 500 expression nodes in all, a part counted
-// each time it is used (a product of two 5×5 matrices, of three 3×3 or of
-// five 2×2 is computed; of two 6×6, of three 4×4 or of six 2×2 is not),
+// coefficients of n over 10,000, values within a sum over 4096 bits
+// (refused before computing a factorial, a binomial or a power that would
+// pass it), more than 3,000 steps of one call spent computing sums, matrix
+// arithmetic whose result has over 256 entries or entries of over 500
+// expression nodes in all, a part counted each time it is used (a product of
+// two 5×5 matrices, of three 3×3 or of five 2×2 is computed; of two 6×6, of
+// three 4×4 or of six 2×2 is not),
 // values that overflow a float64, and whatever is left of a comparison after
 // 200,000 steps of evaluation and matching (so a verdict never depends on
 // the machine's speed). Every call also has a deadline (DefaultDeadline;

@@ -247,8 +247,10 @@ func (c *comparer) scalars(a, b value) (bool, error) {
 		}
 		maps.Copy(va, vb) // an entry of matrix arithmetic: compared at points of both sides' variables
 	}
-	for k, tried := 0, 0; k < trials && tried < 3*trials; tried++ {
-		env := point(va, tried)
+	s := samplingOf(a.expr, b.expr)
+	k := 0
+	for tried := 0; k < s.trials && tried < 3*s.trials; tried++ {
+		env := s.point(va, tried)
 		x, err := eval(a.expr, env, c.bud)
 		if err == nil {
 			var y number
@@ -273,7 +275,7 @@ func (c *comparer) scalars(a, b value) (bool, error) {
 			return sameBarSpaces(a.text, b.text), nil
 		}
 	}
-	return true, nil
+	return k == s.trials, nil
 }
 
 // samePercent compares x and y where either may be a percentage p%, which
@@ -347,9 +349,10 @@ func (c *comparer) equations(f, g *node) (bool, error) {
 		return false, nil
 	}
 	var ratio *number
+	s := samplingOf(f, g)
 	k := 0
-	for tried := 0; k < trials && tried < 3*trials; tried++ {
-		env := point(vf, tried)
+	for tried := 0; k < s.trials && tried < 3*s.trials; tried++ {
+		env := s.point(vf, tried)
 		x, err := eval(f, env, c.bud)
 		if err == nil {
 			var y number
@@ -378,7 +381,7 @@ func (c *comparer) equations(f, g *node) (bool, error) {
 			return false, nil
 		}
 	}
-	return k == trials, nil
+	return k == s.trials, nil
 }
 
 func sameKeys(a, b map[string]bool) bool {

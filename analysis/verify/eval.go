@@ -2,6 +2,7 @@ package verify
 
 import (
 	"errors"
+	"maps"
 	"math"
 	"math/big"
 	"math/cmplx"
@@ -20,6 +21,8 @@ const maxSteps = 200_000
 type budget struct {
 	deadline time.Time
 	steps    int
+	inSum    int // how many sums are being computed
+	sumSteps int // the steps taken computing sums (maxSumSteps)
 }
 
 // check counts a step: errTooLarge past maxSteps, ErrDeadline past the
@@ -27,6 +30,11 @@ type budget struct {
 func (b *budget) check() error {
 	if b.steps++; b.steps > maxSteps {
 		return errTooLarge
+	}
+	if b.inSum > 0 {
+		if b.sumSteps++; b.sumSteps > maxSumSteps {
+			return errTooLarge
+		}
 	}
 	if b.steps%32 == 0 && time.Now().After(b.deadline) {
 		return ErrDeadline
@@ -52,6 +60,10 @@ func eval(n *node, env map[string]number, bud *budget) (number, error) {
 		return exactNumber(new(big.Rat), big.NewRat(1, 1))
 	case "pi":
 		return inexact(math.Pi)
+	case "sum", "prod":
+		return evalSum(n, env, bud)
+	case "seq":
+		return evalSequence(n, env, bud)
 	}
 	args := make([]number, len(n.args))
 	for k, a := range n.args {
@@ -60,6 +72,9 @@ func eval(n *node, env map[string]number, bud *budget) (number, error) {
 			return number{}, err
 		}
 		args[k] = v
+	}
+	if bud.inSum > 0 {
+		return applyInSum(n.op, args, bud)
 	}
 	return apply(n.op, args)
 }
@@ -120,10 +135,22 @@ func applyFunction(name string, x number) (number, error) {
 	return inexact(f(z))
 }
 
-// variables lists the variable names of n.
+// variables lists the variable names of n: its free variables (a sum's
+// index is bound in its summand) and, as F(), each sequence F it names.
 func variables(n *node, into map[string]bool) {
-	if n.op == "var" {
+	switch n.op {
+	case "var":
 		into[n.name] = true
+	case "seq":
+		into[n.name+"()"] = true
+	case "sum", "prod":
+		variables(n.args[0], into)
+		variables(n.args[1], into)
+		inner := map[string]bool{}
+		variables(n.args[2], inner)
+		delete(inner, n.name)
+		maps.Copy(into, inner)
+		return
 	}
 	for _, a := range n.args {
 		variables(a, into)

@@ -133,9 +133,25 @@ var mvMisses = map[string]mvMissClass{
 		"relations {x < 2, x > 3}, and m < -8 \\lor m > 8 as 8, and does not compare them with the union label. verify (label) is right: " +
 		"alternatives in one variable joined by or are the union of their solution sets",
 		[]string{"or-domain", "or-intersect-a", "or-quad", "or-lor"}},
-	"imaginary": {"Math-Verify reads i as a variable on both sides, so i^5+i^{-25}+i^{45} and (-3+4i)/(1+2i) differ from i and 1+2i; " +
-		"it also fails to match 8-1i (read -1*1*i + 8) with 8-i. verify (label) is right: with i the imaginary unit they are i, 1+2i and 8-i",
-		[]string{"cx-unit-coefficient", "cx-i-power-expr", "cx-quotient"}},
+	"imaginary": {"Math-Verify reads i as a variable on both sides, so i^5+i^{-25}+i^{45}, (-3+4i)/(1+2i) and \\sum_{k=1}^{3} i^k differ from i, 1+2i and -1; " +
+		"it also fails to match 8-1i (read -1*1*i + 8) with 8-i. verify (label) is right: with i the imaginary unit they are i, 1+2i, -1 and 8-i",
+		[]string{"cx-unit-coefficient", "cx-i-power-expr", "cx-quotient", "sum-powers-of-i"}},
+	"sum-closed-form": {"Math-Verify keeps a sum or a product it cannot reduce and compares it with the closed form as unequal: " +
+		"\\prod_{k=1}^{n} k against n!, \\sum_{k=0}^{n} x^k against (x^{n+1}-1)/(x-1) (sympy's sum is a Piecewise for x = 1), " +
+		"\\sum_{k=1}^{2n} (-1)^{k+1} k^2 against -2n^2 - n (n is real, not an integer, so (-1)^{2n} is not 1), " +
+		"\\sum_{i=1}^{n} i against n(n+1)/2 (with the letter i its symbols are not real, unlike the label's n), " +
+		"and it reads \\sum\\limits_{k=1}^{n} k^2 as 1. verify (label) is right: each is equal at every integer n (checked with sympy)",
+		[]string{"sum-factorial", "sum-geometric-x", "sum-closed-form-alternating", "sum-index-i", "sum-squares-limits"}},
+	"sum-sequence": {"Math-Verify reads F_k, F_{n-1-k} and F_n as symbols named by their subscripts' text, so F_{n-1-k} is not " +
+		"F_{n-k-1} and F_n is no term of the sum over F_k (F_n + \\sum_{k=0}^{n-1} F_k against \\sum_{k=0}^{n} F_k); it also " +
+		"compares a bare sum with the label F_n = … as an equation. verify (label) is right: a subscript that holds an index makes " +
+		"one unknown sequence of the index's value, and F_n = is a named value",
+		[]string{"sum-fib-convolution-bare", "sum-linked-term"}},
+	"sum-refused": {"Math-Verify computes what verify refuses by its bounds: \\sum_{k=1}^{2007} (-1)^{k+1} k is 1004 (2007 terms, " +
+		"over verify's 100), and \\sum_{j=1}^{n/2} j is \\sum_{k=1}^{n/2} k with the index renamed (verify counts only integer " +
+		"bounds, and n/2 is not one at odd n). Math-Verify is right on the values; the label is verify's rule, which keeps each call's " +
+		"work bounded and refuses bounds it cannot count",
+		[]string{"sum-too-many-terms", "sum-non-integer-bound"}},
 	"text": {"Math-Verify's default extraction reads no words: `Answer: Evelyn`, `the Monday`, `ODD`, `(c)` give nothing or a nearby formula, " +
 		"and the label LQSX is read as the product l*q*s*x. verify (label) is right: the words (ignoring case and a leading `the`) are the label's",
 		[]string{"txt-plain-name", "txt-day-article", "txt-odd-bare", "txt-odd-upper", "txt-neither-cap", "txt-ellipse-the",

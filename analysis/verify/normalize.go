@@ -218,9 +218,10 @@ func dropUnits(s string) string {
 	return dropUnitWord(strings.TrimSpace(spaces.ReplaceAllString(s, " ")))
 }
 
-// dropUnitWord removes bare words after a number (12 inches, 5 cm^2).
+// dropUnitWord removes bare words after a number (12 inches, 5 cm^2); the
+// letters after a sum's bounds are its summand (\sum_{k=1}^{n} kx).
 func dropUnitWord(s string) string {
-	if !hasBareWord(s) {
+	if !hasBareWord(s) || strings.Contains(s, `\sum`) || strings.Contains(s, `\prod`) {
 		return s
 	}
 	if m := unitWord.FindStringSubmatch(s); m != nil && !isMathWord(m[2]) {

@@ -88,6 +88,9 @@ func neg(a number) number {
 
 func mul(a, b number) (number, error) {
 	if a.exact && b.exact {
+		if a.im.Sign() == 0 && b.im.Sign() == 0 { // real: one product, not four
+			return exactNumber(new(big.Rat).Mul(a.re, b.re), new(big.Rat))
+		}
 		re := new(big.Rat).Sub(new(big.Rat).Mul(a.re, b.re), new(big.Rat).Mul(a.im, b.im))
 		im := new(big.Rat).Add(new(big.Rat).Mul(a.re, b.im), new(big.Rat).Mul(a.im, b.re))
 		return exactNumber(re, im)

@@ -4,16 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 )
 
 // node is one node of a scalar expression.
 type node struct {
-	op   string   // "num", "var", "i", "pi", "+", "*", "/", "neg", "^", "!", "sqrt", "root", "binom", "abs", "matrix", or a function name
+	op   string   // "num", "var", "i", "pi", "+", "*", "/", "neg", "^", "!", "sqrt", "root", "binom", "abs", "matrix", "sum", "prod", "seq", or a function name
 	num  *big.Rat // op "num"
 	lit  string   // op "num": the literal as written (0.0833333); op "matrix": its environment
-	name string   // op "var"
-	args []*node
+	name string   // op "var"; "sum" and "prod": the index; "seq": the sequence
+	args []*node  // "sum" and "prod": the bounds and the summand; "seq": the index
 }
 
 // token is one lexical unit of LaTeX math: a number, a letter, a macro
@@ -137,6 +138,7 @@ type parser struct {
 	toks  []token
 	pos   int
 	depth int
+	bound []string // the indices of the sums being read, innermost last
 }
 
 var errSyntax = errors.New("not an expression")
@@ -165,7 +167,7 @@ func parse(s string, matrices bool) (*node, error) {
 	if p.pos != len(p.toks) {
 		return nil, fmt.Errorf("%w: unexpected %q", errSyntax, p.toks[p.pos].text)
 	}
-	return n, nil
+	return linkSequences(n), nil
 }
 
 func (p *parser) peek() token {
@@ -278,7 +280,7 @@ func (p *parser) startsPrimary() bool {
 		return true
 	case 'm':
 		return t.text == `\frac` || t.text == `\sqrt` || t.text == `\pi` || t.text == `\binom` ||
-			functions[t.text[1:]] || greek[t.text]
+			t.text == `\sum` || t.text == `\prod` || functions[t.text[1:]] || greek[t.text]
 	case 'c':
 		return t.text == "(" || t.text == "{" || t.text == "["
 	}
@@ -365,7 +367,7 @@ func (p *parser) primary() (*node, error) {
 		r, err := parseNumber(t.text)
 		return &node{op: "num", num: r, lit: t.text}, err
 	case 'l':
-		if t.text == "i" {
+		if t.text == "i" && !p.binds(t) {
 			return &node{op: "i"}, nil
 		}
 		return p.variable(t.text)
@@ -396,32 +398,36 @@ func (p *parser) group(open string) (*node, error) {
 	return n, nil
 }
 
-// variable reads a name with an optional subscript (x_1, a_{n}).
+// variable reads a name with an optional subscript (x_1, a_{n}); a
+// subscript that holds a sum's index is a term of a sequence (F_{n-k}).
 func (p *parser) variable(name string) (*node, error) {
-	if p.accept("_") {
-		t := p.peek()
-		if t.kind == 0 {
-			return nil, errSyntax
-		}
-		p.pos++
-		if t.text == "{" {
-			start := p.pos
-			for p.peek().kind != 0 && p.peek().text != "}" {
-				p.pos++
-			}
-			if err := p.expect("}"); err != nil {
-				return nil, err
-			}
-			var b strings.Builder
-			for _, s := range p.toks[start : p.pos-1] {
-				b.WriteString(s.text)
-			}
-			name += "_" + b.String()
-		} else {
-			name += "_" + t.text
-		}
+	if !p.accept("_") {
+		return &node{op: "var", name: name}, nil
 	}
-	return &node{op: "var", name: name}, nil
+	t := p.peek()
+	if t.kind == 0 {
+		return nil, errSyntax
+	}
+	p.pos++
+	sub := []token{t}
+	if t.text == "{" {
+		start := p.pos
+		for p.peek().kind != 0 && p.peek().text != "}" {
+			p.pos++
+		}
+		if err := p.expect("}"); err != nil {
+			return nil, err
+		}
+		sub = p.toks[start : p.pos-1]
+	}
+	if slices.ContainsFunc(sub, p.binds) {
+		return p.sequence(name, sub)
+	}
+	var b strings.Builder
+	for _, s := range sub {
+		b.WriteString(s.text)
+	}
+	return &node{op: "var", name: name + "_" + b.String()}, nil
 }
 
 // twoArguments reads the two arguments of \frac or \binom (\frac13 is 1/3)
@@ -448,6 +454,8 @@ func (p *parser) macro(m string) (*node, error) {
 		return p.root()
 	case m == `\pi`:
 		return &node{op: "pi"}, nil
+	case m == `\sum` || m == `\prod`:
+		return p.bigOperator(m[1:])
 	case greek[m]:
 		return p.variable(m)
 	case functions[strings.TrimPrefix(m, `\`)]:

@@ -480,7 +480,7 @@ func difference(sides []string) *node {
 	if errL != nil || errR != nil {
 		return nil
 	}
-	return &node{op: "+", args: []*node{l, {op: "neg", args: []*node{r}}}}
+	return linkSequences(&node{op: "+", args: []*node{l, {op: "neg", args: []*node{r}}}})
 }
 
 // interval reads the endpoints of an interval.
