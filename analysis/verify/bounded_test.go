@@ -44,6 +44,12 @@ var adversarial = []struct {
 	{"sums nested 500 deep", `\boxed{` + strings.Repeat(`\sum_{k=1}^{100}`, 500) + `k}`, `1`, false},
 	{"1 MB sum", `\boxed{\sum_{k=1}^{n} (` + strings.Repeat("k+", 500_000) + `k)}`, `500001\frac{n(n+1)}{2}`, false},
 	{"90 sums of 100 terms", `\boxed{` + strings.Repeat(`\sum_{k=1}^{100} k^2+`, 90) + `1}`, `30451501`, false},
+	// factorials and binomials cost their size: a hundred big ones are refused
+	// (each would take a millisecond or more), three are computed
+	{"label of 100 big binomials", `\boxed{1}`, strings.Repeat(`\binom{9000}{4000}+`, 99) + `\binom{9000}{4000}`, false},
+	{"label of 100 factorials of 1000", `\boxed{1}`, strings.Repeat(`1000!+`, 99) + `1000!`, false},
+	{"two big binomials", `\boxed{2\binom{9000}{4000}}`, `\binom{9000}{4000}+\binom{9000}{5000}`, true},
+	{"a binomial at the bound", `\boxed{\binom{10000}{5000}}`, `\binom{10000}{5000}`, true},
 	{"sum of big binomials", `\boxed{\sum_{k=1}^{100} \binom{9000+k}{4000}}`, `\sum_{j=1}^{100} \binom{9000+j}{4000}`, false},
 	{"product of big factorials", `\boxed{\prod_{k=1}^{100} (900+k)!}`, `\prod_{j=1}^{100} (900+j)!`, false},
 	{"product past the bits bound", `\boxed{\prod_{k=1}^{100} 2^{1000}}`, `2^{100000}`, false},

@@ -68,7 +68,9 @@
 // \mathrm, \mbox, \textbf, \textnormal…) of two letters or more after a
 // number or an expression is a unit and is dropped with its exponent
 // (5\text{ cm}, 440\text{ cm}^2, 30 \mbox{degrees}, 125\textnormal{ miles}),
-// and so is a bare word after a number (12 inches) and a length unit with ²
+// and so is a bare word after a number that is a unit word
+// (12 inches, 3 hrs, 5 cm; a word of two or three letters only when it is a
+// unit's abbreviation: 2 xy is the product 2xy, not 2) and a length unit with ²
 // or ³ (12 m², 5 cm³); elsewhere ² and ³ are the powers 2 and 3 (x²). \text{
 // or } and \text{ and } separate list elements, and so do ", and" and ", or"
 // (19, 46, and 82). Relations have one spelling each: \ge for \geq, >=, ≥
@@ -256,7 +258,9 @@
 // an answer of over 2,000 bytes (so no 1000×1000 matrix is read), integer
 // powers with results over 100,000 bits (so power towers are never
 // computed), factorials over 1000! (so 1/2004! and 1/2006! differ), binomial
-// coefficients of n over 10,000, values within a sum over 4096 bits
+// coefficients of n over 10,000, factorials and binomial coefficients of
+// over 30,000 bits in all in one call (three binomials of 9000 over 4000 are
+// computed, a hundred are not), values within a sum over 4096 bits
 // (refused before computing a factorial, a binomial or a power that would
 // pass it), more than 3,000 steps of one call spent computing sums, matrix
 // arithmetic whose result has over 256 entries or entries of over 500

@@ -23,6 +23,45 @@ type budget struct {
 	steps    int
 	inSum    int // how many sums are being computed
 	sumSteps int // the steps taken computing sums (maxSumSteps)
+	bigBits  int // the bits of the factorials and binomials computed (maxBigBits)
+}
+
+// maxBigBits bounds the bits of all the factorials and binomial
+// coefficients one call computes: each is one step but costs its size (a
+// binomial of 10,000 about 1.5 ms), so that a label of a hundred of them is
+// refused, not computed for a second.
+const maxBigBits = 30_000
+
+// chargeBig counts the bits of the factorial or binomial op is about to
+// compute on a: errTooLarge past maxBigBits. Other operators cost nothing
+// here, and arguments the operator refuses are left to it.
+func (b *budget) chargeBig(op string, a []number) error {
+	var lg float64 // the natural logarithm of the result
+	switch op {
+	case "!":
+		n, ok := a[0].isInteger()
+		if !ok || n.Sign() < 0 || !n.IsInt64() || n.Int64() > maxFactorial {
+			return nil
+		}
+		lg, _ = math.Lgamma(float64(n.Int64()) + 1)
+	case "binom":
+		n, ok1 := a[0].isInteger()
+		k, ok2 := a[1].isInteger()
+		if !ok1 || !ok2 || n.Sign() < 0 || !n.IsInt64() || n.Int64() > maxBinomial || k.Sign() < 0 || k.Cmp(n) > 0 {
+			return nil
+		}
+		nf, kf := float64(n.Int64()), float64(k.Int64())
+		ln, _ := math.Lgamma(nf + 1)
+		lk, _ := math.Lgamma(kf + 1)
+		lr, _ := math.Lgamma(nf - kf + 1)
+		lg = ln - lk - lr
+	default:
+		return nil
+	}
+	if b.bigBits += int(lg/math.Ln2) + 1; b.bigBits > maxBigBits {
+		return errTooLarge
+	}
+	return nil
 }
 
 // check counts a step: errTooLarge past maxSteps, ErrDeadline past the
@@ -72,6 +111,9 @@ func eval(n *node, env map[string]number, bud *budget) (number, error) {
 			return number{}, err
 		}
 		args[k] = v
+	}
+	if err := bud.chargeBig(n.op, args); err != nil {
+		return number{}, err
 	}
 	if bud.inSum > 0 {
 		return applyInSum(n.op, args, bud)

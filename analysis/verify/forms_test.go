@@ -42,6 +42,15 @@ func TestWrittenForms(t *testing.T) {
 		{`x=1,y=2;x=3,y=4`, `x=1,y=2;x=3,y=4`, true},
 		{`x=1,y=2;x=3,y=4`, `x=1,y=2;x=3,y=5`, false},
 		{`p=5;q=2`, `5,2`, true},
+		// a bare word after a number: a unit, or the letters of a product
+		{`12 inches`, `12`, true},
+		{`3 hrs`, `3`, true},
+		{`5 cm`, `5`, true},
+		{`\frac{1}{2} xy`, `\frac{1}{2} ab`, false},
+		{`2 xy`, `2 ab`, false},
+		{`2 abc`, `2 xyz`, false},
+		{`2 xy`, `2xy`, true},
+		{`2\sqrt{3} ab`, `2\sqrt{3} xy`, false},
 	} {
 		got, err := Equivalent(tc.a, tc.b)
 		if err != nil || got != tc.want {

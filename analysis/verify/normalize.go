@@ -224,7 +224,7 @@ func dropUnitWord(s string) string {
 	if !hasBareWord(s) || strings.Contains(s, `\sum`) || strings.Contains(s, `\prod`) {
 		return s
 	}
-	if m := unitWord.FindStringSubmatch(s); m != nil && !isMathWord(m[2]) {
+	if m := unitWord.FindStringSubmatch(s); m != nil && !isMathWord(m[2]) && unitWords(m[2]) {
 		return strings.TrimSpace(m[1])
 	}
 	return s
@@ -266,6 +266,28 @@ func textGroup(inner, before string) (string, bool) {
 		return inner, false
 	}
 	return " ", true
+}
+
+// shortUnits are the unit words of two or three letters a bare word after
+// a number may be; shorter words than four letters that are none of them
+// are read as products of variables (2 xy is not 2 ab).
+var shortUnits = map[string]bool{
+	"mm": true, "cm": true, "dm": true, "km": true, "in": true, "ft": true, "yd": true, "mi": true,
+	"yds": true, "kg": true, "mg": true, "lb": true, "lbs": true, "oz": true, "ml": true, "hr": true,
+	"hrs": true, "min": true, "sec": true, "mph": true, "kph": true, "cal": true, "gal": true, "qt": true,
+	"pt": true, "sq": true, "cu": true, "ha": true, "ac": true, "am": true, "pm": true, "deg": true,
+	"rad": true, "yr": true, "yrs": true, "mo": true, "wk": true, "wks": true, "day": true,
+}
+
+// unitWords reports whether every word of w is a unit or a word of four
+// letters or more, not the letters of a product.
+func unitWords(w string) bool {
+	for _, f := range strings.Fields(w) {
+		if f = strings.TrimSuffix(f, "."); len(f) < 4 && !shortUnits[strings.ToLower(f)] {
+			return false
+		}
+	}
+	return true
 }
 
 // isMathWord reports whether w (a run of words) is math written in letters,
