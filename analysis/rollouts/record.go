@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
+	"github.com/mathrl/mathrl/analysis/runs"
 	"github.com/mathrl/mathrl/internal/jsonl"
 )
 
@@ -20,12 +21,12 @@ import (
 const Version = 1
 
 // Dir is the folder of a run that holds the records: DIR/rollouts.
-func Dir(run string) string { return filepath.Join(run, "rollouts") }
+func Dir(run string) string { return filepath.Join(run, runs.RolloutsDir) }
 
 // Path is the file of the rollout sampled by the policy after step optimizer
 // steps: DIR/rollouts/step-NNNNNN.jsonl.
 func Path(run string, step int) string {
-	return filepath.Join(Dir(run), fmt.Sprintf("step-%06d.jsonl", step))
+	return filepath.Join(Dir(run), runs.StepName(step)+".jsonl")
 }
 
 // Record is one line of a rollouts file: one training sample, token by token,
