@@ -11,8 +11,8 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
-	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
 // trainer is one run in progress: what Train builds once and its loop uses.
@@ -27,7 +27,7 @@ type trainer struct {
 	engine  engine.Engine // samples the rollouts and evaluations
 	proto   *tokenizer.Protocol
 	tokJSON []byte // tokenizer.json, copied into checkpoints
-	tools   rollout.ToolRunner
+	tools   toolloop.ToolRunner
 	marks   *PhaseMarks // nil: none
 	closers []func()
 

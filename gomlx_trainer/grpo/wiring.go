@@ -15,10 +15,10 @@ import (
 
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
-	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 	"github.com/mathrl/mathrl/gomlx_trainer/sandbox"
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
 // newProtocol loads the tokenizer named by cfg (tokenizer: "bytes", a
@@ -83,19 +83,19 @@ func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, mesh *distribu
 	return c, nil
 }
 
-// sandboxRunner adapts a sandbox.Pool to rollout.ToolRunner; a program that
+// sandboxRunner adapts a sandbox.Pool to toolloop.ToolRunner; a program that
 // exits with an error, times out or is killed counts as a failed call.
 type sandboxRunner struct {
 	pool *sandbox.Pool
 }
 
-func (r sandboxRunner) Run(ctx context.Context, code string) (rollout.ToolOutput, error) {
+func (r sandboxRunner) Run(ctx context.Context, code string) (toolloop.ToolOutput, error) {
 	res, err := r.pool.Run(ctx, code)
 	if err != nil {
-		return rollout.ToolOutput{}, err
+		return toolloop.ToolOutput{}, err
 	}
 	failed := res.ExitCode != 0 || res.TimedOut || res.Killed
-	return rollout.ToolOutput{Text: res.ToolResponse(), Failed: failed, NoOutput: !failed && res.Stdout == "" && res.Stderr == ""}, nil
+	return toolloop.ToolOutput{Text: res.ToolResponse(), Failed: failed, NoOutput: !failed && res.Stdout == "" && res.Stderr == ""}, nil
 }
 
 // A tool call's CPU time decides its verdict: RLIMIT_CPU at tool_timeout,
@@ -125,7 +125,7 @@ func toolDeadline(toolTimeout float64) time.Duration {
 
 // newToolRunner starts the sandbox pool of a run; close releases the pool's
 // cgroups once no call runs any more.
-func newToolRunner(cfg Config) (tools rollout.ToolRunner, close func(), isolation string, err error) {
+func newToolRunner(cfg Config) (tools toolloop.ToolRunner, close func(), isolation string, err error) {
 	sc := sandbox.Default()
 	sc.Workers = cfg.ToolConcurrency
 	sc.CPUSeconds, sc.Timeout = toolLimits(cfg.ToolTimeout)
