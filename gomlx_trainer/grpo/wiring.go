@@ -63,7 +63,7 @@ func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, mesh *distribu
 	if cfg.RolloutEngine == EngineBuiltin {
 		smp := sampler.New(b, model)
 		if mesh != nil {
-			if err := smp.OnMesh(mesh, MeshAxis); err != nil {
+			if err := smp.OnMesh(mesh, DeviceAxis); err != nil {
 				return nil, fmt.Errorf("grpo: %w", err)
 			}
 		}
