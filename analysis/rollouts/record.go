@@ -1,6 +1,7 @@
 package rollouts
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -148,18 +149,8 @@ func WriteFile(path string, recs []Record) error {
 		return fmt.Errorf("rollouts: %w", err)
 	}
 	err := jsonl.WriteOutput(path, nil, func(w io.Writer) error {
-		for i, rec := range recs {
-			if rec.Version == 0 {
-				rec.Version = Version
-			}
-			if err := rec.Validate(); err != nil {
-				return fmt.Errorf("record %d: %w", i, err)
-			}
-			if err := jsonl.WriteLine(w, rec); err != nil {
-				return fmt.Errorf("record %d: %w", i, err)
-			}
-		}
-		return nil
+		return jsonl.WriteValid(w, recs, func(r *Record) { r.Version = cmp.Or(r.Version, Version) },
+			func(i int, _ Record) string { return fmt.Sprintf("record %d", i) })
 	})
 	if err != nil {
 		return fmt.Errorf("rollouts: %s: %w", path, err)
