@@ -15,6 +15,7 @@ import (
 	"strconv"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
+	"github.com/mathrl/mathrl/analysis/runs"
 )
 
 // Run is one run folder of an ablation.
@@ -37,7 +38,7 @@ func Load(dir string) ([]Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ablation: %w", err)
 	}
-	var runs []Run
+	var found []Run
 	for _, e := range entries {
 		m := runName.FindStringSubmatch(e.Name())
 		if !e.IsDir() || m == nil {
@@ -45,21 +46,21 @@ func Load(dir string) ([]Run, error) {
 		}
 		seed, _ := strconv.Atoi(m[2])
 		r := Run{Arm: m[1], Seed: seed, Dir: filepath.Join(dir, e.Name())}
-		if r.Evals, err = readFile(filepath.Join(r.Dir, "eval.jsonl"), metrics.ReadEvalPoints); err != nil {
+		if r.Evals, err = readFile(filepath.Join(r.Dir, runs.EvalsFile), metrics.ReadEvalPoints); err != nil {
 			return nil, err
 		}
-		if r.Steps, err = readFile(filepath.Join(r.Dir, "train.jsonl"), metrics.ReadStepMetrics); err != nil {
+		if r.Steps, err = readFile(filepath.Join(r.Dir, runs.StepsFile), metrics.ReadStepMetrics); err != nil {
 			return nil, err
 		}
-		if r.Final, err = readFile(filepath.Join(r.Dir, "final_samples.jsonl"), metrics.ReadSamples); err != nil {
+		if r.Final, err = readFile(filepath.Join(r.Dir, runs.FinalSamplesFile), metrics.ReadSamples); err != nil {
 			return nil, err
 		}
-		runs = append(runs, r)
+		found = append(found, r)
 	}
-	if len(runs) == 0 {
+	if len(found) == 0 {
 		return nil, fmt.Errorf("ablation: no run folder ARM-seedN in %s", dir)
 	}
-	return runs, nil
+	return found, nil
 }
 
 func readFile[T any](path string, read func(r io.Reader, name string) ([]T, error)) ([]T, error) {

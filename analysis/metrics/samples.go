@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -148,16 +149,10 @@ func ReadSamples(r io.Reader, name string) ([]Sample, error) {
 // SamplesVersion; an invalid sample is an error naming its index and field,
 // and nothing after it is written.
 func WriteSamples(w io.Writer, samples ...Sample) error {
-	for i, s := range samples {
-		if s.Version == 0 {
-			s.Version = SamplesVersion
-		}
-		if err := s.Validate(); err != nil {
-			return fmt.Errorf("metrics: sample %d: %w", i, err)
-		}
-		if err := jsonl.WriteLine(w, s); err != nil {
-			return fmt.Errorf("metrics: sample %d: %w", i, err)
-		}
+	err := jsonl.WriteValid(w, samples, func(s *Sample) { s.Version = cmp.Or(s.Version, SamplesVersion) },
+		func(i int, _ Sample) string { return fmt.Sprintf("sample %d", i) })
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
 	}
 	return nil
 }

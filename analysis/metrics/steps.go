@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -152,16 +153,10 @@ func ReadStepMetrics(r io.Reader, name string) ([]StepMetrics, error) {
 // StepMetricsVersion; an invalid line is an error naming its step and field,
 // and nothing after it is written. A trainer appends with one call per step.
 func WriteStepMetrics(w io.Writer, steps ...StepMetrics) error {
-	for _, m := range steps {
-		if m.Version == 0 {
-			m.Version = StepMetricsVersion
-		}
-		if err := m.Validate(); err != nil {
-			return fmt.Errorf("metrics: step %d: %w", m.Step, err)
-		}
-		if err := jsonl.WriteLine(w, m); err != nil {
-			return fmt.Errorf("metrics: step %d: %w", m.Step, err)
-		}
+	err := jsonl.WriteValid(w, steps, func(m *StepMetrics) { m.Version = cmp.Or(m.Version, StepMetricsVersion) },
+		func(_ int, m StepMetrics) string { return fmt.Sprintf("step %d", m.Step) })
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
 	}
 	return nil
 }

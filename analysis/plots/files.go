@@ -11,6 +11,7 @@ import (
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/analysis/modelcard"
+	"github.com/mathrl/mathrl/analysis/runs"
 	"github.com/mathrl/mathrl/analysis/scorer/validation"
 	"gonum.org/v1/plot"
 )
@@ -292,7 +293,7 @@ func seriesLabel(s metrics.Summary) string {
 // readEvalsBeside reads the eval.jsonl that a training run writes next to its
 // metrics file; none is no error.
 func readEvalsBeside(metricsPath string) ([]metrics.EvalPoint, error) {
-	path := filepath.Join(filepath.Dir(metricsPath), "eval.jsonl")
+	path := filepath.Join(filepath.Dir(metricsPath), runs.EvalsFile)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil

@@ -1,6 +1,7 @@
 package rollouts
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
+	"github.com/mathrl/mathrl/analysis/runs"
 	"github.com/mathrl/mathrl/internal/jsonl"
 )
 
@@ -20,12 +22,12 @@ import (
 const Version = 1
 
 // Dir is the folder of a run that holds the records: DIR/rollouts.
-func Dir(run string) string { return filepath.Join(run, "rollouts") }
+func Dir(run string) string { return filepath.Join(run, runs.RolloutsDir) }
 
 // Path is the file of the rollout sampled by the policy after step optimizer
 // steps: DIR/rollouts/step-NNNNNN.jsonl.
 func Path(run string, step int) string {
-	return filepath.Join(Dir(run), fmt.Sprintf("step-%06d.jsonl", step))
+	return filepath.Join(Dir(run), runs.StepName(step)+".jsonl")
 }
 
 // Record is one line of a rollouts file: one training sample, token by token,
@@ -147,18 +149,8 @@ func WriteFile(path string, recs []Record) error {
 		return fmt.Errorf("rollouts: %w", err)
 	}
 	err := jsonl.WriteOutput(path, nil, func(w io.Writer) error {
-		for i, rec := range recs {
-			if rec.Version == 0 {
-				rec.Version = Version
-			}
-			if err := rec.Validate(); err != nil {
-				return fmt.Errorf("record %d: %w", i, err)
-			}
-			if err := jsonl.WriteLine(w, rec); err != nil {
-				return fmt.Errorf("record %d: %w", i, err)
-			}
-		}
-		return nil
+		return jsonl.WriteValid(w, recs, func(r *Record) { r.Version = cmp.Or(r.Version, Version) },
+			func(i int, _ Record) string { return fmt.Sprintf("record %d", i) })
 	})
 	if err != nil {
 		return fmt.Errorf("rollouts: %s: %w", path, err)

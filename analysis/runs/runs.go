@@ -23,20 +23,13 @@ type Run struct {
 	Final        metrics.EvalPoint   // the last line of eval.jsonl
 }
 
-// The files of a run folder that Load reads.
-const (
-	provenanceFile = "provenance.json"
-	configFile     = "config.json"
-	evalFile       = "eval.jsonl"
-)
-
 // Load reads every folder under root that holds a provenance.json, in path
 // order. Each must also hold config.json and an eval.jsonl with at least one
 // evaluation. It is an error when none is found.
 func Load(root string) ([]Run, error) {
 	var out []Run
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() != provenanceFile {
+		if err != nil || d.IsDir() || d.Name() != ProvenanceFile {
 			return err
 		}
 		dir := filepath.Dir(path)
@@ -54,7 +47,7 @@ func Load(root string) ([]Run, error) {
 		return nil, fmt.Errorf("runs: %w", err)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("runs: no run folder (with %s) under %s", provenanceFile, root)
+		return nil, fmt.Errorf("runs: no run folder (with %s) under %s", ProvenanceFile, root)
 	}
 	return out, nil
 }
@@ -62,20 +55,20 @@ func Load(root string) ([]Run, error) {
 // read reads one run folder.
 func read(dir string) (Run, error) {
 	var r Run
-	raw, err := os.ReadFile(filepath.Join(dir, provenanceFile))
+	raw, err := os.ReadFile(filepath.Join(dir, ProvenanceFile))
 	if err != nil {
 		return r, err
 	}
 	if err := json.Unmarshal(raw, &r.Provenance); err != nil {
-		return r, fmt.Errorf("%s: %w", filepath.Join(dir, provenanceFile), err)
+		return r, fmt.Errorf("%s: %w", filepath.Join(dir, ProvenanceFile), err)
 	}
-	cfg, err := os.ReadFile(filepath.Join(dir, configFile))
+	cfg, err := os.ReadFile(filepath.Join(dir, ConfigFile))
 	if err != nil {
 		return r, err
 	}
 	sum := sha256.Sum256(cfg)
 	r.ConfigSHA256 = hex.EncodeToString(sum[:])
-	path := filepath.Join(dir, evalFile)
+	path := filepath.Join(dir, EvalsFile)
 	f, err := os.Open(path)
 	if err != nil {
 		return r, err

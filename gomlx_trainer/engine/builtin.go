@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
 // Builtin is the in-process engine: the sampler, on the policy's own weights
@@ -61,14 +61,14 @@ type samplerSession struct {
 	seen []int // ids of each sequence already handed to the tool loop
 }
 
-func (a *samplerSession) Generate(ctx context.Context, active, maxNew []int, step func(rollout.StepReport)) ([]rollout.Turn, error) {
+func (a *samplerSession) Generate(ctx context.Context, active, maxNew []int, step func(toolloop.StepReport)) ([]toolloop.Turn, error) {
 	if err := a.run(ctx, active, step); err != nil {
 		return nil, err
 	}
-	turns := make([]rollout.Turn, len(active))
+	turns := make([]toolloop.Turn, len(active))
 	for j, i := range active {
 		r := a.ss.Result(i)
-		turns[j] = rollout.Turn{IDs: r.IDs[a.seen[i]:], LogProbs: r.LogProbs[a.seen[i]:]}
+		turns[j] = toolloop.Turn{IDs: r.IDs[a.seen[i]:], LogProbs: r.LogProbs[a.seen[i]:]}
 		if len(turns[j].IDs) > maxNew[j] {
 			turns[j].IDs, turns[j].LogProbs = turns[j].IDs[:maxNew[j]], turns[j].LogProbs[:maxNew[j]]
 		}
@@ -79,7 +79,7 @@ func (a *samplerSession) Generate(ctx context.Context, active, maxNew []int, ste
 
 // run steps the session until no sequence is active or ctx ends, as
 // sampler.Session.Run does, and reports each step to step when it is not nil.
-func (a *samplerSession) run(ctx context.Context, active []int, step func(rollout.StepReport)) error {
+func (a *samplerSession) run(ctx context.Context, active []int, step func(toolloop.StepReport)) error {
 	if step == nil {
 		return a.ss.Run(ctx)
 	}
@@ -93,7 +93,7 @@ func (a *samplerSession) run(ctx context.Context, active []int, step func(rollou
 		if err != nil {
 			return err
 		}
-		r := rollout.StepReport{Sampled: a.ss.Sampled() - before}
+		r := toolloop.StepReport{Sampled: a.ss.Sampled() - before}
 		running = slices.DeleteFunc(running, func(i int) bool {
 			if a.ss.Active(i) {
 				return false

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
 // The protocols a Client speaks.
@@ -123,7 +123,7 @@ type clientSession struct {
 // OpenAI), at most the client's concurrency of requests at once, and returns
 // when all have answered; the first error cancels the others. Each answered
 // sequence is one step report (a server's decoding steps are its own).
-func (s *clientSession) Generate(ctx context.Context, active, maxNew []int, step func(rollout.StepReport)) ([]rollout.Turn, error) {
+func (s *clientSession) Generate(ctx context.Context, active, maxNew []int, step func(toolloop.StepReport)) ([]toolloop.Turn, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	reqs := make([]request, len(active))
@@ -134,7 +134,7 @@ func (s *clientSession) Generate(ctx context.Context, active, maxNew []int, step
 		reqs[j] = request{seq: i, ids: s.seqs[i], maxNew: maxNew[j], seed: s.seeds[i], opts: s.opts}
 	}
 	size := max(s.c.opt.Batch, 1)
-	turns := make([]rollout.Turn, len(active))
+	turns := make([]toolloop.Turn, len(active))
 	var errs []error
 	var errMu sync.Mutex
 	var wg sync.WaitGroup
@@ -164,7 +164,7 @@ func (s *clientSession) Generate(ctx context.Context, active, maxNew []int, step
 
 // send sends one request of reqs, within the client's concurrency, fills in
 // their turns and reports each to step.
-func (s *clientSession) send(ctx context.Context, reqs []request, turns []rollout.Turn, step func(rollout.StepReport)) error {
+func (s *clientSession) send(ctx context.Context, reqs []request, turns []toolloop.Turn, step func(toolloop.StepReport)) error {
 	select {
 	case s.c.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -180,7 +180,7 @@ func (s *clientSession) send(ctx context.Context, reqs []request, turns []rollou
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for _, tr := range got {
-			step(rollout.StepReport{Sampled: len(tr.IDs), Stopped: []int{lastID(tr.IDs)}})
+			step(toolloop.StepReport{Sampled: len(tr.IDs), Stopped: []int{lastID(tr.IDs)}})
 		}
 	}
 	return nil
@@ -236,7 +236,7 @@ type request struct {
 
 // generate sends reqs in one request, retrying connection errors and 5xx on
 // the next URL after a growing wait, and checks the answer.
-func (c *Client) generate(ctx context.Context, reqs []request) ([]rollout.Turn, error) {
+func (c *Client) generate(ctx context.Context, reqs []request) ([]toolloop.Turn, error) {
 	path, body := c.body(reqs)
 	data, err := json.Marshal(body)
 	if err != nil {
@@ -385,10 +385,10 @@ func (c *Client) bodyOf(r request) (string, any) {
 
 // parse reads the response to reqs: a list of one answer per sequence in
 // batch mode, else one answer.
-func (c *Client) parse(data []byte, reqs []request) ([]rollout.Turn, error) {
+func (c *Client) parse(data []byte, reqs []request) ([]toolloop.Turn, error) {
 	if c.opt.Batch == 0 {
 		turn, err := c.parseOne(data, reqs[0])
-		return []rollout.Turn{turn}, err
+		return []toolloop.Turn{turn}, err
 	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(data, &list); err != nil {
@@ -397,7 +397,7 @@ func (c *Client) parse(data []byte, reqs []request) ([]rollout.Turn, error) {
 	if len(list) != len(reqs) {
 		return nil, fmt.Errorf("%d answers for %d sequences", len(list), len(reqs))
 	}
-	turns := make([]rollout.Turn, len(reqs))
+	turns := make([]toolloop.Turn, len(reqs))
 	for k, r := range reqs {
 		var err error
 		if turns[k], err = c.parseOne(list[k], r); err != nil {
@@ -409,43 +409,43 @@ func (c *Client) parse(data []byte, reqs []request) ([]rollout.Turn, error) {
 
 // parseOne reads the answer to r and checks it: ids and log-probs of equal
 // length, at least one and at most r.maxNew, every id in the vocabulary.
-func (c *Client) parseOne(data []byte, r request) (rollout.Turn, error) {
+func (c *Client) parseOne(data []byte, r request) (toolloop.Turn, error) {
 	var ids []int
 	var lps []float64
 	var finish string
 	if c.opt.Protocol == OpenAI {
 		var resp OpenAIResponse
 		if err := json.Unmarshal(data, &resp); err != nil {
-			return rollout.Turn{}, err
+			return toolloop.Turn{}, err
 		}
 		if len(resp.Choices) != 1 {
-			return rollout.Turn{}, fmt.Errorf("%d choices, want 1", len(resp.Choices))
+			return toolloop.Turn{}, fmt.Errorf("%d choices, want 1", len(resp.Choices))
 		}
 		ch := resp.Choices[0]
 		if ch.TokenIDs == nil {
-			return rollout.Turn{}, errors.New("choices[0].token_ids is missing")
+			return toolloop.Turn{}, errors.New("choices[0].token_ids is missing")
 		}
 		if ch.Logprobs == nil {
-			return rollout.Turn{}, errors.New("choices[0].logprobs is missing")
+			return toolloop.Turn{}, errors.New("choices[0].logprobs is missing")
 		}
 		ids, finish = ch.TokenIDs, ch.FinishReason
 		for k, lp := range ch.Logprobs.TokenLogprobs {
 			if lp == nil {
-				return rollout.Turn{}, fmt.Errorf("choices[0].logprobs.token_logprobs[%d] is null", k)
+				return toolloop.Turn{}, fmt.Errorf("choices[0].logprobs.token_logprobs[%d] is null", k)
 			}
 			lps = append(lps, *lp)
 		}
 	} else {
 		var resp SGLangResponse
 		if err := json.Unmarshal(data, &resp); err != nil {
-			return rollout.Turn{}, err
+			return toolloop.Turn{}, err
 		}
 		if resp.MetaInfo.OutputTokenLogprobs == nil {
-			return rollout.Turn{}, errors.New("meta_info.output_token_logprobs is missing")
+			return toolloop.Turn{}, errors.New("meta_info.output_token_logprobs is missing")
 		}
 		for k, e := range resp.MetaInfo.OutputTokenLogprobs {
 			if e.LogProb == nil || e.ID == nil {
-				return rollout.Turn{}, fmt.Errorf("meta_info.output_token_logprobs[%d] lacks its log-prob or its id", k)
+				return toolloop.Turn{}, fmt.Errorf("meta_info.output_token_logprobs[%d] lacks its log-prob or its id", k)
 			}
 			ids, lps = append(ids, *e.ID), append(lps, *e.LogProb)
 		}
@@ -453,16 +453,16 @@ func (c *Client) parseOne(data []byte, r request) (rollout.Turn, error) {
 	}
 	switch {
 	case finish == "abort":
-		return rollout.Turn{}, errors.New("the server aborted the request")
+		return toolloop.Turn{}, errors.New("the server aborted the request")
 	case len(ids) != len(lps):
-		return rollout.Turn{}, fmt.Errorf("%d ids and %d log-probs", len(ids), len(lps))
+		return toolloop.Turn{}, fmt.Errorf("%d ids and %d log-probs", len(ids), len(lps))
 	case len(ids) == 0 || len(ids) > r.maxNew:
-		return rollout.Turn{}, fmt.Errorf("%d ids, want 1 to %d", len(ids), r.maxNew)
+		return toolloop.Turn{}, fmt.Errorf("%d ids, want 1 to %d", len(ids), r.maxNew)
 	}
-	turn := rollout.Turn{IDs: ids, LogProbs: make([]float32, len(lps))}
+	turn := toolloop.Turn{IDs: ids, LogProbs: make([]float32, len(lps))}
 	for k, id := range ids {
 		if id < 0 || id >= c.opt.Vocab {
-			return rollout.Turn{}, fmt.Errorf("id %d (token %d) outside the vocabulary [0, %d)", id, k, c.opt.Vocab)
+			return toolloop.Turn{}, fmt.Errorf("id %d (token %d) outside the vocabulary [0, %d)", id, k, c.opt.Vocab)
 		}
 		turn.LogProbs[k] = float32(lps[k])
 	}

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
 // fakeServer answers /generate and /v1/completions with the tokens reply
@@ -112,12 +112,12 @@ func TestClientWire(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var steps []rollout.StepReport
-			turns, err := sess.Generate(context.Background(), []int{0, 1}, []int{2, 3}, func(r rollout.StepReport) { steps = append(steps, r) })
+			var steps []toolloop.StepReport
+			turns, err := sess.Generate(context.Background(), []int{0, 1}, []int{2, 3}, func(r toolloop.StepReport) { steps = append(steps, r) })
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []rollout.Turn{{IDs: []int{12, 13}, LogProbs: []float32{-0.1, -0.2}}, {IDs: []int{21, 22, 23}, LogProbs: []float32{-0.1, -0.2, -0.3}}}
+			want := []toolloop.Turn{{IDs: []int{12, 13}, LogProbs: []float32{-0.1, -0.2}}, {IDs: []int{21, 22, 23}, LogProbs: []float32{-0.1, -0.2, -0.3}}}
 			if !reflect.DeepEqual(turns, want) {
 				t.Errorf("turns %+v, want %+v", turns, want)
 			}

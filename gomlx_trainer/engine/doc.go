@@ -1,5 +1,5 @@
 // Package engine is where rollouts are sampled: an Engine starts a session for
-// a batch of prompts, which the tool loop (rollout.Run) drives, and is told
+// a batch of prompts, which the tool loop (toolloop.Run) drives, and is told
 // after each update of the policy so that the next session samples from the
 // new weights (Sync).
 //

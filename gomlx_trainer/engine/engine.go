@@ -3,7 +3,7 @@ package engine
 import (
 	"context"
 
-	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
 // Engine samples rollouts.
@@ -18,9 +18,9 @@ type Engine interface {
 }
 
 // Session is a batch of sequences being generated: the tool loop's
-// rollout.Session, and Close to free what it holds.
+// toolloop.Session, and Close to free what it holds.
 type Session interface {
-	rollout.Session
+	toolloop.Session
 	Close()
 }
 
@@ -30,6 +30,6 @@ type Options struct {
 	Temperature  float64 // 0 is greedy
 	TopP         float64 // 0 or 1: off
 	TopK         int     // 0: off
-	StopIDs      []int   // a sampled id in this list pauses its sequence (rollout.Session.Generate returns)
+	StopIDs      []int   // a sampled id in this list pauses its sequence (toolloop.Session.Generate returns)
 	Seed         uint64  // sequence i draws from sampler.SequenceSeed(Seed, i)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gomlx/compute/dtypes"
 	mlmodel "github.com/gomlx/gomlx/ml/model"
 
+	"github.com/mathrl/mathrl/analysis/runs"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/internal/atomicfile"
 )
@@ -48,7 +49,7 @@ const (
 )
 
 // CheckpointName returns the folder name of the checkpoint after step.
-func CheckpointName(step int) string { return fmt.Sprintf("step-%06d", step) }
+func CheckpointName(step int) string { return runs.StepName(step) }
 
 // SaveCheckpoint writes dir atomically: it fills a temporary sibling folder and
 // renames it over dir, so a crash leaves either the old checkpoint or the new

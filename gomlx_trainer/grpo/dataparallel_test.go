@@ -389,7 +389,7 @@ func TestSamplerOnMeshMatchesOneDevice(t *testing.T) {
 			}
 			opts := sampler.Options{MaxNewTokens: 40, Temperature: 1, Seed: 11, StopIDs: []int{}}
 			onMesh := sampler.New(b, m)
-			if err := onMesh.OnMesh(l.Mesh(), MeshAxis); err != nil {
+			if err := onMesh.OnMesh(l.Mesh(), DeviceAxis); err != nil {
 				t.Fatal(err)
 			}
 			sess, err := onMesh.Start(prompts, opts)

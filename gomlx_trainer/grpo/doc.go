@@ -11,7 +11,7 @@
 // Train is one loop that reads top to bottom; each rollout goes through
 // these steps, each a method of the run's trainer value that returns what it
 // computed to the next: drawBatch generates RolloutBatchSize prompts ×
-// NSamplesPerPrompt samples with the tool loop of package rollout, in
+// NSamplesPerPrompt samples with the tool loop of package toolloop, in
 // sessions of the run's engine (package engine: the in-process sampler, which
 // keeps its KV cache while the sandbox runs tool calls, or rollout servers;
 // the loop syncs it to the policy's weights before each sampling) and scores
@@ -45,12 +45,12 @@
 //   - a batch is the scored samples of one rollout, every draw of them (a
 //     draw samples some prompt groups once; dynamic sampling draws again),
 //     not to be confused with the padded Batch of a micro-batch;
-//   - a sample is one response to one prompt (rollout.Sample), and a
+//   - a sample is one response to one prompt (toolloop.Sample), and a
 //     sequence is a sample's prompt and response as the loss takes them
 //     (Sequence);
 //   - a record is a sample written token by token to rollouts/step-N.jsonl
 //     (rollouts.Record);
-//   - the tool loop is package rollout's multi-turn generation (rollout.Run),
+//   - the tool loop is package toolloop's multi-turn generation (toolloop.Run),
 //     and the sampler's log-probs are π_sampler, the training graph's π_train;
 //   - the engine is what samples (engine.Engine, rollout_engine): the
 //     in-process sampler (builtin) or servers spoken to over HTTP; a session
@@ -65,7 +65,7 @@
 // tested on tiny inputs against numbers computed independently.
 //
 // It does not own the model graph or the log-probs of targets (qwen3),
-// sampling (sampler), the tool loop (rollout), the sandbox, the tokenizer and
+// sampling (sampler), the tool loop (toolloop), the sandbox, the tokenizer and
 // the chat protocol (tokenizer.Protocol), the scorers and rewards (scorer), the
 // metrics schemas or the figures, nor the command-line flags (cmd/mathrl); it
 // wires them together.

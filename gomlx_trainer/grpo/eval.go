@@ -15,9 +15,9 @@ import (
 	"github.com/mathrl/mathrl/analysis/scorer"
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
-	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 	"github.com/mathrl/mathrl/internal/atomicfile"
 )
 
@@ -41,7 +41,7 @@ type EvalOptions struct {
 
 // Evaluate samples K responses per problem with the policy behind eng and
 // scores them. Tool calls go through tools (nil when UseTools is off).
-func Evaluate(ctx context.Context, eng engine.Engine, proto *tokenizer.Protocol, tools rollout.ToolRunner, opt EvalOptions) ([]metrics.Sample, error) {
+func Evaluate(ctx context.Context, eng engine.Engine, proto *tokenizer.Protocol, tools toolloop.ToolRunner, opt EvalOptions) ([]metrics.Sample, error) {
 	bs := opt.BatchSize
 	if bs <= 0 {
 		bs = 64
@@ -109,12 +109,12 @@ type genOptions struct {
 	concurrency   int
 	seed          uint64
 	toolDeadlineS float64
-	progress      rollout.Progress // hears how the batch goes (nil: nobody)
+	progress      toolloop.Progress // hears how the batch goes (nil: nobody)
 }
 
 // generate runs the multi-turn tool loop on a batch of prompts, in a session
 // of eng.
-func generate(ctx context.Context, eng engine.Engine, proto *tokenizer.Protocol, tools rollout.ToolRunner, prompts [][]int, o genOptions) ([]rollout.Sample, rollout.Stats, error) {
+func generate(ctx context.Context, eng engine.Engine, proto *tokenizer.Protocol, tools toolloop.ToolRunner, prompts [][]int, o genOptions) ([]toolloop.Sample, toolloop.Stats, error) {
 	sp := proto.Tok.Special()
 	stops := []int{sp.IMEnd}
 	ends := []int{sp.IMEnd}
@@ -129,10 +129,10 @@ func generate(ctx context.Context, eng engine.Engine, proto *tokenizer.Protocol,
 		StopIDs: stops, Seed: o.seed,
 	})
 	if err != nil {
-		return nil, rollout.Stats{}, fmt.Errorf("grpo: %w", err)
+		return nil, toolloop.Stats{}, fmt.Errorf("grpo: %w", err)
 	}
 	defer sess.Close()
-	return rollout.Run(ctx, sess, len(prompts), proto, tools, rollout.Options{
+	return toolloop.Run(ctx, sess, len(prompts), proto, tools, toolloop.Options{
 		Budget: o.budget, MaxTurns: o.maxTurns, UseTools: o.useTools, EndIDs: ends, ToolCallEnd: sp.ToolCallEnd,
 		Concurrency: max(o.concurrency, 1), ToolDeadline: time.Duration(o.toolDeadlineS * float64(time.Second)),
 		Progress: o.progress,
@@ -161,10 +161,10 @@ type EvalRequest struct {
 	Tokenizer   string // "" : the model folder's tokenizer.json; "bytes"
 	Out         string // eval-samples JSONL file
 	BatchSize   int
-	Tools       rollout.ToolRunner // nil: a sandbox pool
-	Progress    io.Writer          // a line every 30 s while it samples (nil: none)
-	ArithDigits int                // Data "arith": largest operand length (0: the checkpoint run's, else 4)
-	ArithOps    string             // Data "arith": operations, one of arith.Ops ("": the checkpoint run's, else "*+")
+	Tools       toolloop.ToolRunner // nil: a sandbox pool
+	Progress    io.Writer           // a line every 30 s while it samples (nil: none)
+	ArithDigits int                 // Data "arith": largest operand length (0: the checkpoint run's, else 4)
+	ArithOps    string              // Data "arith": operations, one of arith.Ops ("": the checkpoint run's, else "*+")
 }
 
 // DefaultEvalRequest is what `mathrl eval` asks for unless told otherwise:

@@ -13,8 +13,8 @@ import (
 
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
-	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
 // TestEvalLoadsTheRequestedDType is the regression test of `mathrl eval
@@ -104,10 +104,10 @@ func (e *scriptedEngine) Sync(context.Context, int) error { return nil }
 
 type scriptedSession struct{ answer []int }
 
-func (s scriptedSession) Generate(_ context.Context, active, _ []int, _ func(rollout.StepReport)) ([]rollout.Turn, error) {
-	turns := make([]rollout.Turn, len(active))
+func (s scriptedSession) Generate(_ context.Context, active, _ []int, _ func(toolloop.StepReport)) ([]toolloop.Turn, error) {
+	turns := make([]toolloop.Turn, len(active))
 	for j := range turns {
-		turns[j] = rollout.Turn{IDs: s.answer, LogProbs: make([]float32, len(s.answer))}
+		turns[j] = toolloop.Turn{IDs: s.answer, LogProbs: make([]float32, len(s.answer))}
 	}
 	return turns, nil
 }

@@ -74,7 +74,7 @@ type Learner struct {
 }
 
 // sharded is how the learner's graphs run on several devices: over a 1-D
-// mesh "data", each batch input split on its first axis and every graph
+// mesh along DeviceAxis, each batch input split on its first axis and every graph
 // result replicated, XLA's SPMD partitioner (Shardy) inserting the
 // collectives. Under sharding data the variables (weights, gradient
 // accumulators, AdamW moments) are whole on every device and XLA all-reduces
@@ -84,7 +84,7 @@ type Learner struct {
 type sharded struct {
 	devices int
 	mesh    *distributed.DeviceMesh
-	batch   *distributed.ShardingSpec // axis 0 split over "data"
+	batch   *distributed.ShardingSpec // axis 0 split along DeviceAxis
 	repl    *distributed.ShardingSpec // whole on every device
 	fsdp    bool
 }
@@ -190,12 +190,13 @@ func (l *Learner) Shard(n int, sharding string) error {
 	return nil
 }
 
-// MeshAxis names the one axis of the learner's device mesh, along which
-// batches (and under fsdp the variables) are split.
-const MeshAxis = "data"
+// DeviceAxis names the one axis of the learner's device mesh, along which
+// batches (and under fsdp the variables) are split. It is no sharding mode:
+// shard: data (ShardData) and shard: fsdp (ShardFSDP) both split along it.
+const DeviceAxis = "devices"
 
 // Mesh is the device mesh the learner's graphs run on (nil on one device).
-// A sampler on it (sampler.OnMesh, along MeshAxis) reads the weights as the
+// A sampler on it (sampler.OnMesh, along DeviceAxis) reads the weights as the
 // learner holds them.
 func (l *Learner) Mesh() *distributed.DeviceMesh {
 	if l.sh == nil {
@@ -204,14 +205,14 @@ func (l *Learner) Mesh() *distributed.DeviceMesh {
 	return l.sh.mesh
 }
 
-// newSharded lays out n devices as a 1-D mesh along MeshAxis, batches split
+// newSharded lays out n devices as a 1-D mesh along DeviceAxis, batches split
 // over it, under fsdp the variables too (see sharded). It needs no device.
 func newSharded(n int, fsdp bool) (*sharded, error) {
-	mesh, err := distributed.NewDeviceMesh([]int{n}, []string{MeshAxis})
+	mesh, err := distributed.NewDeviceMesh([]int{n}, []string{DeviceAxis})
 	if err != nil {
 		return nil, fmt.Errorf("grpo: num_devices %d: %w", n, err)
 	}
-	batch, err := distributed.BuildSpec(mesh).S(MeshAxis).Done()
+	batch, err := distributed.BuildSpec(mesh).S(DeviceAxis).Done()
 	if err != nil {
 		return nil, fmt.Errorf("grpo: num_devices %d: %w", n, err)
 	}
@@ -256,7 +257,7 @@ func fsdpSpec(sh *sharded, path string, dims []int, shapes [][]int) (*distribute
 	b := distributed.BuildSpec(sh.mesh)
 	for i := range dims {
 		if i == axis {
-			b = b.S(MeshAxis)
+			b = b.S(DeviceAxis)
 		} else {
 			b = b.R()
 		}

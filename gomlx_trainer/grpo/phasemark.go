@@ -7,7 +7,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
 // PhaseMarks stops a trainer at each phase it enters (an evaluation, a
@@ -46,11 +46,11 @@ func (m *PhaseMarks) mark(format string, args ...any) {
 
 // markedTools marks each tool call before it runs.
 type markedTools struct {
-	rollout.ToolRunner
+	toolloop.ToolRunner
 	marks *PhaseMarks
 }
 
-func (m markedTools) Run(ctx context.Context, code string) (rollout.ToolOutput, error) {
+func (m markedTools) Run(ctx context.Context, code string) (toolloop.ToolOutput, error) {
 	m.marks.mark("tool")
 	return m.ToolRunner.Run(ctx, code)
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
 // progressEvery is how often a long phase (a rollout's sampling, an
@@ -69,7 +69,7 @@ func clip(s string, n int) string {
 
 // phase is one long phase of a run (a rollout's sampling, an evaluation):
 // total sequences generated in batches, each at most budget tokens long. As
-// the rollout.Progress of its batches it writes, every p.every,
+// the toolloop.Progress of its batches it writes, every p.every,
 //
 //	mathrl: rollout 3: 40/128 sequences done, 51200 tokens (850/s), 12 tool calls; 1m0s, at most 2m30s left
 //
@@ -84,11 +84,11 @@ type phase struct {
 	batches int // batches of sequences
 	budget  int // response budget: the most decoding steps of one batch
 	start   time.Time
-	last    time.Time      // when the last line was written
-	steps   int            // decoding steps by then
-	begun   int            // batches begun
-	prev    rollout.Status // sum over the batches that are done
-	cur     rollout.Status // the batch being generated
+	last    time.Time       // when the last line was written
+	steps   int             // decoding steps by then
+	begun   int             // batches begun
+	prev    toolloop.Status // sum over the batches that are done
+	cur     toolloop.Status // the batch being generated
 }
 
 // phase starts a phase of total sequences, generated batch at a time.
@@ -98,20 +98,20 @@ func (p *progress) phase(name string, total, batch, budget int) *phase {
 }
 
 // batch begins the phase's next batch and returns the Progress to hand its
-// rollout.Run (nil for a nil phase: nobody listens).
-func (ph *phase) batch() rollout.Progress {
+// toolloop.Run (nil for a nil phase: nobody listens).
+func (ph *phase) batch() toolloop.Progress {
 	if ph == nil {
 		return nil
 	}
 	ph.prev = sumStatus(ph.prev, ph.cur)
-	ph.cur = rollout.Status{}
+	ph.cur = toolloop.Status{}
 	ph.begun++
 	return ph
 }
 
-// Update implements rollout.Progress: it writes a line when p.every has
+// Update implements toolloop.Progress: it writes a line when p.every has
 // passed since the last one.
-func (ph *phase) Update(s rollout.Status) {
+func (ph *phase) Update(s toolloop.Status) {
 	ph.cur = s
 	now := ph.p.now()
 	if now.Sub(ph.last) < ph.p.every {
@@ -148,8 +148,8 @@ func perSecond(n int, d time.Duration) string {
 }
 
 // sumStatus adds the counts of two batches' statuses; StepsLeft is b's.
-func sumStatus(a, b rollout.Status) rollout.Status {
-	return rollout.Status{Total: a.Total + b.Total, Finished: a.Finished + b.Finished, Tokens: a.Tokens + b.Tokens,
+func sumStatus(a, b toolloop.Status) toolloop.Status {
+	return toolloop.Status{Total: a.Total + b.Total, Finished: a.Finished + b.Finished, Tokens: a.Tokens + b.Tokens,
 		ToolCalls: a.ToolCalls + b.ToolCalls, Steps: a.Steps + b.Steps, StepsLeft: b.StepsLeft}
 }
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
-	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
 // TestPhaseLines drives a phase of two batches of 4 sequences on a fake
@@ -22,20 +22,20 @@ func TestPhaseLines(t *testing.T) {
 	clock := time.Unix(0, 0)
 	p := &progress{w: &buf, now: func() time.Time { return clock }, every: 30 * time.Second}
 	ph := p.phase("rollout 1", 8, 4, 100)
-	at := func(s int, pr rollout.Progress, st rollout.Status) {
+	at := func(s int, pr toolloop.Progress, st toolloop.Status) {
 		clock = time.Unix(int64(s), 0)
 		pr.Update(st)
 	}
 	b := ph.batch()
-	at(10, b, rollout.Status{Total: 4, Tokens: 40, Steps: 10, StepsLeft: 90})
+	at(10, b, toolloop.Status{Total: 4, Tokens: 40, Steps: 10, StepsLeft: 90})
 	// 30 steps in 30 s; 70 steps left in this batch and at most 100 in the next
-	at(30, b, rollout.Status{Total: 4, Finished: 1, Tokens: 120, Steps: 30, StepsLeft: 70})
-	at(45, b, rollout.Status{Total: 4, Finished: 4, Tokens: 300, Steps: 100})
+	at(30, b, toolloop.Status{Total: 4, Finished: 1, Tokens: 120, Steps: 30, StepsLeft: 70})
+	at(45, b, toolloop.Status{Total: 4, Finished: 4, Tokens: 300, Steps: 100})
 	b = ph.batch()
 	// 80 steps in the 30 s since the last line; 50 steps left, in the last batch
-	at(60, b, rollout.Status{Total: 4, Finished: 2, Tokens: 20, ToolCalls: 3, Steps: 10, StepsLeft: 50})
+	at(60, b, toolloop.Status{Total: 4, Finished: 2, Tokens: 20, ToolCalls: 3, Steps: 10, StepsLeft: 50})
 	// 5 steps in the 30 s since the last line: too few to tell the time left
-	at(90, b, rollout.Status{Total: 4, Finished: 3, Tokens: 25, ToolCalls: 3, Steps: 15, StepsLeft: 45})
+	at(90, b, toolloop.Status{Total: 4, Finished: 3, Tokens: 25, ToolCalls: 3, Steps: 15, StepsLeft: 45})
 	want := "mathrl: rollout 1: 1/8 sequences done, 120 tokens (4/s); 30s, at most 2m50s left\n" +
 		"mathrl: rollout 1: 6/8 sequences done, 320 tokens (5.33/s), 3 tool calls; 1m0s, at most 19s left\n" +
 		"mathrl: rollout 1: 7/8 sequences done, 325 tokens (3.61/s), 3 tool calls; 1m30s\n"
@@ -48,9 +48,9 @@ func TestPhaseLines(t *testing.T) {
 }
 
 // statusLog keeps every Status it hears.
-type statusLog []rollout.Status
+type statusLog []toolloop.Status
 
-func (l *statusLog) Update(s rollout.Status) { *l = append(*l, s) }
+func (l *statusLog) Update(s toolloop.Status) { *l = append(*l, s) }
 
 // TestGenerateProgress runs the tool loop on a tiny random policy with and
 // without a Progress: listening changes no sample, and the sampler adapter
@@ -107,7 +107,7 @@ func TestProgressFromTwoGoroutines(t *testing.T) {
 		defer close(done)
 		b := ph.batch()
 		for i := range 100 {
-			b.Update(rollout.Status{Total: 4, Tokens: i, Steps: i})
+			b.Update(toolloop.Status{Total: 4, Tokens: i, Steps: i})
 		}
 	}()
 	for i := range 100 {

@@ -15,22 +15,17 @@ import (
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/analysis/plots"
+	"github.com/mathrl/mathrl/analysis/runs"
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/internal/atomicfile"
 	"github.com/mathrl/mathrl/internal/jsonl"
 	"github.com/mathrl/mathrl/internal/vcs"
 )
 
-// RunFolder is one run's folder:
-//
-//	config.json       the resolved Config
-//	provenance.json   code version, Go and module versions, backend, device, seeds
-//	train.jsonl       one metrics.StepMetrics line per optimizer step
-//	eval.jsonl        one metrics.EvalPoint line per evaluation
-//	samples/          eval samples (metrics.Sample JSONL), step-NNNNNN.jsonl
-//	rollouts/         records of the training samples token by token (rollouts.Record JSONL), step-NNNNNN.jsonl, every save_rollouts_every rollouts
-//	ckpt/             checkpoints, step-NNNNNN/ (Hugging Face folders + optimizer and trainer state)
-//	figures/          training curves, training_NAME.{png,svg} (NAME: the folder's name)
+// RunFolder is one run's folder, laid out as package runs names it
+// (runs.ConfigFile and the rest): the trainer writes it, the analyses read
+// it. Rollout records go to rollouts/ every save_rollouts_every rollouts;
+// figures are named after the folder.
 type RunFolder string
 
 // Abs is the folder as an absolute path, for messages; the folder as given
@@ -44,17 +39,17 @@ func (r RunFolder) Abs() string {
 }
 
 // CkptDir is the checkpoint folder.
-func (r RunFolder) CkptDir() string { return filepath.Join(string(r), "ckpt") }
+func (r RunFolder) CkptDir() string { return filepath.Join(string(r), runs.CkptDir) }
 
 // SamplesDir is the eval samples folder.
-func (r RunFolder) SamplesDir() string { return filepath.Join(string(r), "samples") }
+func (r RunFolder) SamplesDir() string { return filepath.Join(string(r), runs.SamplesDir) }
 
 // WeightsDir is where a run whose rollout engine samples on servers writes
 // the policy for them to load, unless weights_dir says otherwise.
-func (r RunFolder) WeightsDir() string { return filepath.Join(string(r), "weights") }
+func (r RunFolder) WeightsDir() string { return filepath.Join(string(r), runs.WeightsDir) }
 
 // FiguresDir is the figures folder.
-func (r RunFolder) FiguresDir() string { return filepath.Join(string(r), "figures") }
+func (r RunFolder) FiguresDir() string { return filepath.Join(string(r), runs.FiguresDir) }
 
 // provenanceOf fills in what the trainer knows of p.
 func provenanceOf(p metrics.Provenance, cfg Config, b compute.Backend, isolation string) metrics.Provenance {
@@ -83,7 +78,7 @@ func (r RunFolder) Init(cfg Config, prov metrics.Provenance) error {
 			return fmt.Errorf("grpo: run folder: %w", err)
 		}
 	}
-	for name, v := range map[string]any{"config.json": cfg, "provenance.json": prov} {
+	for name, v := range map[string]any{runs.ConfigFile: cfg, runs.ProvenanceFile: prov} {
 		data, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
 			return fmt.Errorf("grpo: %s: %w", name, err)
@@ -96,10 +91,10 @@ func (r RunFolder) Init(cfg Config, prov metrics.Provenance) error {
 }
 
 // StepsFile is train.jsonl.
-func (r RunFolder) StepsFile() string { return filepath.Join(string(r), "train.jsonl") }
+func (r RunFolder) StepsFile() string { return filepath.Join(string(r), runs.StepsFile) }
 
 // EvalsFile is eval.jsonl.
-func (r RunFolder) EvalsFile() string { return filepath.Join(string(r), "eval.jsonl") }
+func (r RunFolder) EvalsFile() string { return filepath.Join(string(r), runs.EvalsFile) }
 
 // ReadSteps returns the lines of train.jsonl up to optimizer step upTo (later
 // ones belong to a run that stopped after its last checkpoint), leaving out a

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
-	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
 // batchStats sums what one rollout's samples did.
@@ -17,7 +17,7 @@ type batchStats struct {
 	toolNoOutput                  int
 }
 
-func (r *batchStats) add(s rollout.Sample, rw Reward) {
+func (r *batchStats) add(s toolloop.Sample, rw Reward) {
 	r.n++
 	if rw.Correct {
 		r.correct++

@@ -16,7 +16,7 @@ import (
 	"github.com/gomlx/compute/dtypes"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
-	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
 // arithTools answers the warm-start traces' calls, print(A*B) and print(A+B),
@@ -25,10 +25,10 @@ type arithTools struct{}
 
 var printCall = regexp.MustCompile(`^print\((\d+)([*+])(\d+)\)$`)
 
-func (arithTools) Run(_ context.Context, code string) (rollout.ToolOutput, error) {
+func (arithTools) Run(_ context.Context, code string) (toolloop.ToolOutput, error) {
 	m := printCall.FindStringSubmatch(code)
 	if m == nil {
-		return rollout.ToolOutput{Text: "Traceback (most recent call last):\nSyntaxError: invalid syntax\n[exit status 1]", Failed: true}, nil
+		return toolloop.ToolOutput{Text: "Traceback (most recent call last):\nSyntaxError: invalid syntax\n[exit status 1]", Failed: true}, nil
 	}
 	a, _ := new(big.Int).SetString(m[1], 10)
 	b, _ := new(big.Int).SetString(m[3], 10)
@@ -37,7 +37,7 @@ func (arithTools) Run(_ context.Context, code string) (rollout.ToolOutput, error
 	} else {
 		a.Add(a, b)
 	}
-	return rollout.ToolOutput{Text: a.String() + "\n"}, nil
+	return toolloop.ToolOutput{Text: a.String() + "\n"}, nil
 }
 
 // smokeConfig is the demo recipe cut down to a few seconds, on a random tiny

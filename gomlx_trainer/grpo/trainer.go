@@ -14,7 +14,7 @@ import (
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
-	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
 // TrainOptions are the parts of a run that are not recipe knobs.
@@ -24,9 +24,9 @@ type TrainOptions struct {
 	// passing over damaged ones (see VerifyCheckpoint); with no checkpoint
 	// yet it starts the run, with only damaged ones it fails.
 	Resume     bool
-	Progress   io.Writer          // progress bar and log lines (nil: none)
-	Tools      rollout.ToolRunner // nil: a sandbox pool built from the config
-	Provenance metrics.Provenance // recorded in provenance.json
+	Progress   io.Writer           // progress bar and log lines (nil: none)
+	Tools      toolloop.ToolRunner // nil: a sandbox pool built from the config
+	Provenance metrics.Provenance  // recorded in provenance.json
 	// Reward scores the training samples (nil: the rm_type scorer), as slime's
 	// --custom-rm-path does. Evaluations always use the rm_type scorer, so that
 	// their numbers compare with `mathrl eval`.
@@ -49,7 +49,7 @@ type TrainOptions struct {
 type RolloutLog struct {
 	Rollout   int                   // 1 for the first rollout of the run
 	Problems  []Problem             // rollout_batch_size problems
-	Samples   []rollout.Sample      // n_samples_per_prompt per problem, problem by problem
+	Samples   []toolloop.Sample     // n_samples_per_prompt per problem, problem by problem
 	Rewards   []float64             // one per sample
 	Sequences []Sequence            // the samples kept (dynamic sampling), with their advantages and old log-probs (Learner.Step sets loss weights on its own copy)
 	Steps     []metrics.StepMetrics // one per optimizer step

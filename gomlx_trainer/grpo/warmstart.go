@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/mathrl/mathrl/data/arith"
-	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
 // warmStartTraces returns the problems that have a warm-start trace. A trace
@@ -42,14 +42,14 @@ func warmStartTraces(train []Problem, toolFraction, unprinted float64, seed uint
 // runWarmStart runs the supervised warm start: sft_steps steps of sft_batch_size
 // generated traces, whose tool calls are run for real so the tool responses the
 // model learns from are real Python output.
-func runWarmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, proto *tokenizer.Protocol, tools rollout.ToolRunner, train []Problem, log *progress) error {
+func runWarmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, proto *tokenizer.Protocol, tools toolloop.ToolRunner, train []Problem, log *progress) error {
 	traces := warmStartTraces(train, cfg.SFTToolFraction, cfg.SFTUnprintedFraction, uint64(cfg.Seed))
 	if len(traces) == 0 {
 		return errors.New("grpo: sft_steps needs generated tasks with traces (prompt_data: arith)")
 	}
 	log.Printf("warm start: %d steps of %d traces, lr %g", cfg.SFTSteps, cfg.SFTBatchSize, cfg.SFTLR)
 	if tools != nil {
-		tools = &onceEach{run: tools, out: map[string]rollout.ToolOutput{}}
+		tools = &onceEach{run: tools, out: map[string]toolloop.ToolOutput{}}
 	}
 	// The tool calls of step k+1's traces run while step k trains: they wait on
 	// process start-up more than on the CPU, so the two overlap well.
@@ -100,13 +100,13 @@ func runWarmStart(ctx context.Context, cfg Config, st *TrainState, l *Learner, p
 // for real the first time and its output is reused after. A failed run is not
 // kept: the next trace with that code tries again.
 type onceEach struct {
-	run rollout.ToolRunner
+	run toolloop.ToolRunner
 	mu  sync.Mutex
-	out map[string]rollout.ToolOutput
+	out map[string]toolloop.ToolOutput
 }
 
 // Run returns code's output, from the sandbox the first time.
-func (o *onceEach) Run(ctx context.Context, code string) (rollout.ToolOutput, error) {
+func (o *onceEach) Run(ctx context.Context, code string) (toolloop.ToolOutput, error) {
 	o.mu.Lock()
 	out, ok := o.out[code]
 	o.mu.Unlock()
@@ -124,7 +124,7 @@ func (o *onceEach) Run(ctx context.Context, code string) (rollout.ToolOutput, er
 
 // traceSequences renders the traces of problems, running their code through
 // tools (concurrently) to get the real tool output.
-func traceSequences(ctx context.Context, proto *tokenizer.Protocol, tools rollout.ToolRunner, problems []Problem, concurrency int) ([]Sequence, error) {
+func traceSequences(ctx context.Context, proto *tokenizer.Protocol, tools toolloop.ToolRunner, problems []Problem, concurrency int) ([]Sequence, error) {
 	outputs := make([]string, len(problems))
 	errs := make([]error, len(problems))
 	sem := make(chan struct{}, max(concurrency, 1))

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/mathrl/mathrl/data/arith"
-	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
 func TestWarmStartTracesToolFraction(t *testing.T) {
@@ -111,22 +111,22 @@ type countingRunner struct {
 	broken map[string]bool
 }
 
-func (c *countingRunner) Run(_ context.Context, code string) (rollout.ToolOutput, error) {
+func (c *countingRunner) Run(_ context.Context, code string) (toolloop.ToolOutput, error) {
 	c.mu.Lock()
 	c.calls[code]++
 	c.mu.Unlock()
 	if c.broken[code] {
-		return rollout.ToolOutput{Text: "partial"}, errors.New("sandbox: worker lost")
+		return toolloop.ToolOutput{Text: "partial"}, errors.New("sandbox: worker lost")
 	}
 	if c.fail[code] {
-		return rollout.ToolOutput{Text: "Traceback", Failed: true}, nil
+		return toolloop.ToolOutput{Text: "Traceback", Failed: true}, nil
 	}
-	return rollout.ToolOutput{Text: "out:" + code}, nil
+	return toolloop.ToolOutput{Text: "out:" + code}, nil
 }
 
 func TestOnceEachRunsEachProgramOnce(t *testing.T) {
 	inner := &countingRunner{calls: map[string]int{}, fail: map[string]bool{"bad": true}}
-	once := &onceEach{run: inner, out: map[string]rollout.ToolOutput{}}
+	once := &onceEach{run: inner, out: map[string]toolloop.ToolOutput{}}
 	codes := []string{"print(2*3)", "print(4*5)", "bad", "2*3"}
 	var wg sync.WaitGroup
 	errs := make(chan string, 100)
@@ -183,7 +183,7 @@ func TestOnceEachRunsEachProgramOnce(t *testing.T) {
 // white space are different programs (Python refuses the indented one).
 func TestOnceEachKeepsNoErrorAndNoOtherCode(t *testing.T) {
 	inner := &countingRunner{calls: map[string]int{}, broken: map[string]bool{"print(1)": true}}
-	once := &onceEach{run: inner, out: map[string]rollout.ToolOutput{}}
+	once := &onceEach{run: inner, out: map[string]toolloop.ToolOutput{}}
 	for i := range 3 {
 		if _, err := once.Run(context.Background(), "print(1)"); err == nil {
 			t.Errorf("call %d: the sandbox's error was lost", i+1)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,14 +13,12 @@ import (
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/distributed"
 
-	"github.com/mathrl/mathrl/data"
-	"github.com/mathrl/mathrl/data/arith"
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
-	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 	"github.com/mathrl/mathrl/gomlx_trainer/sandbox"
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
 // newProtocol loads the tokenizer named by cfg (tokenizer: "bytes", a
@@ -66,7 +63,7 @@ func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, mesh *distribu
 	if cfg.RolloutEngine == EngineBuiltin {
 		smp := sampler.New(b, model)
 		if mesh != nil {
-			if err := smp.OnMesh(mesh, MeshAxis); err != nil {
+			if err := smp.OnMesh(mesh, DeviceAxis); err != nil {
 				return nil, fmt.Errorf("grpo: %w", err)
 			}
 		}
@@ -86,19 +83,19 @@ func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, mesh *distribu
 	return c, nil
 }
 
-// sandboxRunner adapts a sandbox.Pool to rollout.ToolRunner; a program that
+// sandboxRunner adapts a sandbox.Pool to toolloop.ToolRunner; a program that
 // exits with an error, times out or is killed counts as a failed call.
 type sandboxRunner struct {
 	pool *sandbox.Pool
 }
 
-func (r sandboxRunner) Run(ctx context.Context, code string) (rollout.ToolOutput, error) {
+func (r sandboxRunner) Run(ctx context.Context, code string) (toolloop.ToolOutput, error) {
 	res, err := r.pool.Run(ctx, code)
 	if err != nil {
-		return rollout.ToolOutput{}, err
+		return toolloop.ToolOutput{}, err
 	}
 	failed := res.ExitCode != 0 || res.TimedOut || res.Killed
-	return rollout.ToolOutput{Text: res.ToolResponse(), Failed: failed, NoOutput: !failed && res.Stdout == "" && res.Stderr == ""}, nil
+	return toolloop.ToolOutput{Text: res.ToolResponse(), Failed: failed, NoOutput: !failed && res.Stdout == "" && res.Stderr == ""}, nil
 }
 
 // A tool call's CPU time decides its verdict: RLIMIT_CPU at tool_timeout,
@@ -128,7 +125,7 @@ func toolDeadline(toolTimeout float64) time.Duration {
 
 // newToolRunner starts the sandbox pool of a run; close releases the pool's
 // cgroups once no call runs any more.
-func newToolRunner(cfg Config) (tools rollout.ToolRunner, close func(), isolation string, err error) {
+func newToolRunner(cfg Config) (tools toolloop.ToolRunner, close func(), isolation string, err error) {
 	sc := sandbox.Default()
 	sc.Workers = cfg.ToolConcurrency
 	sc.CPUSeconds, sc.Timeout = toolLimits(cfg.ToolTimeout)
@@ -158,62 +155,4 @@ func newPolicy(cfg Config) (*qwen3.Model, error) {
 		return nil, fmt.Errorf("grpo: config hf_checkpoint %q: no such folder in %s (a relative folder is read from the working directory)", cfg.HFCheckpoint, wd)
 	}
 	return qwen3.Load(cfg.HFCheckpoint, dtype)
-}
-
-// Problem is one prompt of a run: the dataset row's id, text and label.
-type Problem struct {
-	ID, Text, Answer string
-	Trace            *arith.Trace // a warm-start solution, for generated tasks
-}
-
-// ArithTasks says which arithmetic tasks to generate.
-type ArithTasks struct {
-	MaxDigits int    // largest operand length, 1..18
-	Ops       string // one of arith.Ops
-}
-
-// loadProblems returns the problems named by spec: "arith" (n tasks of kind
-// drawn with seed), a dataset name known to the data package, or a JSONL file.
-// Rows without an answer are left out.
-func loadProblems(spec string, n int, seed uint64, kind ArithTasks) ([]Problem, error) {
-	if spec == "arith" {
-		if !slices.Contains(arith.Ops, kind.Ops) || kind.MaxDigits < 1 || kind.MaxDigits > 18 {
-			return nil, fmt.Errorf("grpo: arithmetic tasks of %d digits and ops %q (want 1..18 digits, ops one of %q)", kind.MaxDigits, kind.Ops, arith.Ops)
-		}
-		prefix := fmt.Sprintf("arith/d%d/%d/", kind.MaxDigits, seed)
-		if kind.Ops != "*+" {
-			prefix = fmt.Sprintf("arith/d%d%s/%d/", kind.MaxDigits, kind.Ops, seed)
-		}
-		tasks := arith.Generate(rand.New(rand.NewPCG(seed, 0xa417)), n, kind.MaxDigits, kind.Ops, prefix)
-		out := make([]Problem, len(tasks))
-		for i, t := range tasks {
-			tr := arith.WarmStart(t)
-			out[i] = Problem{ID: t.ID, Text: t.Problem, Answer: t.Answer, Trace: &tr}
-		}
-		return out, nil
-	}
-	var rows []data.Row
-	var err error
-	if _, statErr := os.Stat(spec); statErr == nil {
-		if rows, err = data.ReadFile(spec); err != nil {
-			return nil, fmt.Errorf("grpo: prompts: %w", err) // it names the file and the line
-		}
-	} else if rows, err = data.LoadSet(data.DefaultDir(), spec); err != nil {
-		return nil, fmt.Errorf("grpo: prompts %q: %w", spec, err)
-	}
-	return problemsOf(rows, spec)
-}
-
-// problemsOf returns the rows that have an answer as Problems; spec names them in errors.
-func problemsOf(rows []data.Row, spec string) ([]Problem, error) {
-	var out []Problem
-	for _, r := range rows {
-		if r.Answer != nil {
-			out = append(out, Problem{ID: r.ID, Text: r.Problem, Answer: *r.Answer})
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("grpo: prompts %q: no row has an answer", spec)
-	}
-	return out, nil
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 )
@@ -48,36 +49,16 @@ func Default() Config {
 // withDefaults returns c with every zero field taken from Default.
 func (c Config) withDefaults() Config {
 	d := Default()
-	if c.Workers == 0 {
-		c.Workers = d.Workers
-	}
-	if c.Timeout == 0 {
-		c.Timeout = d.Timeout
-	}
-	if c.CPUSeconds == 0 {
-		c.CPUSeconds = d.CPUSeconds
-	}
-	if c.Memory == 0 {
-		c.Memory = d.Memory
-	}
-	if c.FileSize == 0 {
-		c.FileSize = d.FileSize
-	}
-	if c.Disk == 0 {
-		c.Disk = d.Disk
-	}
-	if c.Processes == 0 {
-		c.Processes = d.Processes
-	}
-	if c.OpenFiles == 0 {
-		c.OpenFiles = d.OpenFiles
-	}
-	if c.MaxOutput == 0 {
-		c.MaxOutput = d.MaxOutput
-	}
-	if c.MaxResponse == 0 {
-		c.MaxResponse = d.MaxResponse
-	}
+	c.Workers = cmp.Or(c.Workers, d.Workers)
+	c.Timeout = cmp.Or(c.Timeout, d.Timeout)
+	c.CPUSeconds = cmp.Or(c.CPUSeconds, d.CPUSeconds)
+	c.Memory = cmp.Or(c.Memory, d.Memory)
+	c.FileSize = cmp.Or(c.FileSize, d.FileSize)
+	c.Disk = cmp.Or(c.Disk, d.Disk)
+	c.Processes = cmp.Or(c.Processes, d.Processes)
+	c.OpenFiles = cmp.Or(c.OpenFiles, d.OpenFiles)
+	c.MaxOutput = cmp.Or(c.MaxOutput, d.MaxOutput)
+	c.MaxResponse = cmp.Or(c.MaxResponse, d.MaxResponse)
 	return c
 }
 

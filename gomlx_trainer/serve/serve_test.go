@@ -21,8 +21,8 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
-	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
 // tinyDir writes a random tiny Qwen3 (vocabulary 300, context 2048) with
@@ -100,7 +100,7 @@ func get(t *testing.T, url string) (int, string) {
 
 // turns runs two turns on sess: every sequence, then (a tool response
 // appended) the sequences that stopped on a stop id before the budget.
-func turns(t *testing.T, sess engine.Session, n, budget int, stops []int) [][]rollout.Turn {
+func turns(t *testing.T, sess engine.Session, n, budget int, stops []int) [][]toolloop.Turn {
 	t.Helper()
 	ctx := context.Background()
 	all := make([]int, n)
@@ -128,13 +128,13 @@ func turns(t *testing.T, sess engine.Session, n, budget int, stops []int) [][]ro
 	if err != nil {
 		t.Fatal(err)
 	}
-	return [][]rollout.Turn{first, second}
+	return [][]toolloop.Turn{first, second}
 }
 
 // sameTurns compares turns token for token, log-probs to float32 rounding
 // (the server's batches differ from the in-process one's, and the kernels
 // sum in an order that depends on the sizes).
-func sameTurns(t *testing.T, what string, want, got [][]rollout.Turn) {
+func sameTurns(t *testing.T, what string, want, got [][]toolloop.Turn) {
 	t.Helper()
 	for k := range want {
 		for j := range want[k] {
@@ -395,7 +395,7 @@ func TestServeBatchRequestIsBitExact(t *testing.T) {
 	}
 	opts := engine.Options{MaxNewTokens: 20, Temperature: 1, TopP: 0.9, TopK: 50, StopIDs: []int{1, 2, 3, 4, 5, 6, 7, 8, 9}, Seed: 4}
 	all, maxNew := []int{0, 1, 2, 3, 4, 5}, []int{20, 20, 20, 20, 20, 20}
-	turn := func(e engine.Engine) []rollout.Turn {
+	turn := func(e engine.Engine) []toolloop.Turn {
 		t.Helper()
 		sess, err := e.Start(context.Background(), prompts, opts)
 		if err != nil {
@@ -421,7 +421,7 @@ func TestServeBatchRequestIsBitExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameTurns(t, "one sequence a request", [][]rollout.Turn{want}, [][]rollout.Turn{turn(single)})
+	sameTurns(t, "one sequence a request", [][]toolloop.Turn{want}, [][]toolloop.Turn{turn(single)})
 }
 
 // sampledTokens is how many tokens an answer of /generate (one sequence or

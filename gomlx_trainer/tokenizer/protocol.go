@@ -11,7 +11,7 @@ import (
 // Protocol is the chat protocol of a rollout: how a problem becomes prompt
 // ids, how sampled ids read as text, how a tool call is found in it and how the
 // tool's answer goes back to the model. It implements the Protocol interface
-// of package rollout.
+// of package toolloop.
 type Protocol struct {
 	Tok          *Tokenizer
 	SystemPrompt string // the system message; "" means SystemPrompt when the tool spec is offered, else none

@@ -3,6 +3,7 @@ package jsonl
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 )
 
@@ -29,4 +30,24 @@ func WriteLine(w io.Writer, v any) error {
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// Line is a line type that checks itself before it is written.
+type Line interface{ Validate() error }
+
+// WriteValid writes each of lines as one JSON line (WriteLine), after
+// defaults fills its zero fields (a format version) and Validate accepts it.
+// The error of a line names it with name(i, line); nothing after a line
+// that fails is written.
+func WriteValid[T Line](w io.Writer, lines []T, defaults func(*T), name func(i int, line T) string) error {
+	for i, line := range lines {
+		defaults(&line)
+		if err := line.Validate(); err != nil {
+			return fmt.Errorf("%s: %w", name(i, line), err)
+		}
+		if err := WriteLine(w, line); err != nil {
+			return fmt.Errorf("%s: %w", name(i, line), err)
+		}
+	}
+	return nil
 }

@@ -1,7 +1,10 @@
 package jsonl
 
 import (
+	"cmp"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -31,5 +34,37 @@ func TestWriteLine(t *testing.T) {
 	}
 	if err := WriteLine(&w, func() {}); err == nil {
 		t.Error("a func: no error")
+	}
+}
+
+// versioned is a line with a version that WriteValid's defaults fill and a
+// value that must not be negative.
+type versioned struct {
+	V int `json:"v"`
+	X int `json:"x"`
+}
+
+func (l versioned) Validate() error {
+	if l.X < 0 {
+		return errors.New("x is negative")
+	}
+	return nil
+}
+
+// TestWriteValid checks that WriteValid fills defaults, leaves the caller's
+// lines as they were, and stops at the first invalid line with its name.
+func TestWriteValid(t *testing.T) {
+	lines := []versioned{{X: 1}, {V: 7, X: 2}, {X: -1}, {X: 3}}
+	var w writes
+	err := WriteValid(&w, lines, func(l *versioned) { l.V = cmp.Or(l.V, 1) },
+		func(i int, l versioned) string { return fmt.Sprintf("line %d (x %d)", i, l.X) })
+	if err == nil || err.Error() != "line 2 (x -1): x is negative" {
+		t.Errorf("error %v, want line 2 (x -1): x is negative", err)
+	}
+	if want := "{\"v\":1,\"x\":1}\n{\"v\":7,\"x\":2}\n"; string(w.b) != want {
+		t.Errorf("wrote %q, want %q", w.b, want)
+	}
+	if lines[0].V != 0 {
+		t.Errorf("the caller's line changed: %+v", lines[0])
 	}
 }

@@ -1,4 +1,4 @@
-// Package rollout runs the multi-turn tool loop of one batch of samples: it asks
+// Package toolloop runs the multi-turn tool loop of one batch of samples: it asks
 // the sampler for a turn, stops at </tool_call> or <|im_end|>, runs the call
 // through a ToolRunner, appends the tool-response turn as tokens, and goes on
 // until the sample ends its turn, spends its token budget (tool responses
@@ -9,4 +9,4 @@
 //
 // It declares the interfaces it needs (Session, ToolRunner, Protocol); the
 // sampler, the sandbox and the tokenizer implement them, and tests use fakes.
-package rollout
+package toolloop

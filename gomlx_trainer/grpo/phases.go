@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
-	"github.com/mathrl/mathrl/gomlx_trainer/rollout"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
 // warmStart runs the supervised warm start if the state has not finished it,
@@ -99,11 +99,11 @@ func (t *trainer) evaluate(ctx context.Context) error {
 // draw is what sampling some prompt groups once produced: n_samples_per_prompt
 // samples of each problem, problem by problem.
 type draw struct {
-	problems      []Problem        // one per group
-	prompts       [][]int          // one per sample: its problem's prompt
-	samples       []rollout.Sample // one per prompt
-	gen           rollout.Stats    // generation and tool times
-	sampleSeconds float64          // wall time of the sampling
+	problems      []Problem         // one per group
+	prompts       [][]int           // one per sample: its problem's prompt
+	samples       []toolloop.Sample // one per prompt
+	gen           toolloop.Stats    // generation and tool times
+	sampleSeconds float64           // wall time of the sampling
 }
 
 // plus is d followed by o's groups.
