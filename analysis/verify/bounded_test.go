@@ -48,10 +48,13 @@ var adversarial = []struct {
 	// (each would take a millisecond or more), three are computed
 	{"label of 100 big binomials", `\boxed{1}`, strings.Repeat(`\binom{9000}{4000}+`, 99) + `\binom{9000}{4000}`, false},
 	{"label of 100 factorials of 1000", `\boxed{1}`, strings.Repeat(`1000!+`, 99) + `1000!`, false},
+	{"100 big binomials against their multiple", `\boxed{100\binom{9000}{4000}}`, strings.Repeat(`\binom{9000}{4000}+`, 99) + `\binom{9000}{4000}`, false},
+	{"100 factorials of 1000 against their multiple", `\boxed{100 \cdot 1000!}`, strings.Repeat(`1000!+`, 99) + `1000!`, false},
 	{"two big binomials", `\boxed{2\binom{9000}{4000}}`, `\binom{9000}{4000}+\binom{9000}{5000}`, true},
 	{"a binomial at the bound", `\boxed{\binom{10000}{5000}}`, `\binom{10000}{5000}`, true},
 	{"sum of big binomials", `\boxed{\sum_{k=1}^{100} \binom{9000+k}{4000}}`, `\sum_{j=1}^{100} \binom{9000+j}{4000}`, false},
 	{"product of big factorials", `\boxed{\prod_{k=1}^{100} (900+k)!}`, `\prod_{j=1}^{100} (900+j)!`, false},
+	{"sum of 100 big powers", `\boxed{\sum_{k=1}^{100} 2^{4000}}`, `100 \cdot 2^{4000}`, false}, // each term's bits are steps: past maxSumSteps
 	{"product past the bits bound", `\boxed{\prod_{k=1}^{100} 2^{1000}}`, `2^{100000}`, false},
 	{"sequence at a huge index", `\boxed{\sum_{k=1}^{100} F_{1000000000000k}}`, `\sum_{j=1}^{100} F_{1000000000000j}`, false},
 	// matrix arithmetic: what fits maxAnswer and maxMatrixWork is computed, the rest refused
@@ -67,6 +70,8 @@ var adversarial = []struct {
 	{"product of three 3x3 matrices", `\boxed{` + strings.Repeat(matrixOf(3, 3, "1"), 3) + `}`, matrixOf(3, 3, "9"), true},
 	{"product of three 4x4 matrices", `\boxed{` + strings.Repeat(matrixOf(4, 4, "1"), 3) + `}`, matrixOf(4, 4, "16"), false},
 	{"product of over 256 entries", `\boxed{` + matrixOf(17, 1, "1") + matrixOf(1, 17, "1") + `}`, matrixOf(17, 17, "1"), false},
+	{"a result of maxMatrixWork nodes", `\boxed{-\begin{pmatrix}` + strings.Repeat("x+", 249) + `x\end{pmatrix}}`, `\begin{pmatrix}-250x\end{pmatrix}`, true},
+	{"an entry past maxMatrixWork nodes", `\boxed{-\begin{pmatrix}` + strings.Repeat("x+", 250) + `x\end{pmatrix}}`, `\begin{pmatrix}-251x\end{pmatrix}`, false},
 	{"sum of 60 matrices", `\boxed{` + strings.Repeat(`\begin{matrix}1\end{matrix}+`, 59) + `\begin{matrix}1\end{matrix}}`, `\begin{matrix}60\end{matrix}`, true},
 	{"product of 60 1x1 matrices", `\boxed{` + strings.Repeat(`\begin{matrix}2\end{matrix}`, 60) + `}`, `\begin{matrix}2^{60}\end{matrix}`, true},
 	{"matrix entries past the bounds", `\boxed{\begin{pmatrix}2^{2^{2^{100}}}\end{pmatrix}+\begin{pmatrix}1\end{pmatrix}}`, `\begin{pmatrix}2^{2^{2^{100}}}+1\end{pmatrix}`, false},

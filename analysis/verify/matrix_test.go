@@ -72,6 +72,7 @@ func TestMatrixArithmetic(t *testing.T) {
 			`\begin{pmatrix}\cos(2t) & \sin(2t)\\ -\sin(2t) & \cos(2t)\end{pmatrix}`, false},
 		// shapes that do not agree, and what is refused
 		{matA + ` + ` + mat2x3, `\begin{pmatrix}2 & 4 & 3 \\ 7 & 9 & 6\end{pmatrix}`, false},
+		{matA + ` + ` + mat2x3, `\begin{pmatrix}2 & 4 \\ 7 & 9\end{pmatrix}`, false}, // rows agree, columns do not: no sum of the first columns
 		{mat2x3 + mat2x3, `\begin{pmatrix}9 & 12 & 15 \\ 24 & 33 & 42\end{pmatrix}`, false},
 		{mat2x3 + matA, `\begin{pmatrix}9 & 12 & 15 \\ 19 & 26 & 33\end{pmatrix}`, false},
 		{matA + mat2x3, `\begin{pmatrix}9 & 12 & 15 \\ 19 & 26 & 33\end{pmatrix}`, true},

@@ -19,6 +19,10 @@ func TestSums(t *testing.T) {
 		{`F_n = \sum_{k=0}^{n-1} F_{n-k-1} F_k`, `F_n = \sum_{k=0}^{n} F_k F_{n-k-1}`, false},
 		{`F_n = \sum_{k=0}^{n-1} F_{n-k-1} F_k`, `F_n = \prod_{k=0}^{n-1} F_k F_{n-k-1}`, false},
 		{`\sum_{k=0}^{n} F_k`, `\sum_{k=0}^{n} F_{n-k}`, true},
+		{`\sum_{k=0}^{n} F_k`, `\sum_{k=0}^{n} G_k`, false}, // two letters, two sequences
+		{`\sum_{k=1}^{n} F_k G_k`, `\sum_{k=1}^{n} F_k^2`, false},
+		{`\sum_{k=1}^{n} (2F_k + G_k)`, `\sum_{k=1}^{n} (F_k + 2G_k)`, false}, // the same letters on both sides, not the same terms
+		{`\sum_{k=1}^{n} (2F_k + G_k)`, `\sum_{k=1}^{n} (G_k + 2F_k)`, true},
 		{`\sum_{k=0}^{n} F_k`, `F_n + \sum_{k=0}^{n-1} F_k`, true},
 		{`\sum_{k=0}^{n} F_k`, `F_{n+1} + \sum_{k=0}^{n-1} F_k`, false},
 		{`\sum_{k=1}^{n} F_k`, `F_{n+2} - 1`, false},
