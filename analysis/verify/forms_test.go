@@ -1,6 +1,9 @@
 package verify
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestWrittenForms checks the ways of writing one answer of the package
 // doc's Normal form: commands after two backslashes, semicolons for
@@ -91,6 +94,24 @@ func TestStatedAnswers(t *testing.T) {
 		{"$\\boxed{-1;2}$", "$-1$; $2$", true},
 		{"$\\boxed{3}$", "The sides are $1$ and $3$", true},
 		{"$\\boxed{1, 3}$", "The sides are $1$ and $3$", false},
+		// a final-answer phrase inside the last box is its content; a
+		// label's box wins over a final-answer statement after it
+		{"$\\boxed{\\text{Final answer: }12}$", "\\boxed{\\text{Final answer: }12}", true},
+		{"\\boxed{3}", "$\\boxed{3}$. The final answer is 4.", true},
+		{"\\boxed{4}", "$\\boxed{3}$. The final answer is 4.", false},
+		// an Answer: line over lines while a $ is open, not cut by the
+		// Final Answer: that starts with it
+		{"Final Answer: $\\begin{pmatrix} 1 \\\\\n 2 \\end{pmatrix}$", `\begin{pmatrix}1\\2\end{pmatrix}`, true},
+		// the last 64 "answer" words are tried, no more
+		{"Answer: 5\n" + strings.Repeat("answer ", 62) + "answer", "5", true},
+		{"Answer: 5\n" + strings.Repeat("answer ", 63) + "answer", "5", false},
+		// a pattern ends at most 64 bytes after its word: a later "answer"
+		// does not reach it
+		{"The answer" + strings.Repeat(" ", 66) + "is $5$; I checked the answer.\nSo it is $6$.", "6", true},
+		{"The answer" + strings.Repeat(" ", 66) + "is $5$; I checked the answer.\nSo it is $6$.", "5", false},
+		// the last 64 box commands are tried, no more
+		{`\boxed{7} ` + strings.Repeat(`\fbox`, 63), "7", true},
+		{`\boxed{7} ` + strings.Repeat(`\fbox`, 64), "7", false},
 	} {
 		v, err := Check(tc.response, tc.label)
 		if err != nil || v.Correct != tc.want {

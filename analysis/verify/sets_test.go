@@ -85,6 +85,8 @@ func TestSolutionSets(t *testing.T) {
 		{`x<3 \text{ or } y>5`, `(-\infty,3)\cup(5,\infty)`, false},
 		{`x<3 \text{ and } x>5`, `(-\infty,3)\cup(5,\infty)`, false},
 		{`x<3, x>5`, `(-\infty,3)\cup(5,\infty)`, false},
+		{`x < 1 and x > 5 or 2 < x < 3`, `(-\infty,1)\cup(2,3)\cup(5,\infty)`, false},
+		{`x < 1 or 2 < x < 3 or x > 5`, `(-\infty,1)\cup(2,3)\cup(5,\infty)`, true},
 		{`x<3 or x<5`, `(-\infty,5)`, false},
 		{`x<3 or 5`, `(-\infty,3)\cup(5,\infty)`, false},
 		// all reals
