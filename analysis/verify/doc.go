@@ -22,7 +22,8 @@
 //     between each two of them (\boxed{1}\boxed{2}, \boxed{1} and
 //     \boxed{-2}, \boxed{1} papers and \boxed{2} bins: the list 1, 2; with
 //     more words, the last box). A box wins over any Answer: line, but
-//     not over a final-answer statement after the last box ("Final
+//     in a response (not in a label, whose box is its answer) not over a
+//     final-answer statement after the last box ("Final
 //     Answer: …", "the final answer is …", as in 3) that states a value, a
 //     digit or a command: \boxed{255} … The final answer is $10,455$ gives
 //     10,455; "\boxed{7}, and the final answer is correct" gives 7.
