@@ -64,6 +64,7 @@ func adversarialInputs() []adversarialInput {
 		{"label of nested frac 10k", `\boxed{3}` + "\nAnswer: 3", nest(`\frac{1}{`, "2", "}", 10_000)},
 		{"label of 1 MB sum", `\boxed{1}` + "\nAnswer: 1", strings.Repeat("1+", mb/2) + "1"},
 		{"tool calls 100k", strings.Repeat("<tool_call>", 100_000) + `\boxed{1}`, "2"},
+		{"think ends 100k", strings.Repeat("</think>", 100_000) + `\boxed{1}`, "2"},
 	}
 	for i := range inputs {
 		inputs[i].response = "</think>" + inputs[i].response

@@ -256,10 +256,23 @@ func endOfTurn(text string) string {
 // afterThinking is the text after the last </think>; false when a <think> is
 // never closed.
 func afterThinking(text string) (string, bool) {
-	if i := strings.LastIndex(text, "</think>"); i >= 0 {
+	if i := lastThinkEnd(text); i >= 0 {
 		return text[i+len("</think>"):], true
 	}
 	return text, !strings.Contains(text, "<think>")
+}
+
+// lastThinkEnd is the index of the last "</think>" in s, or -1: a plain
+// backward loop that stops at each '>', several times faster on long text
+// than strings.LastIndex, and as fast where '>' is dense.
+func lastThinkEnd(s string) int {
+	const end = "</think>"
+	for j := len(s) - 1; j >= len(end)-1; j-- {
+		if s[j] == '>' && s[j-len(end)+1:j+1] == end {
+			return j - len(end) + 1
+		}
+	}
+	return -1
 }
 
 // boxMacros are the commands whose argument is a boxed answer.
@@ -321,12 +334,12 @@ func lastLineBoxes(text string) (out, gaps []string, last int) {
 }
 
 // lastBox returns the position and the name of the last box macro in s, or
-// -1: one backward pass over s that stops at each x (both names hold one),
-// a plain loop, so dense x's cost no call each.
+// -1: one backward pass over s that stops at each "box" (both names hold
+// one), a plain loop, so dense x's cost no call each.
 func lastBox(s string) (int, string) {
-	for j := len(s) - 1; j >= 0; j-- {
-		if s[j] != 'x' {
-			continue
+	for j := len(s) - 1; j >= 2; j-- {
+		if s[j] != 'x' || s[j-1] != 'o' || s[j-2] != 'b' {
+			continue // both names hold "box"
 		}
 		for _, m := range boxMacros {
 			at := j - strings.IndexByte(m, 'x')
@@ -537,6 +550,9 @@ func lastMathSpan(text string) (string, bool) {
 		if text[i] == '\\' && i+1 < len(text) && text[i+1] == '$' {
 			i++ // an escaped dollar
 			continue
+		}
+		if text[i] == '\\' && (i+1 == len(text) || text[i+1] != '[' && text[i+1] != '(') {
+			continue // a command: no delimiter starts here
 		}
 		for _, d := range mathDelims {
 			if !strings.HasPrefix(text[i:], d[0]) {
