@@ -136,6 +136,7 @@ func linkSequences(n *node) *node {
 	return n
 }
 
+// sequenceNames adds the names of the sequences n holds to into.
 func sequenceNames(n *node, into map[string]bool) {
 	if n.op == "seq" {
 		into[n.name] = true
