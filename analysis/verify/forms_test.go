@@ -9,10 +9,7 @@ import (
 // doc's Normal form: commands after two backslashes, semicolons for
 // commas, groups of named values; and their neighbours.
 func TestWrittenForms(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want bool
-	}{
+	checkEquivalent(t, []equivCase{
 		// commands after two backslashes
 		{`\\frac{1}{2}`, `\frac{1}{2}`, true},
 		{`\\frac{1}{3}`, `\frac{1}{2}`, false},
@@ -54,15 +51,7 @@ func TestWrittenForms(t *testing.T) {
 		{`2 abc`, `2 xyz`, false},
 		{`2 xy`, `2xy`, true},
 		{`2\sqrt{3} ab`, `2\sqrt{3} xy`, false},
-	} {
-		got, err := Equivalent(tc.a, tc.b)
-		if err != nil || got != tc.want {
-			t.Errorf("Equivalent(%q, %q) = %v, %v; want %v", tc.a, tc.b, got, err, tc.want)
-		}
-		if got, _ := Equivalent(tc.b, tc.a); got != tc.want {
-			t.Errorf("Equivalent(%q, %q) = %v; want %v (reversed)", tc.b, tc.a, got, tc.want)
-		}
-	}
+	})
 }
 
 // TestStatedAnswers checks which statement of a response is its answer

@@ -18,10 +18,7 @@ const (
 // neighbours: a wrong sum, the product in the other order, a scalar off by
 // one, shapes that do not agree, operations refused.
 func TestMatrixArithmetic(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want bool
-	}{
+	checkEquivalent(t, []equivCase{
 		// sums and differences
 		{matA + ` + \begin{pmatrix}5 & 6 \\ 7 & 8\end{pmatrix}`, `\begin{pmatrix}6 & 8 \\ 10 & 12\end{pmatrix}`, true},
 		{matA + ` + \begin{pmatrix}5 & 6 \\ 7 & 8\end{pmatrix}`, `\begin{pmatrix}6 & 8 \\ 10 & 13\end{pmatrix}`, false},
@@ -85,15 +82,7 @@ func TestMatrixArithmetic(t *testing.T) {
 		{`\begin{vmatrix}1 & 2 \\ 3 & 4\end{vmatrix}`, matA, false}, // a determinant is no matrix
 		{`\begin{pmatrix}50\% & 1\end{pmatrix} + \begin{pmatrix}0 & 1\end{pmatrix}`, `\begin{pmatrix}50 & 2\end{pmatrix}`, false},
 		{`\begin{pmatrix}1 & 2 \\ 3\end{pmatrix} + ` + matA, `\begin{pmatrix}2 & 4 \\ 6 & 4\end{pmatrix}`, false},
-	} {
-		got, err := Equivalent(tc.a, tc.b)
-		if err != nil || got != tc.want {
-			t.Errorf("Equivalent(%q, %q) = %v, %v; want %v", tc.a, tc.b, got, err, tc.want)
-		}
-		if got, _ := Equivalent(tc.b, tc.a); got != tc.want {
-			t.Errorf("Equivalent(%q, %q) = %v; want %v (reversed)", tc.b, tc.a, got, tc.want)
-		}
-	}
+	})
 }
 
 // TestMatrixArithmeticResponses checks matrix arithmetic as a response

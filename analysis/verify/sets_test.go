@@ -6,10 +6,7 @@ import "testing"
 // inequalities and chains in |x|, ranges a < f(x) < b, and their
 // neighbours.
 func TestSolutionSets(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want bool
-	}{
+	checkEquivalent(t, []equivCase{
 		// x \in S and chains in x
 		{`-2 \le x \le 7`, `[-2,7]`, true},
 		{`x \in [-2,7]`, `[-2,7]`, true},
@@ -97,7 +94,19 @@ func TestSolutionSets(t *testing.T) {
 		{`\mathbb{R}`, `[0,\infty)`, false},
 		{`\mathbb{R}^2`, `(-\infty,\infty)`, false},
 		{`\mathbb{R}\setminus\{0\}`, `(-\infty,\infty)`, false},
-	} {
+	})
+}
+
+// equivCase is two answers and whether they are the same answer.
+type equivCase struct {
+	a, b string
+	want bool
+}
+
+// checkEquivalent checks each case with Equivalent, both ways round.
+func checkEquivalent(t *testing.T, cases []equivCase) {
+	t.Helper()
+	for _, tc := range cases {
 		got, err := Equivalent(tc.a, tc.b)
 		if err != nil || got != tc.want {
 			t.Errorf("Equivalent(%q, %q) = %v, %v; want %v", tc.a, tc.b, got, err, tc.want)

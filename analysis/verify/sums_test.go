@@ -6,10 +6,7 @@ import "testing"
 // Values): the index bound, sequences as unknown functions of the index,
 // closed forms at integer points, the refusals, and their neighbours.
 func TestSums(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want bool
-	}{
+	checkEquivalent(t, []equivCase{
 		// the order of the factors; the index's name
 		{`F_n = \sum_{k=0}^{n-1} F_{n-k-1} F_k`, `F_n = \sum_{k=0}^{n-1} F_k F_{n-k-1}`, true},
 		{`\sum_{k=0}^{n-1} F_{n-k-1} F_k`, `F_n = \sum_{k=0}^{n-1} F_k F_{n-k-1}`, true},
@@ -77,15 +74,7 @@ func TestSums(t *testing.T) {
 		{`\sum_{i=1}^{n}\sum_{j=1}^{i}\sum_{k=1}^{j} 1`, `\binom{n+2}{3}`, false},
 		{`\sum_{k=1}^{50} 2^{100k}`, `\sum_{k=1}^{50} 2^{100k} + 1`, false},
 		{`\sum_{k=1}^{n} \frac{1}{k-n}`, `\sum_{k=1}^{n} \frac{2}{k-n}`, false}, // undefined at every point
-	} {
-		got, err := Equivalent(tc.a, tc.b)
-		if err != nil || got != tc.want {
-			t.Errorf("Equivalent(%q, %q) = %v, %v; want %v", tc.a, tc.b, got, err, tc.want)
-		}
-		if got, _ := Equivalent(tc.b, tc.a); got != tc.want {
-			t.Errorf("Equivalent(%q, %q) = %v; want %v (reversed)", tc.b, tc.a, got, tc.want)
-		}
-	}
+	})
 }
 
 // TestSumResponses checks sums in whole responses and labels: the
