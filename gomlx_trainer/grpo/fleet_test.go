@@ -22,6 +22,7 @@ import (
 	"github.com/gomlx/compute/dtypes"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
+	"github.com/mathrl/mathrl/gomlx_trainer/engine/inprocess"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 	"github.com/mathrl/mathrl/gomlx_trainer/serve"
 	"github.com/mathrl/mathrl/internal/testenv"
@@ -408,7 +409,7 @@ func BenchmarkEngines(b *testing.B) {
 	engines := []struct {
 		name string
 		eng  engine.Engine
-	}{{"builtin", engine.NewBuiltin(sampler.New(bk, model))}, {"http1", client(w1.url())}, {"router2", client(router)}}
+	}{{"builtin", inprocess.New(sampler.New(bk, model))}, {"http1", client(w1.url())}, {"router2", client(router)}}
 	o := genOptions{budget: cfg.RolloutMaxResponseLen, temperature: cfg.RolloutTemperature, seed: 1}
 	sampleOnce := func(eng engine.Engine) int {
 		samples, _, err := generate(context.Background(), eng, proto, nil, prompts, o)
