@@ -42,7 +42,20 @@ type ClientOptions struct {
 	Backoff time.Duration // wait before the first retry, doubled before each next (0: 200 ms)
 	HTTP    *http.Client  // nil: http.DefaultClient
 	Weights *Weights      // how Sync brings the servers to the policy's weights (nil: it can only check they are there)
+	// APIKey, when set, is sent with every request as Authorization: Bearer
+	// <key>, as the servers' (or the router's) --api-key wants it. It is
+	// never logged nor put in an error.
+	APIKey string
 }
+
+// APIKeyEnv is the environment variable a run reads the servers' API key
+// from when its config sets none, and mathrl serve when --api-key is not
+// given.
+const APIKeyEnv = "MATHRL_ROLLOUT_API_KEY"
+
+// ErrUnauthorized is wrapped by the error of a request a server answered
+// 401 or 403: the API key is missing or wrong. It is never retried.
+var ErrUnauthorized = errors.New("the server refused the API key (401/403): set rollout_engine_api_key or $" + APIKeyEnv + " to its --api-key")
 
 // Client is an engine that samples on inference servers over HTTP. Each
 // sequence of a turn is one request carrying the whole sequence so far (the
@@ -256,6 +269,8 @@ func (c *Client) generate(ctx context.Context, reqs []request) ([]toolloop.Turn,
 			return turns, nil
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
+		case errors.Is(err, ErrUnauthorized):
+			return nil, fmt.Errorf("%s: %w", what, err)
 		case err == nil && status < 500:
 			return nil, fmt.Errorf("%s: status %d: %s", what, status, snippet(resp))
 		case try >= c.opt.Retries:
@@ -317,9 +332,13 @@ func (c *Client) post(ctx context.Context, url string, data []byte) (int, []byte
 	return c.send(req)
 }
 
-// send sends req and returns the status and the body (at most 64 MiB); err
-// is a failure to connect or to read.
+// send sends req, with the API key when there is one, and returns the status
+// and the body (at most 64 MiB); err is a failure to connect or to read, or
+// ErrUnauthorized for a 401 or 403.
 func (c *Client) send(req *http.Request) (int, []byte, error) {
+	if c.opt.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.opt.APIKey)
+	}
 	resp, err := c.opt.HTTP.Do(req)
 	if err != nil {
 		return 0, nil, err
@@ -328,6 +347,9 @@ func (c *Client) send(req *http.Request) (int, []byte, error) {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
 		return 0, nil, err
+	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		return resp.StatusCode, body, fmt.Errorf("status %d: %w", resp.StatusCode, ErrUnauthorized)
 	}
 	return resp.StatusCode, body, nil
 }
