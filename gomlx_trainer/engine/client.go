@@ -55,7 +55,7 @@ const APIKeyEnv = "MATHRL_ROLLOUT_API_KEY"
 
 // ErrUnauthorized is wrapped by the error of a request a server answered
 // 401 or 403: the API key is missing or wrong. It is never retried.
-var ErrUnauthorized = errors.New("the server refused the API key (401/403): set rollout_engine_api_key or $" + APIKeyEnv + " to its --api-key")
+var ErrUnauthorized = errors.New("the server refused the API key: set rollout_engine_api_key or $" + APIKeyEnv + " to its --api-key")
 
 // Client is an engine that samples on inference servers over HTTP. Each
 // sequence of a turn is one request carrying the whole sequence so far (the

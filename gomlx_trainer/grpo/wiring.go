@@ -1,6 +1,7 @@
 package grpo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -51,7 +52,8 @@ func newProtocol(cfg Config, modelVocab int) (*tokenizer.Protocol, []byte, error
 // b (on the learner's mesh, when it has one; with async_rollouts, of a copy
 // of model that each sync refreshes, so that it samples while model trains),
 // or a client of rollout_engine_urls that pushes model's weights to the
-// servers through weights_dir (taken-out workers reported to log).
+// servers through weights_dir (taken-out workers reported to log), sending
+// rollout_engine_api_key, else $MATHRL_ROLLOUT_API_KEY, with every request.
 func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, mesh *distributed.DeviceMesh, log *progress) (engine.Engine, error) {
 	if cfg.RolloutEngine == EngineBuiltin && cfg.AsyncRollouts { // one device (Validate)
 		cp, err := model.Copy()
@@ -76,7 +78,8 @@ func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, mesh *distribu
 	weights := &engine.Weights{Dir: dir, Write: func(dir string) error { return model.Save(dir, savedDType(model)) },
 		Warn: func(msg string) { log.Printf("%s", msg) }}
 	c, err := engine.NewClient(engine.ClientOptions{Protocol: cfg.RolloutEngine, URLs: slices.Clone(cfg.RolloutEngineURLs),
-		Vocab: model.Config.VocabSize, Batch: cfg.RolloutEngineBatch, Weights: weights})
+		Vocab: model.Config.VocabSize, Batch: cfg.RolloutEngineBatch, Weights: weights,
+		APIKey: cmp.Or(cfg.RolloutEngineAPIKey, os.Getenv(engine.APIKeyEnv))})
 	if err != nil {
 		return nil, fmt.Errorf("grpo: rollout_engine: %w", err)
 	}
