@@ -471,7 +471,8 @@ type updateRequest struct {
 	WeightVersion *string `json:"weight_version"`
 }
 
-// updateWeights loads the folder, checks it is the same architecture, and
+// updateWeights loads the folder (one inside the weights root, when one is
+// set: confine), checks it is the same architecture, and
 // has the scheduler use it once the running batch has drained.
 func (s *Server) updateWeights(w http.ResponseWriter, r *http.Request) {
 	var req updateRequest
