@@ -39,7 +39,9 @@ serve workers, SGLang or vLLM servers, or a router in front of them
 (POST /update_weights_from_disk, weight version "checkpoint:" and the folder's
 absolute path), so the servers must see that folder at the same path; the
 records are those of the in-process engine, and with mathrl serve workers and
---rollout-engine-batch at least --batch, the same samples bit for bit.`,
+--rollout-engine-batch at least --batch, the same samples bit for bit. Servers
+started with --api-key get the key from $MATHRL_ROLLOUT_API_KEY (never a flag, so
+it stays out of shell histories and process lists).`,
 		Example: `  mathrl eval --model runs/demo/ckpt/step-000030 --data arith --samples 4 --max-tokens 160 --scorer math --tools --tokenizer bytes
   mathrl eval --model ~/models/Qwen3-4B-Instruct-2507 --data aime24 --samples 16 --max-tokens 16384 --scorer dapo --tools --backend cuda --dtype bfloat16
   mathrl eval --model runs/retool/ckpt/step-000100 --data aime24 --samples 16 --max-tokens 16384 --scorer dapo --tools --rollout-engine sglang --rollout-engine-urls http://router:30000`,

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/serve"
 )
@@ -18,8 +21,16 @@ type serveOptions struct {
 	Host     string
 	Port     int
 	MaxBatch int
-	Log      io.Writer
+	// APIKey is --api-key, else $MATHRL_ROLLOUT_API_KEY; never printed.
+	APIKey               string
+	WeightsRoot          string
+	AllowUnauthenticated bool
+	Log                  io.Writer
 }
+
+// apiKeyEnv is the environment variable that holds the API key when
+// --api-key is not given (the trainer reads the same one).
+const apiKeyEnv = engine.APIKeyEnv
 
 func newServeCmd(runF func(context.Context, *serveOptions) error) *cobra.Command {
 	var opts serveOptions
@@ -31,12 +42,21 @@ func newServeCmd(runF func(context.Context, *serveOptions) error) *cobra.Command
 token-id prompts, plus /health, /health_generate, /get_model_info, /server_info,
 /update_weights_from_disk and /flush_cache. Concurrent requests share one batch of
 --max-batch sequences: one that arrives while others decode takes a free row at the next
-step. SIGTERM or Ctrl-C lets the requests in flight finish and refuses new ones (503).`,
+step. SIGTERM or Ctrl-C lets the requests in flight finish and refuses new ones (503).
+
+--api-key (or $MATHRL_ROLLOUT_API_KEY) makes every endpoint but /health answer 401 to a
+request without Authorization: Bearer <key>; --weights-root confines
+/update_weights_from_disk to the folders inside it (pass the run's weights_dir). On a
+--host other than loopback both are required, unless --allow-unauthenticated waives the key.`,
 		Example: `  mathrl serve --model ./models/tiny
-  mathrl serve --model ./models/tiny --port 30001 --max-batch 32 --backend xla-cpu`,
+  mathrl serve --model ./models/tiny --port 30001 --max-batch 32 --backend xla-cpu
+  MATHRL_ROLLOUT_API_KEY=... mathrl serve --model ./models/tiny --host 0.0.0.0 --weights-root /shared/run/weights`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Log = cmd.ErrOrStderr()
+			if err := opts.checkExposure(); err != nil {
+				return err
+			}
 			if runF == nil {
 				runF = runServe
 			}
@@ -47,6 +67,9 @@ step. SIGTERM or Ctrl-C lets the requests in flight finish and refuses new ones 
 	cmd.Flags().StringVar(&opts.Host, "host", "127.0.0.1", "address to listen on (loopback unless set otherwise)")
 	cmd.Flags().IntVar(&opts.Port, "port", 30000, "port to listen on")
 	cmd.Flags().IntVar(&opts.MaxBatch, "max-batch", 16, "sequences decoded together")
+	cmd.Flags().StringVar(&opts.APIKey, "api-key", "", "key every request but /health must send as Authorization: Bearer <key> (empty: $"+apiKeyEnv+"; required off loopback)")
+	cmd.Flags().StringVar(&opts.WeightsRoot, "weights-root", "", "folder /update_weights_from_disk may load from, the run's weights_dir (required off loopback; empty on loopback: any path)")
+	cmd.Flags().BoolVar(&opts.AllowUnauthenticated, "allow-unauthenticated", false, "serve a --host other than loopback without an API key: anyone who reaches the port may sample and swap the weights")
 	cmd.MarkFlagRequired("model")
 	return cmd
 }
@@ -60,9 +83,34 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	srv, err := serve.New(serve.Options{Backend: b, ModelPath: opts.Model, DType: dtype, MaxBatch: opts.MaxBatch})
+	srv, err := serve.New(serve.Options{Backend: b, ModelPath: opts.Model, DType: dtype, MaxBatch: opts.MaxBatch,
+		APIKey: opts.APIKey, WeightsRoot: opts.WeightsRoot})
 	if err != nil {
 		return err
 	}
 	return srv.ListenAndServe(ctx, net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port)), opts.Log)
+}
+
+// checkExposure takes the API key from the environment when --api-key is not
+// given, and refuses a --host other than loopback without a key (unless
+// --allow-unauthenticated, then warned of loudly) or without --weights-root.
+func (o *serveOptions) checkExposure() error {
+	if o.APIKey == "" {
+		o.APIKey = os.Getenv(apiKeyEnv)
+	}
+	if serve.IsLoopback(o.Host) {
+		return nil
+	}
+	switch {
+	case o.APIKey == "" && !o.AllowUnauthenticated:
+		return fmt.Errorf("serve: --host %q is not loopback, so anyone who reaches the port could sample and swap the weights: "+
+			"set --api-key (or $%s), or pass --allow-unauthenticated", o.Host, apiKeyEnv)
+	case o.WeightsRoot == "":
+		return fmt.Errorf("serve: --host %q is not loopback: set --weights-root to the run's weights_dir, so that "+
+			"/update_weights_from_disk loads nothing from outside it", o.Host)
+	case o.APIKey == "":
+		fmt.Fprintf(o.Log, "mathrl: WARNING: --allow-unauthenticated: serving %q WITHOUT AN API KEY; anyone who reaches the port "+
+			"can sample and load weights from %s\n", o.Host, o.WeightsRoot)
+	}
+	return nil
 }

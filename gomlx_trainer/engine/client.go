@@ -2,12 +2,14 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -54,13 +56,14 @@ func checkServers(c Config) error {
 
 // newServersEngine is the Client of c's servers, which brings them to p's
 // weights at each Sync: p's checkpoint folder as it is, or p saved into
-// weights_dir.
+// weights_dir. It sends c's API key, else $MATHRL_ROLLOUT_API_KEY's.
 func newServersEngine(c Config, p Policy) (Engine, error) {
 	w := &Weights{Dir: c.WeightsDir, Write: p.Save, Checkpoint: p.Checkpoint, Warn: c.Warn}
 	if w.Checkpoint == "" && (w.Dir == "" || w.Write == nil) {
 		return nil, errors.New("engine: servers need the policy's checkpoint folder, or a weights_dir and a way to save the weights into it")
 	}
-	return NewClient(ClientOptions{Protocol: c.Name, URLs: c.URLs, Vocab: p.Vocab, Batch: c.Batch, Weights: w})
+	return NewClient(ClientOptions{Protocol: c.Name, URLs: c.URLs, Vocab: p.Vocab, Batch: c.Batch, Weights: w,
+		APIKey: cmp.Or(c.APIKey, os.Getenv(APIKeyEnv))})
 }
 
 // ClientOptions say which servers a Client talks to, and how.
@@ -79,7 +82,20 @@ type ClientOptions struct {
 	Backoff time.Duration // wait before the first retry, doubled before each next (0: 200 ms)
 	HTTP    *http.Client  // nil: http.DefaultClient
 	Weights *Weights      // how Sync brings the servers to the policy's weights (nil: it can only check they are there)
+	// APIKey, when set, is sent with every request as Authorization: Bearer
+	// <key>, as the servers' (or the router's) --api-key wants it. It is
+	// never logged nor put in an error.
+	APIKey string
 }
+
+// APIKeyEnv is the environment variable a run reads the servers' API key
+// from when its config sets none, and mathrl serve when --api-key is not
+// given.
+const APIKeyEnv = "MATHRL_ROLLOUT_API_KEY"
+
+// ErrUnauthorized is wrapped by the error of a request a server answered
+// 401 or 403: the API key is missing or wrong. It is never retried.
+var ErrUnauthorized = errors.New("the server refused the API key: set rollout_engine_api_key or $" + APIKeyEnv + " to its --api-key")
 
 // Client is an engine that samples on inference servers over HTTP. Each
 // sequence of a turn is one request carrying the whole sequence so far (the
@@ -289,6 +305,8 @@ func (c *Client) generate(ctx context.Context, reqs []request) ([]toolloop.Turn,
 			return turns, nil
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
+		case errors.Is(err, ErrUnauthorized):
+			return nil, fmt.Errorf("%s: %w", what, err)
 		case err == nil && status < 500:
 			return nil, fmt.Errorf("%s: status %d: %s", what, status, snippet(resp))
 		case try >= c.opt.Retries:
@@ -350,9 +368,13 @@ func (c *Client) post(ctx context.Context, url string, data []byte) (int, []byte
 	return c.send(req)
 }
 
-// send sends req and returns the status and the body (at most 64 MiB); err
-// is a failure to connect or to read.
+// send sends req, with the API key when there is one, and returns the status
+// and the body (at most 64 MiB); err is a failure to connect or to read, or
+// ErrUnauthorized for a 401 or 403.
 func (c *Client) send(req *http.Request) (int, []byte, error) {
+	if c.opt.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.opt.APIKey)
+	}
 	resp, err := c.opt.HTTP.Do(req)
 	if err != nil {
 		return 0, nil, err
@@ -361,6 +383,9 @@ func (c *Client) send(req *http.Request) (int, []byte, error) {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
 		return 0, nil, err
+	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		return resp.StatusCode, body, fmt.Errorf("status %d: %w", resp.StatusCode, ErrUnauthorized)
 	}
 	return resp.StatusCode, body, nil
 }

@@ -17,6 +17,7 @@ type Config struct {
 	WeightsDir string           // weights_dir: where the policy's weights are written for the servers
 	Async      bool             // async_rollouts: the engine samples while the policy trains
 	Devices    int              // num_devices the policy trains on (0: 1)
+	APIKey     string           // rollout_engine_api_key: sent to the servers (empty: $MATHRL_ROLLOUT_API_KEY); never logged
 	Warn       func(msg string) // told of each server taken out of the rotation (nil: not told)
 }
 

@@ -57,8 +57,10 @@ type worker struct {
 // weights comes back at the current ones at the next sync. A worker whose
 // update fails is taken out (removed from its router, or from the client's
 // URLs) and reported through Weights.Warn; with none left, Sync fails.
-// Without Weights, version 0 is taken to be the servers' own weights; with
-// Weights.Checkpoint, the workers load that folder, whatever the version.
+// A 401 or 403 (ErrUnauthorized: a missing or wrong API key) fails Sync at
+// once, retrying nothing and taking no worker out. Without Weights, version
+// 0 is taken to be the servers' own weights; with Weights.Checkpoint, the
+// workers load that folder, whatever the version.
 func (c *Client) Sync(ctx context.Context, version int) error {
 	if c.opt.Weights == nil && version == 0 {
 		return nil // nothing to push: the servers' own weights are the policy's before its first update
@@ -85,7 +87,11 @@ func (c *Client) bringTo(ctx context.Context, want string, folder func() (string
 	}
 	var stale []worker
 	for _, w := range workers {
-		if v, err := c.weightVersion(ctx, w.url); err != nil || v != want {
+		v, err := c.weightVersion(ctx, w.url)
+		if errors.Is(err, ErrUnauthorized) {
+			return fmt.Errorf("engine: %s: %w", c.opt.Protocol, err)
+		}
+		if err != nil || v != want {
 			stale = append(stale, w)
 		}
 	}
@@ -105,6 +111,11 @@ func (c *Client) bringTo(ctx context.Context, want string, folder func() (string
 		wg.Go(func() { errs[i] = c.update(ctx, w, dir, want) })
 	}
 	wg.Wait()
+	for _, err := range errs {
+		if errors.Is(err, ErrUnauthorized) {
+			return fmt.Errorf("engine: %s: %w", c.opt.Protocol, err)
+		}
+	}
 	failed := 0
 	for i, err := range errs {
 		if err != nil {
@@ -153,6 +164,9 @@ var errUnreachable = errors.New("no answer")
 // router (its GET /workers is not a list of workers).
 func (c *Client) routerWorkers(ctx context.Context, u string) ([]worker, error) {
 	status, body, err := c.do(ctx, http.MethodGet, u+"/workers", nil)
+	if errors.Is(err, ErrUnauthorized) {
+		return nil, fmt.Errorf("engine: %s: listing the workers of %s: %w", c.opt.Protocol, u, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("engine: %s: listing the workers of %s: %w: %w", c.opt.Protocol, u, errUnreachable, err)
 	}
@@ -179,7 +193,7 @@ func (c *Client) routerWorkers(ctx context.Context, u string) ([]worker, error) 
 func (c *Client) weightVersion(ctx context.Context, u string) (string, error) {
 	status, body, err := c.do(ctx, http.MethodGet, u+"/get_model_info", nil)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("GET %s/get_model_info: %w", u, err)
 	}
 	var info struct {
 		Version *string `json:"weight_version"`
@@ -242,7 +256,7 @@ func (c *Client) update(ctx context.Context, w worker, dir, want string) error {
 			}
 			return nil
 		}
-		if ctx.Err() != nil || try >= c.opt.Retries {
+		if ctx.Err() != nil || try >= c.opt.Retries || errors.Is(err, ErrUnauthorized) {
 			return fmt.Errorf("POST %s/update_weights_from_disk: %w", w.url, err)
 		}
 		if err := c.sleep(ctx, wait); err != nil {

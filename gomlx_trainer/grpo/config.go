@@ -67,6 +67,8 @@ type Config struct {
 	RolloutEngineBatch int      `yaml:"rollout_engine_batch" json:"rollout_engine_batch" help:"with rollout_engine sglang: 0 sends each sequence in its own request (as slime does, so a router spreads them); N sends up to N in one request, which a mathrl serve worker samples as a batch of its own, with the in-process sampler's numbers bit for bit"`
 	WeightsDir         string   `yaml:"weights_dir" json:"weights_dir" help:"with rollout_engine sglang or openai: where the trainer writes the policy for the servers to load after each update (one folder per version, the newest two kept; empty: the run folder's weights/); the servers must see the same path"`
 	AsyncRollouts      bool     `yaml:"async_rollouts" json:"async_rollouts,omitempty" slime:"train_async.py" help:"one-step off-policy rollouts: sample the next rollout with the weights as they are while the trainer optimizes on this one, so every rollout after the first comes from weights one rollout's updates old (train.jsonl: rollout_staleness); get_mismatch_metrics measures the gap and use_tis corrects for it. The builtin engine samples from its own copy of the weights, on one device"`
+	// The servers' key: json "-" keeps it out of config.json and checkpoints.
+	RolloutEngineAPIKey string `yaml:"rollout_engine_api_key" json:"-" help:"with rollout_engine sglang or openai: the key sent to the servers (or their router) with every request as Authorization: Bearer, their --api-key (empty: the environment variable MATHRL_ROLLOUT_API_KEY, which keeps it out of recipes and command lines); never written to config.json, a checkpoint or the log"`
 
 	// --- tools
 	UseTools        bool    `yaml:"use_tools" json:"use_tools" help:"let the policy call the code_interpreter tool and run its calls in the sandbox"`
@@ -333,7 +335,7 @@ func (c Config) validateRollout() error {
 // engineConfig is what the config says about the rollout engine.
 func (c Config) engineConfig() engine.Config {
 	return engine.Config{Name: c.RolloutEngine, URLs: slices.Clone(c.RolloutEngineURLs), Batch: c.RolloutEngineBatch,
-		WeightsDir: c.WeightsDir, Async: c.AsyncRollouts, Devices: c.NumDevices}
+		WeightsDir: c.WeightsDir, Async: c.AsyncRollouts, Devices: c.NumDevices, APIKey: c.RolloutEngineAPIKey}
 }
 
 func (c Config) validateLoss() error {

@@ -22,7 +22,9 @@ import (
 // on arithmetic (no tools, so each sample is one turn) twice: in process,
 // and with rollout_engine sglang against one `mathrl serve` worker on
 // loopback, sent each turn as one batch request, the trainer pushing its
-// weights to the worker before every rollout (weights_dir). Every rollout's
+// weights to the worker before every rollout (weights_dir, the worker's
+// weights root), with the worker's API key (which no file of the run nor its
+// log holds). Every rollout's
 // records (ids, log-probs, masks, advantages) and the trained weights are the
 // same, byte for byte: the protocol and the weight push lose nothing.
 func TestServerRunEqualsInProcessRun(t *testing.T) {
@@ -64,7 +66,13 @@ func serverRunEqualsInProcessRun(t *testing.T, base Config) {
 	if err := qwen3.WriteRandom(mc, dir, "F32", uint64(base.Seed)); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := serve.New(serve.Options{Backend: testBackend(t), ModelPath: dir, DType: dtypes.Float32, MaxBatch: 4})
+	const key = "k3y-of-the-server"
+	weights := filepath.Join(t.TempDir(), "weights")
+	if err := os.MkdirAll(weights, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := serve.New(serve.Options{Backend: testBackend(t), ModelPath: dir, DType: dtypes.Float32, MaxBatch: 4,
+		APIKey: key, WeightsRoot: weights})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,10 +93,12 @@ func serverRunEqualsInProcessRun(t *testing.T, base Config) {
 	remote := base
 	remote.Save = filepath.Join(t.TempDir(), "sglang")
 	remote.RolloutEngine, remote.RolloutEngineURLs, remote.RolloutEngineBatch = "sglang", []string{"http://" + ln.Addr().String()}, 1024
+	remote.RolloutEngineAPIKey, remote.WeightsDir = key, weights
 	log.Reset()
 	if err := Train(context.Background(), remote, TrainOptions{Backend: testBackend(t), Progress: &log}); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
+	noKeyIn(t, key, log.String(), remote.Save, weights)
 
 	files := []string{filepath.Join("ckpt", CheckpointName(base.NumRollout*base.StepsPerRollout()), "model.safetensors")}
 	for r := range base.NumRollout {

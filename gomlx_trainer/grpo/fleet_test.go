@@ -37,6 +37,8 @@ type fleetWorker struct {
 	t        testing.TB
 	backend  compute.Backend
 	model    string // the folder it starts from
+	key      string // its --api-key ("" for none)
+	root     string // its --weights-root ("" for none)
 	addr     string
 	mu       sync.Mutex
 	conns    []net.Conn
@@ -48,7 +50,13 @@ type fleetWorker struct {
 }
 
 func startFleetWorker(t testing.TB, b compute.Backend, model string) *fleetWorker {
-	w := &fleetWorker{t: t, backend: b, model: model, addr: "127.0.0.1:0"}
+	return startKeyedWorker(t, b, model, "", "")
+}
+
+// startKeyedWorker is startFleetWorker with an API key and a weights root,
+// as the fleet docs start mathrl serve.
+func startKeyedWorker(t testing.TB, b compute.Backend, model, key, root string) *fleetWorker {
+	w := &fleetWorker{t: t, backend: b, model: model, key: key, root: root, addr: "127.0.0.1:0"}
 	w.start()
 	t.Cleanup(w.kill)
 	return w
@@ -60,7 +68,8 @@ func (w *fleetWorker) url() string { return "http://" + w.addr }
 // (--max-batch 1), so that every answer is the same whichever worker gives
 // it and whatever else is being sampled.
 func (w *fleetWorker) start() {
-	srv, err := serve.New(serve.Options{Backend: w.backend, ModelPath: w.model, DType: dtypes.Float32, MaxBatch: 1})
+	srv, err := serve.New(serve.Options{Backend: w.backend, ModelPath: w.model, DType: dtypes.Float32, MaxBatch: 1,
+		APIKey: w.key, WeightsRoot: w.root})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -121,14 +130,18 @@ func (nopListener) Addr() net.Addr            { return &net.TCPAddr{IP: net.IPv4
 
 // startRouter runs the SGLang router (scripts/setup.sh installs it) in front
 // of the workers, round robin with a health check every second, and waits
-// until it lists them all healthy.
-func startRouter(t testing.TB, workers ...*fleetWorker) string {
+// until it lists them all healthy. With a key, the router's own --api-key,
+// it wants the key from its clients and sends it to the workers.
+func startRouter(t testing.TB, key string, workers ...*fleetWorker) string {
 	t.Helper()
 	python := testenv.CacheFile(t, filepath.Join("router-venv", "bin", "python"))
 	port, metrics := freePort(t), freePort(t)
 	args := []string{"-m", "sglang_router.launch_router", "--host", "127.0.0.1", "--port", port, "--policy", "round_robin",
 		"--health-check-interval-secs", "1", "--log-level", "warn", "--prometheus-host", "127.0.0.1", "--prometheus-port", metrics,
 		"--worker-urls"}
+	if key != "" {
+		args = append([]string{"-m", "sglang_router.launch_router", "--api-key", key}, args[2:]...)
+	}
 	for _, w := range workers {
 		args = append(args, w.url())
 	}
@@ -141,7 +154,7 @@ func startRouter(t testing.TB, workers ...*fleetWorker) string {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	url := "http://127.0.0.1:" + port
 	deadline := time.Now().Add(60 * time.Second)
-	for healthyWorkers(url) < len(workers) {
+	for healthyWorkers(url, key) < len(workers) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the router did not list %d healthy workers within 60 s:\n%s", len(workers), log.String())
 		}
@@ -160,9 +173,29 @@ func freePort(t testing.TB) string {
 	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 }
 
+// keyed is a request with the API key, when there is one.
+func keyed(t testing.TB, method, url, key, body string) *http.Request {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return req
+}
+
 // healthyWorkers is how many workers the router at url lists as healthy.
-func healthyWorkers(url string) int {
-	resp, err := http.Get(url + "/workers")
+func healthyWorkers(url, key string) int {
+	req, err := http.NewRequest(http.MethodGet, url+"/workers", nil)
+	if err != nil {
+		return 0
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0
 	}
@@ -183,10 +216,14 @@ func healthyWorkers(url string) int {
 }
 
 // addWorker registers a worker with the router (POST /workers), as an
-// operator or a launcher does for a restarted one.
+// operator or a launcher does for a restarted one, with the router's key and
+// the worker's (api_key: the one the router's health checks send it).
 func addWorker(t *testing.T, router string, w *fleetWorker) {
-	body := fmt.Sprintf(`{"url": %q}`, w.url())
-	resp, err := http.Post(router+"/workers", "application/json", bytes.NewBufferString(body))
+	body := fmt.Sprintf(`{"url": %q, "api_key": %q}`, w.url(), w.key)
+	if w.key == "" {
+		body = fmt.Sprintf(`{"url": %q}`, w.url())
+	}
+	resp, err := http.DefaultClient.Do(keyed(t, http.MethodPost, router+"/workers", w.key, body))
 	if err != nil {
 		t.Error(err)
 		return
@@ -200,7 +237,7 @@ func addWorker(t *testing.T, router string, w *fleetWorker) {
 // workerVersion is the weight_version a worker reports.
 func workerVersion(t *testing.T, w *fleetWorker) string {
 	t.Helper()
-	resp, err := http.Get(w.url() + "/get_model_info")
+	resp, err := http.DefaultClient.Do(keyed(t, http.MethodGet, w.url()+"/get_model_info", w.key, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +295,11 @@ func initialPolicy(t testing.TB, cfg Config) string {
 // weights, after it: its requests are retried on the other, the restarted
 // worker is registered with the router again and brought to the current
 // weights at the next sync, and the run ends with the weights and samples
-// of the first, bit for bit, so no sample was lost or counted twice.
+// of the first, bit for bit, so no sample was lost or counted twice. The
+// workers take an API key and confine weight loads to the run's weights_dir,
+// the router passes its own --api-key on to them, and the trainer sends the
+// key (from its config in the first run, from $MATHRL_ROLLOUT_API_KEY in the
+// second), which no file of the run nor its log holds.
 func TestFleetRouterAndAKilledWorker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a tiny model on a fleet")
@@ -267,11 +308,18 @@ func TestFleetRouterAndAKilledWorker(t *testing.T) {
 	base := smokeConfig(t)
 	model := initialPolicy(t, base)
 
+	const key = "fleet-k3y"
 	run := func(name string, kill bool) (map[string][]float32, [][]int) {
-		w1, w2 := startFleetWorker(t, b, model), startFleetWorker(t, b, model)
-		router := startRouter(t, w1, w2)
+		weights := t.TempDir() // the run's weights_dir, each worker's --weights-root
+		w1, w2 := startKeyedWorker(t, b, model, key, weights), startKeyedWorker(t, b, model, key, weights)
+		router := startRouter(t, key, w1, w2)
 		cfg := fleetRecipe(t, router)
-		cfg.Save = filepath.Join(t.TempDir(), name)
+		cfg.Save, cfg.WeightsDir = filepath.Join(t.TempDir(), name), weights
+		if kill { // the key from the environment; the whole run's from its config
+			t.Setenv(engine.APIKeyEnv, key)
+		} else {
+			cfg.RolloutEngineAPIKey = key
+		}
 		// The kill comes at worker 1's third request after the first
 		// evaluation has ended (the log says so), inside the first rollout.
 		var evaluated, killedAt atomic.Int64
@@ -305,6 +353,7 @@ func TestFleetRouterAndAKilledWorker(t *testing.T) {
 		if err := Train(context.Background(), cfg, opts); err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, log)
 		}
+		noKeyIn(t, key, log.String(), cfg.Save, weights)
 		last := strconv.Itoa(cfg.NumRollout * cfg.StepsPerRollout())
 		for i, w := range []*fleetWorker{w1, w2} {
 			if v := workerVersion(t, w); v != last {
@@ -400,7 +449,7 @@ func BenchmarkEngines(b *testing.B) {
 	}
 	dir := initialPolicy(b, cfg)
 	w1, w2 := startFleetWorker(b, bk, dir), startFleetWorker(b, bk, dir)
-	router := startRouter(b, w1, w2)
+	router := startRouter(b, "", w1, w2)
 	client := func(url string) engine.Engine {
 		c, err := engine.NewClient(engine.ClientOptions{Protocol: engine.SGLang, URLs: []string{url}, Vocab: model.Config.VocabSize})
 		if err != nil {
@@ -449,8 +498,10 @@ func BenchmarkEngines(b *testing.B) {
 
 // TestFleetEvalThroughTheRouter is `mathrl eval` with rollout engine sglang
 // through the SGLang router in front of two mathrl serve workers started
-// from other weights: both workers load the evaluated checkpoint, the
-// router spreads the requests over them, and the samples are the in-process
+// from other weights, every hop keyed ($MATHRL_ROLLOUT_API_KEY, the router's
+// and the workers' --api-key) and the checkpoint inside the workers'
+// --weights-root: both workers load the evaluated checkpoint, the router
+// spreads the requests over them, and the samples are the in-process
 // evaluation's, byte for byte (each worker samples one sequence at a time;
 // the draws are keyed by the sequence's seed and position).
 func TestFleetEvalThroughTheRouter(t *testing.T) {
@@ -458,7 +509,8 @@ func TestFleetEvalThroughTheRouter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ckpt, other := filepath.Join(t.TempDir(), "ckpt"), filepath.Join(t.TempDir(), "other")
+	root := t.TempDir() // the workers' --weights-root
+	ckpt, other := filepath.Join(root, "ckpt"), filepath.Join(t.TempDir(), "other")
 	if err := qwen3.WriteRandom(mc, ckpt, "F32", 1); err != nil {
 		t.Fatal(err)
 	}
@@ -466,8 +518,10 @@ func TestFleetEvalThroughTheRouter(t *testing.T) {
 		t.Fatal(err)
 	}
 	bk := testBackend(t)
-	w1, w2 := startFleetWorker(t, bk, other), startFleetWorker(t, bk, other)
-	router := startRouter(t, w1, w2)
+	const key = "eval-k3y"
+	w1, w2 := startKeyedWorker(t, bk, other, key, root), startKeyedWorker(t, bk, other, key, root)
+	router := startRouter(t, key, w1, w2)
+	t.Setenv(engine.APIKeyEnv, key)
 
 	req := DefaultEvalRequest()
 	req.Model, req.Data, req.MaxPrompts, req.K, req.Budget = ckpt, "arith", 4, 2, 12

@@ -51,7 +51,8 @@ func newProtocol(cfg Config, modelVocab int) (*tokenizer.Protocol, []byte, error
 // async_rollouts, of a copy of model that each sync refreshes, so that it
 // samples while model trains), or a client of rollout_engine_urls that
 // pushes model's weights to the servers through weights_dir (taken-out
-// workers reported to log).
+// workers reported to log), sending rollout_engine_api_key, else
+// $MATHRL_ROLLOUT_API_KEY, with every request.
 func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, mesh *distributed.DeviceMesh, log *progress) (engine.Engine, error) {
 	ec := cfg.engineConfig()
 	if ec.Name != inprocess.Name && ec.WeightsDir == "" {

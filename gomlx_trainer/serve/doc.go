@@ -24,4 +24,12 @@
 // sampling_params key it does not sample by, such as a stop string or a
 // penalty) is answered 400 with the field named; once Serve's context ends, new requests get 503 while those
 // in flight finish.
+//
+// Options.APIKey, as SGLang's --api-key, makes every endpoint but /health
+// answer 401 to a request without Authorization: Bearer <key> (compared in
+// constant time). Options.WeightsRoot confines /update_weights_from_disk to
+// the folders inside it, both sides resolved through their symlinks: a
+// model_path with a '..', one that resolves outside or does not exist, and a
+// folder holding a symlink out of the root all get the same 400, "model_path:
+// outside the weights root", which does not say whether the path exists.
 package serve

@@ -16,7 +16,7 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 )
 
-// Handler returns the server's routes.
+// Handler returns the server's routes, behind the API key when one is set.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /generate", s.guard(s.generate))
@@ -29,7 +29,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /flush_cache", s.guard(func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"success": true, "message": "no prefix cache: every request is prefilled whole"})
 	}))
-	return mux
+	return s.authorize(mux)
 }
 
 // guard answers 503 while the server drains, and counts the request in
@@ -471,7 +471,8 @@ type updateRequest struct {
 	WeightVersion *string `json:"weight_version"`
 }
 
-// updateWeights loads the folder, checks it is the same architecture, and
+// updateWeights loads the folder (one inside the weights root, when one is
+// set: confine), checks it is the same architecture, and
 // has the scheduler use it once the running batch has drained.
 func (s *Server) updateWeights(w http.ResponseWriter, r *http.Request) {
 	var req updateRequest
@@ -483,7 +484,12 @@ func (s *Server) updateWeights(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"success": false, "message": "model_path: missing"})
 		return
 	}
-	m, err := qwen3.LoadOn(s.opt.Backend, req.ModelPath, s.opt.DType)
+	dir, err := s.confine(req.ModelPath)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"success": false, "message": err.Error()})
+		return
+	}
+	m, err := qwen3.LoadOn(s.opt.Backend, dir, s.opt.DType)
 	if err == nil {
 		err = sameShape(s.info().cfg, m.Config)
 	}

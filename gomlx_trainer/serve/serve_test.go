@@ -53,7 +53,14 @@ type running struct {
 // server stops when the test ends.
 func start(t *testing.T, dir string, maxBatch int, hooks func(*Server)) *running {
 	t.Helper()
-	srv, err := New(Options{Backend: backendtest.New(t), ModelPath: dir, DType: dtypes.Float32, MaxBatch: maxBatch})
+	return startWith(t, Options{ModelPath: dir, MaxBatch: maxBatch}, hooks)
+}
+
+// startWith is start with opt (its backend and dtype filled in).
+func startWith(t *testing.T, opt Options, hooks func(*Server)) *running {
+	t.Helper()
+	opt.Backend, opt.DType = backendtest.New(t), dtypes.Float32
+	srv, err := New(opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,11 +25,19 @@ type Options struct {
 	ModelPath string       // Hugging Face folder of the initial weights
 	DType     dtypes.DType // compute dtype of the weights
 	MaxBatch  int          // rows of the running batch (0: 16)
+	// APIKey, when set, is the key every request but GET /health must send
+	// as Authorization: Bearer <key> (else 401), as SGLang's --api-key.
+	APIKey string
+	// WeightsRoot, when set, confines /update_weights_from_disk to folders
+	// inside it: any other model_path (through a symlink or '..' too) is
+	// answered 400, the same whether it exists or not.
+	WeightsRoot string
 }
 
 // Server serves one model. Build it with New, run it with Serve.
 type Server struct {
 	opt   Options
+	root  string // Options.WeightsRoot, absolute with every symlink resolved ("" when unset)
 	jobs  chan *job
 	stopc chan struct{} // closed when the scheduler must stop
 	done  chan struct{} // closed when it has
@@ -57,11 +65,15 @@ func New(opt Options) (*Server, error) {
 	if opt.MaxBatch < 1 {
 		return nil, fmt.Errorf("serve: max batch %d, want at least 1", opt.MaxBatch)
 	}
+	root, err := resolveRoot(opt.WeightsRoot)
+	if err != nil {
+		return nil, err
+	}
 	m, err := qwen3.LoadOn(opt.Backend, opt.ModelPath, opt.DType)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	return &Server{opt: opt, jobs: make(chan *job, 1024), stopc: make(chan struct{}), done: make(chan struct{}),
+	return &Server{opt: opt, root: root, jobs: make(chan *job, 1024), stopc: make(chan struct{}), done: make(chan struct{}),
 		model: m, path: opt.ModelPath, version: "default"}, nil
 }
 
@@ -190,6 +202,20 @@ func (s *Server) submit(ctx context.Context, j *job) result {
 	}
 }
 
+// access says, for the serving line, how requests are authenticated and
+// where weights may be loaded from; never the key itself.
+func (s *Server) access() string {
+	auth := "no API key: anyone who reaches the port is served"
+	if s.opt.APIKey != "" {
+		auth = "API key required"
+	}
+	weights := "weight loads from any path"
+	if s.root != "" {
+		weights = "weight loads confined to " + s.root
+	}
+	return auth + "; " + weights
+}
+
 func (s *Server) isDraining() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -203,8 +229,8 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, log io.Writer)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	fmt.Fprintf(log, "mathrl: serving %s on http://%s (SGLang /generate, OpenAI /v1/completions; %d sequences a batch)\n",
-		s.opt.ModelPath, ln.Addr(), s.opt.MaxBatch)
+	fmt.Fprintf(log, "mathrl: serving %s on http://%s (SGLang /generate, OpenAI /v1/completions; %d sequences a batch; %s)\n",
+		s.opt.ModelPath, ln.Addr(), s.opt.MaxBatch, s.access())
 	err = s.Serve(ctx, ln)
 	fmt.Fprintln(log, "mathrl: server stopped")
 	return err

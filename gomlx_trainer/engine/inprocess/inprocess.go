@@ -42,6 +42,8 @@ func check(c engine.Config) error {
 		return &engine.FieldError{Key: "rollout_engine_urls", Msg: fmt.Sprintf("set, but rollout_engine is %s, which samples in process", Name)}
 	case c.WeightsDir != "":
 		return &engine.FieldError{Key: "weights_dir", Msg: fmt.Sprintf("set, but rollout_engine is %s, which shares the policy's weights", Name)}
+	case c.APIKey != "":
+		return &engine.FieldError{Key: "rollout_engine_api_key", Msg: fmt.Sprintf("set, but rollout_engine is %s, which sends no request", Name)}
 	case c.Batch != 0:
 		return &engine.FieldError{Key: "rollout_engine_batch", Msg: fmt.Sprintf("%d, but only rollout_engine %s sends several sequences a request", c.Batch, engine.SGLang)}
 	case c.Async && c.Devices > 1:

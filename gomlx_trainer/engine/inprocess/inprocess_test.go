@@ -24,6 +24,7 @@ func TestCheckRefusesServerKnobs(t *testing.T) {
 		{engine.Config{Name: Name, URLs: []string{"http://a:1"}}, "rollout_engine_urls"},
 		{engine.Config{Name: Name, WeightsDir: "w"}, "weights_dir"},
 		{engine.Config{Name: Name, Batch: 4}, "rollout_engine_batch"},
+		{engine.Config{Name: Name, APIKey: "k"}, "rollout_engine_api_key"},
 		{engine.Config{Name: Name, Async: true, Devices: 2}, "async_rollouts"},
 	} {
 		var fe *engine.FieldError
