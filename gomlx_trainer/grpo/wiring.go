@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/gomlx/compute"
-	"github.com/gomlx/compute/distributed"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 	"github.com/mathrl/mathrl/gomlx_trainer/sandbox"
@@ -52,7 +52,7 @@ func newProtocol(cfg Config, modelVocab int) (*tokenizer.Protocol, []byte, error
 // of model that each sync refreshes, so that it samples while model trains),
 // or a client of rollout_engine_urls that pushes model's weights to the
 // servers through weights_dir (taken-out workers reported to log).
-func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, mesh *distributed.DeviceMesh, log *progress) (engine.Engine, error) {
+func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, mesh *layout.Mesh, log *progress) (engine.Engine, error) {
 	if cfg.RolloutEngine == EngineBuiltin && cfg.AsyncRollouts { // one device (Validate)
 		cp, err := model.Copy()
 		if err != nil {
@@ -63,7 +63,7 @@ func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, mesh *distribu
 	if cfg.RolloutEngine == EngineBuiltin {
 		smp := sampler.New(b, model)
 		if mesh != nil {
-			if err := smp.OnMesh(mesh, DeviceAxis); err != nil {
+			if err := smp.OnMesh(mesh); err != nil {
 				return nil, fmt.Errorf("grpo: %w", err)
 			}
 		}
