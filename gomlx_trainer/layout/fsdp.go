@@ -73,7 +73,8 @@ func CheckFSDP(n Names, devices int, vars []Variable) error {
 
 // FSDPSpec is the fsdp sharding on m of a tensor of dims: a scalar whole on
 // every device, any other split along its FSDPAxis and replicated along the
-// rest. That axis must split over the devices (CheckFSDP).
+// rest. That axis must split over the devices (CheckFSDP); m must not be
+// nil.
 func (m *Mesh) FSDPSpec(dims []int) (*distributed.ShardingSpec, error) {
 	if len(dims) == 0 {
 		return m.repl, nil

@@ -132,7 +132,7 @@ func TestNewMesh(t *testing.T) {
 		t.Errorf("2 replicas: %v", err)
 	}
 	var none *Mesh
-	if none.Devices() != 1 || none.Shape() != OneReplica(1) || none.DeviceMesh() != nil {
+	if none.Devices() != 1 || none.Shape() != OneReplica(1) || none.DeviceMesh() != nil || none.Batch() != nil || none.Replicated() != nil {
 		t.Errorf("nil mesh: %d devices, shape %v", none.Devices(), none.Shape())
 	}
 }

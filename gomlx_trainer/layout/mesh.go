@@ -77,8 +77,20 @@ func (m *Mesh) DeviceMesh() *distributed.DeviceMesh {
 	return m.mesh
 }
 
-// Batch is the spec of a batch: split on its first axis, along DeviceAxis.
-func (m *Mesh) Batch() *distributed.ShardingSpec { return m.batch }
+// Batch is the spec of a batch: split on its first axis, along DeviceAxis
+// (nil for a nil mesh).
+func (m *Mesh) Batch() *distributed.ShardingSpec {
+	if m == nil {
+		return nil
+	}
+	return m.batch
+}
 
-// Replicated is the spec of a tensor whole on every device.
-func (m *Mesh) Replicated() *distributed.ShardingSpec { return m.repl }
+// Replicated is the spec of a tensor whole on every device (nil for a nil
+// mesh).
+func (m *Mesh) Replicated() *distributed.ShardingSpec {
+	if m == nil {
+		return nil
+	}
+	return m.repl
+}

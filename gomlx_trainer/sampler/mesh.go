@@ -21,8 +21,8 @@ import (
 // sharded, XLA gathering them). Its methods on a nil *onMesh run on one
 // device.
 type onMesh struct {
-	mesh  *distributed.DeviceMesh
 	lay   *layout.Mesh
+	mesh  *distributed.DeviceMesh   // lay's, and its specs:
 	batch *distributed.ShardingSpec // axis 0 split
 	repl  *distributed.ShardingSpec // whole on every device
 }
