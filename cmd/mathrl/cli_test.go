@@ -48,7 +48,7 @@ func TestBackendFlagsAgree(t *testing.T) {
 		if f := c.Flags().Lookup("backend"); f != nil {
 			with = append(with, c.CommandPath())
 			p := c.Flags().Lookup("pjrt-plugin")
-			if f.Usage != backendFlagHelp() || f.DefValue != "auto" || p == nil || p.Usage != pjrtPluginFlagHelp || p.DefValue != "" {
+			if f.Usage != knobHelp("backend") || f.DefValue != "auto" || p == nil || p.Usage != pjrtPluginFlagHelp || p.DefValue != "" {
 				t.Errorf("%s: --backend %q (default %q), --pjrt-plugin %v", c.CommandPath(), f.Usage, f.DefValue, p)
 			}
 		}

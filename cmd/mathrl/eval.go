@@ -31,9 +31,18 @@ avg@k, pass@k and the truncation rate. --model is a Hugging Face folder; a run's
 checkpoint (runs/NAME/ckpt/step-NNNNNN) is one, and its prompts are then
 rendered as that run rendered them (system prompt, tool spec), and --seed and --batch
 default to that run's, so that with the run's evaluation knobs it gives the run's
-evaluation samples again.`,
+evaluation samples again.
+
+--rollout-engine sglang (or openai) samples on inference servers instead: mathrl
+serve workers, SGLang or vLLM servers, or a router in front of them
+(--rollout-engine-urls). Each worker is first told to load --model
+(POST /update_weights_from_disk, weight version "checkpoint:" and the folder's
+absolute path), so the servers must see that folder at the same path; the
+records are those of the in-process engine, and with mathrl serve workers and
+--rollout-engine-batch at least --batch, the same samples bit for bit.`,
 		Example: `  mathrl eval --model runs/demo/ckpt/step-000030 --data arith --samples 4 --max-tokens 160 --scorer math --tools --tokenizer bytes
-  mathrl eval --model ~/models/Qwen3-4B-Instruct-2507 --data aime24 --samples 16 --max-tokens 16384 --scorer dapo --tools --backend cuda --dtype bfloat16`,
+  mathrl eval --model ~/models/Qwen3-4B-Instruct-2507 --data aime24 --samples 16 --max-tokens 16384 --scorer dapo --tools --backend cuda --dtype bfloat16
+  mathrl eval --model runs/retool/ckpt/step-000100 --data aime24 --samples 16 --max-tokens 16384 --scorer dapo --tools --rollout-engine sglang --rollout-engine-urls http://router:30000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkpointDefaults(cmd, &opts.Request); err != nil {
@@ -68,6 +77,9 @@ evaluation samples again.`,
 	f.IntVar(&r.BatchSize, "batch", r.BatchSize, "sequences generated at once; on a run's checkpoint the run's evaluation batch (its sampling_batch_size when set) unless given")
 	f.IntVar(&r.ArithDigits, "arith-max-digits", 0, "--data arith: largest operand length (default: the checkpoint run's, else 4)")
 	f.StringVar(&r.ArithOps, "arith-ops", "", `--data arith: operations, "*+", "*" or "+" (default: the checkpoint run's, else "*+")`)
+	f.StringVar(&r.Engine, "rollout-engine", r.Engine, knobHelp("rollout_engine"))
+	f.StringSliceVar(&r.EngineURLs, "rollout-engine-urls", nil, knobHelp("rollout_engine_urls"))
+	f.IntVar(&r.EngineBatch, "rollout-engine-batch", 0, knobHelp("rollout_engine_batch"))
 	defineBackendFlags(f, &opts.Backend, &opts.PJRTPlugin)
 	cmd.MarkFlagRequired("model")
 	cmd.MarkFlagRequired("data")

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,7 +28,12 @@ func TestNewEvalCmd(t *testing.T) {
 			want := grpo.DefaultEvalRequest()
 			want.Model, want.Data = "m", "aime24"
 			d := grpo.Default()
-			if o.Request != want || want.K != d.NSamplesPerEvalPrompt || want.Budget != d.EvalMaxResponseLen || want.Scorer != d.RMType {
+			got := o.Request
+			if len(got.EngineURLs) != 0 {
+				t.Errorf("rollout engine URLs %q by default", got.EngineURLs)
+			}
+			got.EngineURLs = nil
+			if !reflect.DeepEqual(got, want) || want.Engine != d.RolloutEngine || want.K != d.NSamplesPerEvalPrompt || want.Budget != d.EvalMaxResponseLen || want.Scorer != d.RMType {
 				t.Errorf("request %+v, want %+v", o.Request, want)
 			}
 		}, ""},
@@ -41,6 +48,17 @@ func TestNewEvalCmd(t *testing.T) {
 				t.Errorf("request %+v", o.Request)
 			}
 		}, ""},
+		{"servers", append(base, "--rollout-engine", "sglang", "--rollout-engine-urls", "http://a:1,http://b:2", "--rollout-engine-batch", "64"), func(t *testing.T, o *evalOptions) {
+			r := o.Request
+			if r.Engine != "sglang" || !slices.Equal(r.EngineURLs, []string{"http://a:1", "http://b:2"}) || r.EngineBatch != 64 {
+				t.Errorf("request %+v", r)
+			}
+		}, ""},
+		{"servers need URLs", append(base, "--rollout-engine", "openai"), nil, "--rollout-engine-urls: empty"},
+		{"a URL without its scheme", append(base, "--rollout-engine", "sglang", "--rollout-engine-urls", "a:1"), nil, `--rollout-engine-urls: "a:1", want http://`},
+		{"batches are SGLang's", append(base, "--rollout-engine", "openai", "--rollout-engine-urls", "http://a:1", "--rollout-engine-batch", "2"), nil, "--rollout-engine-batch: 2, but only"},
+		{"the in-process engine takes no URL", append(base, "--rollout-engine-urls", "http://a:1"), nil, "--rollout-engine-urls: set, but rollout_engine is builtin"},
+		{"unknown engine", append(base, "--rollout-engine", "vllm"), nil, `--rollout-engine: "vllm" is not builtin, openai or sglang`},
 		{"unknown scorer", append(base, "--scorer", "maths"), nil, `unknown scorer "maths"`},
 		{"unknown dtype", append(base, "--dtype", "bf17"), nil, `dtype "bf17"`},
 		{"no samples", append(base, "--samples", "0"), nil, "0 samples"},

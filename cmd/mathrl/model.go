@@ -108,19 +108,20 @@ func addBackendFlags(cmd *cobra.Command, f *modelFlags) {
 // runs a model (train's recipe key backend included). The default of --backend
 // is *kind, else auto.
 func defineBackendFlags(fs *pflag.FlagSet, kind, plugin *string) {
-	fs.StringVar(kind, "backend", cmp.Or(*kind, backend.Auto), backendFlagHelp())
+	fs.StringVar(kind, "backend", cmp.Or(*kind, backend.Auto), knobHelp("backend"))
 	fs.StringVar(plugin, "pjrt-plugin", "", pjrtPluginFlagHelp)
 }
 
-// backendFlagHelp is the help of --backend: the description of the recipe key
-// backend, so that train and every other command say the same.
-func backendFlagHelp() string {
+// knobHelp is the description of the recipe key key, the help of every flag
+// that sets the same thing (--backend, eval's --rollout-engine), so that
+// train and every other command say the same.
+func knobHelp(key string) string {
 	for _, k := range grpo.Knobs() {
-		if k.Key == "backend" {
+		if k.Key == key {
 			return k.Help
 		}
 	}
-	panic("mathrl: grpo.Config has no backend knob")
+	panic("mathrl: grpo.Config has no knob " + key)
 }
 
 // pjrtPluginFlagHelp is the help of --pjrt-plugin.

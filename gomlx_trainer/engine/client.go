@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
+	"github.com/mathrl/mathrl/gomlx_trainer/seeding"
 	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
@@ -23,8 +23,45 @@ const (
 	OpenAI = "openai" // the OpenAI POST /v1/completions with a token-id prompt, as vLLM serves it for TRL and AReaL
 )
 
-// Protocols are the names rollout_engine takes besides "builtin".
+// Protocols are the names of the engines that sample on servers.
 func Protocols() []string { return []string{SGLang, OpenAI} }
+
+func init() {
+	for _, p := range Protocols() {
+		Register(Spec{Name: p, Check: checkServers, New: newServersEngine})
+	}
+}
+
+// checkServers is the check of the engines that sample on servers: at least
+// one server, every URL http:// or https://, and several sequences a request
+// only in SGLang's protocol.
+func checkServers(c Config) error {
+	switch {
+	case len(c.URLs) == 0:
+		return badField("rollout_engine_urls", "empty, but rollout_engine %s needs a server", c.Name)
+	case c.Batch < 0:
+		return badField("rollout_engine_batch", "%d is negative", c.Batch)
+	case c.Batch > 0 && c.Name != SGLang:
+		return badField("rollout_engine_batch", "%d, but only rollout_engine %s sends several sequences a request", c.Batch, SGLang)
+	}
+	for _, u := range c.URLs {
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return badField("rollout_engine_urls", "%q, want http:// or https://", u)
+		}
+	}
+	return nil
+}
+
+// newServersEngine is the Client of c's servers, which brings them to p's
+// weights at each Sync: p's checkpoint folder as it is, or p saved into
+// weights_dir.
+func newServersEngine(c Config, p Policy) (Engine, error) {
+	w := &Weights{Dir: c.WeightsDir, Write: p.Save, Checkpoint: p.Checkpoint, Warn: c.Warn}
+	if w.Checkpoint == "" && (w.Dir == "" || w.Write == nil) {
+		return nil, errors.New("engine: servers need the policy's checkpoint folder, or a weights_dir and a way to save the weights into it")
+	}
+	return NewClient(ClientOptions{Protocol: c.Name, URLs: c.URLs, Vocab: p.Vocab, Batch: c.Batch, Weights: w})
+}
 
 // ClientOptions say which servers a Client talks to, and how.
 type ClientOptions struct {
@@ -62,21 +99,17 @@ type Client struct {
 
 // NewClient checks opt and returns its client.
 func NewClient(opt ClientOptions) (*Client, error) {
-	switch {
-	case !slices.Contains(Protocols(), opt.Protocol):
+	if !slices.Contains(Protocols(), opt.Protocol) {
 		return nil, fmt.Errorf("engine: protocol %q, want one of %q", opt.Protocol, Protocols())
-	case len(opt.URLs) == 0:
-		return nil, fmt.Errorf("engine: %s: no server URL", opt.Protocol)
-	case opt.Vocab < 1:
-		return nil, fmt.Errorf("engine: vocabulary of %d ids", opt.Vocab)
-	case opt.Batch < 0 || opt.Batch > 0 && opt.Protocol != SGLang:
-		return nil, fmt.Errorf("engine: %s: batches of %d sequences a request, want 0 (or, with %s, more)", opt.Protocol, opt.Batch, SGLang)
 	}
-	opt.URLs = slices.Clone(opt.URLs) // the client trims and drops its own copy, never the caller's
+	if err := checkServers(Config{Name: opt.Protocol, URLs: opt.URLs, Batch: opt.Batch}); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if opt.Vocab < 1 {
+		return nil, fmt.Errorf("engine: vocabulary of %d ids", opt.Vocab)
+	}
+	opt.URLs = slices.Clone(opt.URLs) // the client trims its own copy, and drops workers from it, never the caller's
 	for i, u := range opt.URLs {
-		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-			return nil, fmt.Errorf("engine: server URL %d %q: want http:// or https://", i, u)
-		}
 		opt.URLs[i] = strings.TrimRight(u, "/")
 	}
 	if opt.Concurrency <= 0 {
@@ -104,7 +137,7 @@ func (c *Client) Start(_ context.Context, prompts [][]int, opts Options) (Sessio
 		if len(p) == 0 {
 			return nil, fmt.Errorf("engine: prompt %d is empty", i)
 		}
-		s.seqs[i], s.seeds[i] = slices.Clone(p), sampler.SequenceSeed(opts.Seed, i)
+		s.seqs[i], s.seeds[i] = slices.Clone(p), seeding.SequenceSeed(opts.Seed, i)
 	}
 	return s, nil
 }

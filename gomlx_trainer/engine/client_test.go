@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
+	"github.com/mathrl/mathrl/gomlx_trainer/seeding"
 	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
@@ -139,8 +139,8 @@ func TestClientWire(t *testing.T) {
 				bySeq[in.([]any)[0].(float64)] = b
 			}
 			last := bySeq[20]
-			checkBody(t, protocol, last, []int{20, 21, 22, 23, 50, 51}, 1, sampler.SequenceSeed(11, 1))
-			checkBody(t, protocol, bySeq[10], []int{10, 11}, 2, sampler.SequenceSeed(11, 0))
+			checkBody(t, protocol, last, []int{20, 21, 22, 23, 50, 51}, 1, seeding.SequenceSeed(11, 1))
+			checkBody(t, protocol, bySeq[10], []int{10, 11}, 2, seeding.SequenceSeed(11, 0))
 		})
 	}
 }

@@ -3,10 +3,14 @@
 // after each update of the policy so that the next session samples from the
 // new weights (Sync).
 //
-// The in-process sampler is one engine (Builtin: it shares the policy's
-// weights, so its Sync does nothing; for rollouts sampled while the policy
-// trains, NewBuiltinCopy gives it its own copy, which Sync refreshes). Every sequence draws from its own seed,
-// sampler.SequenceSeed(Options.Seed, i), and the draw of each token is keyed by
+// Engines are registered by name, as database/sql's drivers are (Register):
+// each Spec holds an engine's rollout_engine name, its checks of the knobs
+// (Check, whose findings name the knob) and its constructor (New). The
+// trainer and `mathrl eval` both make their engine through New. This package
+// registers the engines of servers, sglang and openai; the in-process
+// sampler, builtin, is package inprocess, so that this package and its HTTP
+// client build without GoMLX. Every sequence draws from its own seed,
+// seeding.SequenceSeed(Options.Seed, i), and the draw of each token is keyed by
 // that seed and the token's position (sampler.DrawKey), so that an engine that
 // samples elsewhere, given the same seeds, samples the same tokens.
 //

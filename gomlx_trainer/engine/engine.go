@@ -31,5 +31,5 @@ type Options struct {
 	TopP         float64 // 0 or 1: off
 	TopK         int     // 0: off
 	StopIDs      []int   // a sampled id in this list pauses its sequence (toolloop.Session.Generate returns)
-	Seed         uint64  // sequence i draws from sampler.SequenceSeed(Seed, i)
+	Seed         uint64  // sequence i draws from seeding.SequenceSeed(Seed, i)
 }

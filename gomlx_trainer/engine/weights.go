@@ -24,7 +24,18 @@ type Weights struct {
 	Write func(dir string) error // writes the policy as it is now as a Hugging Face folder (config.json + safetensors) into dir
 	Keep  int                    // newest version folders kept (0: 2, the one the servers load and the one before)
 	Warn  func(msg string)       // told of each worker taken out (nil: not told)
+	// Checkpoint, when set, is a Hugging Face folder holding the weights to
+	// sample from as they are (the model `mathrl eval` evaluates): Sync has
+	// every worker load it under the weight version CheckpointVersion(its
+	// absolute path), whatever version it is asked for, and Dir, Write and
+	// Keep are unused.
+	Checkpoint string
 }
+
+// CheckpointVersion is the weight version of the workers that loaded the
+// checkpoint folder dir (an absolute path): "checkpoint:" and the path, so
+// that no training run's version, a number, is taken for it.
+func CheckpointVersion(dir string) string { return "checkpoint:" + dir }
 
 // VersionFolder is the folder of weights_dir that holds the weights after
 // version optimizer steps.
@@ -46,14 +57,28 @@ type worker struct {
 // weights comes back at the current ones at the next sync. A worker whose
 // update fails is taken out (removed from its router, or from the client's
 // URLs) and reported through Weights.Warn; with none left, Sync fails.
-// Without Weights, version 0 is taken to be the servers' own weights.
+// Without Weights, version 0 is taken to be the servers' own weights; with
+// Weights.Checkpoint, the workers load that folder, whatever the version.
 func (c *Client) Sync(ctx context.Context, version int) error {
 	if c.opt.Weights == nil && version == 0 {
 		return nil // nothing to push: the servers' own weights are the policy's before its first update
 	}
 	c.syncMu.Lock()
 	defer c.syncMu.Unlock()
-	want := strconv.Itoa(version)
+	if c.opt.Weights != nil && c.opt.Weights.Checkpoint != "" {
+		dir, err := filepath.Abs(c.opt.Weights.Checkpoint)
+		if err != nil {
+			return fmt.Errorf("engine: checkpoint %s: %w", c.opt.Weights.Checkpoint, err)
+		}
+		return c.bringTo(ctx, CheckpointVersion(dir), func() (string, error) { return dir, nil })
+	}
+	return c.bringTo(ctx, strconv.Itoa(version), func() (string, error) { return c.writeVersion(version) })
+}
+
+// bringTo has every worker not at weight version want load the folder
+// folder returns (called once, only when some worker needs it), taking out
+// those whose update fails.
+func (c *Client) bringTo(ctx context.Context, want string, folder func() (string, error)) error {
 	workers, err := c.workers(ctx)
 	if err != nil {
 		return err
@@ -70,7 +95,7 @@ func (c *Client) Sync(ctx context.Context, version int) error {
 	if c.opt.Weights == nil {
 		return fmt.Errorf("engine: %s: %d worker(s) are not at weight version %s, and the client has no weights_dir to push them from", c.opt.Protocol, len(stale), want)
 	}
-	dir, err := c.writeVersion(version)
+	dir, err := folder()
 	if err != nil {
 		return err
 	}
@@ -89,6 +114,9 @@ func (c *Client) Sync(ctx context.Context, version int) error {
 	}
 	if failed == len(workers) {
 		return fmt.Errorf("engine: %s: %w at weight version %s; the last failed with: %w", c.opt.Protocol, ErrNoWorker, want, firstError(errs))
+	}
+	if c.opt.Weights.Checkpoint != "" {
+		return nil // the checkpoint is the caller's folder: nothing to prune
 	}
 	return c.prune()
 }

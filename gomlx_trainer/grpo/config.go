@@ -18,6 +18,7 @@ import (
 	"github.com/mathrl/mathrl/data/arith"
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
+	"github.com/mathrl/mathrl/gomlx_trainer/engine/inprocess"
 	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"gopkg.in/yaml.v3"
@@ -179,7 +180,7 @@ func Default() Config {
 		RolloutMaxResponseLen: 1024,
 		RolloutTemperature:    1,
 		RolloutTopP:           1,
-		RolloutEngine:         EngineBuiltin,
+		RolloutEngine:         inprocess.Name,
 
 		MaxTurns:        16,
 		OfferToolSpec:   true,
@@ -323,22 +324,6 @@ func (c Config) validateRollout() error {
 		return bad("rollout_top_k", "%d is negative", c.RolloutTopK)
 	case c.SamplingBatchSize < 0:
 		return bad("sampling_batch_size", "%d is negative", c.SamplingBatchSize)
-	case !slices.Contains(RolloutEngines(), c.RolloutEngine):
-		return notOneOf("rollout_engine", c.RolloutEngine, RolloutEngines()...)
-	case c.RolloutEngine == EngineBuiltin && len(c.RolloutEngineURLs) > 0:
-		return bad("rollout_engine_urls", "set, but rollout_engine is %s, which samples in process", EngineBuiltin)
-	case c.RolloutEngine != EngineBuiltin && len(c.RolloutEngineURLs) == 0:
-		return bad("rollout_engine_urls", "empty, but rollout_engine %s needs a server", c.RolloutEngine)
-	case c.RolloutEngine == EngineBuiltin && c.WeightsDir != "":
-		return bad("weights_dir", "set, but rollout_engine is %s, which shares the policy's weights", EngineBuiltin)
-	case c.AsyncRollouts && c.RolloutEngine == EngineBuiltin && c.NumDevices > 1:
-		return bad("async_rollouts", "with rollout_engine %s on num_devices %d: the sampler's copy of the weights lives on one device (sample on one device, or on servers)", EngineBuiltin, c.NumDevices)
-	case c.RolloutEngineBatch < 0:
-		return bad("rollout_engine_batch", "%d is negative", c.RolloutEngineBatch)
-	case c.RolloutEngineBatch > 0 && c.RolloutEngine != engine.SGLang:
-		return bad("rollout_engine_batch", "%d, but only rollout_engine %s sends several sequences a request", c.RolloutEngineBatch, engine.SGLang)
-	case badURL(c.RolloutEngineURLs) != "":
-		return bad("rollout_engine_urls", "%q, want http:// or https://", badURL(c.RolloutEngineURLs))
 	case c.MaxTurns < 0:
 		return bad("max_turns", "%d is negative", c.MaxTurns)
 	case c.ToolTimeout <= 0:
@@ -348,7 +333,19 @@ func (c Config) validateRollout() error {
 	case scorer.Check(c.RMType) != nil:
 		return bad("rm_type", "%v", scorer.Check(c.RMType))
 	}
+	var fe *engine.FieldError
+	if err := engine.Check(c.engineConfig()); errors.As(err, &fe) {
+		return bad(fe.Key, "%s", fe.Msg)
+	} else if err != nil {
+		return fmt.Errorf("grpo: config: %w", err)
+	}
 	return nil
+}
+
+// engineConfig is what the config says about the rollout engine.
+func (c Config) engineConfig() engine.Config {
+	return engine.Config{Name: c.RolloutEngine, URLs: slices.Clone(c.RolloutEngineURLs), Batch: c.RolloutEngineBatch,
+		WeightsDir: c.WeightsDir, Async: c.AsyncRollouts, Devices: c.NumDevices}
 }
 
 func (c Config) validateLoss() error {
@@ -377,22 +374,8 @@ func (c Config) validateLoss() error {
 	return c.validateShaping()
 }
 
-// EngineBuiltin is the rollout_engine that samples in process; the others
-// are engine.Protocols.
-const EngineBuiltin = "builtin"
-
-// RolloutEngines lists the rollout_engine values.
-func RolloutEngines() []string { return append([]string{EngineBuiltin}, engine.Protocols()...) }
-
-// badURL returns the first of urls that is not http:// or https://, else "".
-func badURL(urls []string) string {
-	for _, u := range urls {
-		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-			return u
-		}
-	}
-	return ""
-}
+// RolloutEngines lists the rollout_engine values: the registered engines.
+func RolloutEngines() []string { return engine.Names() }
 
 // AdvantageEstimators lists the advantage_estimator values.
 func AdvantageEstimators() []string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mathrl/mathrl/analysis/scorer"
 	"github.com/mathrl/mathrl/configs"
+	"github.com/mathrl/mathrl/gomlx_trainer/engine/inprocess"
 	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 )
 
@@ -371,7 +372,7 @@ func TestValidateAcceptsWhatRuns(t *testing.T) {
 			func(c *Config) { c.Backend, c.NumDevices, c.Sharding = "xla-cpu", 2, layout.Data }, "async_rollouts"},
 		{"async, servers on 4 devices", func(c *Config) { c.AsyncRollouts = true; servers(c); devices(c) },
 			func(c *Config) {
-				c.RolloutEngine, c.RolloutEngineURLs, c.WeightsDir, c.RolloutEngineBatch = EngineBuiltin, nil, "", 0
+				c.RolloutEngine, c.RolloutEngineURLs, c.WeightsDir, c.RolloutEngineBatch = inprocess.Name, nil, "", 0
 			}, "async_rollouts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,7 +12,8 @@
 // these steps, each a method of the run's trainer value that returns what it
 // computed to the next: drawBatch generates RolloutBatchSize prompts ×
 // NSamplesPerPrompt samples with the tool loop of package toolloop, in
-// sessions of the run's engine (package engine: the in-process sampler, which
+// sessions of the run's engine (package engine, made by engine.New: the
+// in-process sampler of package inprocess, which
 // keeps its KV cache while the sandbox runs tool calls, or rollout servers;
 // the loop syncs it to the policy's weights before each sampling) and scores
 // them (the rm_type scorer of package scorer, or TrainOptions.Reward); with

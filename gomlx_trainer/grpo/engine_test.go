@@ -3,13 +3,17 @@ package grpo
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/serve"
 )
@@ -100,4 +104,98 @@ func serverRunEqualsInProcessRun(t *testing.T, base Config) {
 			t.Errorf("%s differs between the in-process run and the run through the server", f)
 		}
 	}
+}
+
+// TestServedEvalEqualsInProcessEval evaluates one checkpoint twice, as
+// `mathrl eval` does: in process, and with rollout engine sglang against a
+// `mathrl serve` worker started from other weights, each batch sent as one
+// request. The eval has the worker load the checkpoint first, so the two
+// samples files are the same byte for byte, the worker then reports the
+// checkpoint's weight version, and the other weights' own samples differ
+// (the comparison can tell the two models apart).
+func TestServedEvalEqualsInProcessEval(t *testing.T) {
+	mc, err := qwen3.NamedConfig("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckpt, other := filepath.Join(t.TempDir(), "ckpt"), filepath.Join(t.TempDir(), "other")
+	if err := qwen3.WriteRandom(mc, ckpt, "F32", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := qwen3.WriteRandom(mc, other, "F32", 2); err != nil {
+		t.Fatal(err)
+	}
+	url := serveOnLoopback(t, other)
+
+	req := DefaultEvalRequest()
+	req.Model, req.Data, req.MaxPrompts, req.K, req.Budget = ckpt, "arith", 3, 2, 12
+	req.Tokenizer, req.BatchSize, req.Temperature, req.TopP = "bytes", 4, 1, 1
+	eval := func(name string, r EvalRequest) []byte {
+		r.Out = filepath.Join(t.TempDir(), name+".jsonl")
+		if _, err := RunEval(context.Background(), testBackend(t), r); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		data, err := os.ReadFile(r.Out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	inProcess := eval("builtin", req)
+	served := req
+	served.Engine, served.EngineURLs, served.EngineBatch = "sglang", []string{url}, 64
+	if got := eval("sglang", served); !bytes.Equal(got, inProcess) {
+		t.Errorf("the samples through the server differ from the in-process ones:\n%s\nwant\n%s", got, inProcess)
+	}
+	abs, err := filepath.Abs(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, info := getBody(t, url+"/get_model_info"); !strings.Contains(info, `"weight_version":"`+engine.CheckpointVersion(abs)+`"`) {
+		t.Errorf("the worker reports %s after the eval, want the checkpoint's version", info)
+	}
+	otherReq := req
+	otherReq.Model = other
+	if bytes.Equal(bytes.ReplaceAll(eval("other", otherReq), []byte(other), []byte(ckpt)), inProcess) {
+		t.Error("the other weights sample what the checkpoint does: the test cannot tell them apart")
+	}
+}
+
+// serveOnLoopback serves the model folder dir with `mathrl serve` on a
+// loopback port until the test ends, and returns its base URL.
+func serveOnLoopback(t *testing.T, dir string) string {
+	t.Helper()
+	srv, err := serve.New(serve.Options{Backend: testBackend(t), ModelPath: dir, DType: dtypes.Float32, MaxBatch: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// getBody is the status and body of GET url.
+func getBody(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
 }

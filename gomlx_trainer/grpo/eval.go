@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gomlx/compute"
@@ -14,8 +16,8 @@ import (
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/analysis/scorer"
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
+	"github.com/mathrl/mathrl/gomlx_trainer/engine/inprocess"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
-	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
 	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 	"github.com/mathrl/mathrl/internal/atomicfile"
@@ -165,6 +167,13 @@ type EvalRequest struct {
 	Progress    io.Writer           // a line every 30 s while it samples (nil: none)
 	ArithDigits int                 // Data "arith": largest operand length (0: the checkpoint run's, else 4)
 	ArithOps    string              // Data "arith": operations, one of arith.Ops ("": the checkpoint run's, else "*+")
+	// Engine samples the answers, as rollout_engine names it: builtin (in
+	// process) or sglang / openai, servers at EngineURLs, which load Model
+	// (the servers must see its folder at the same path) and sample
+	// EngineBatch sequences a request (0: one each).
+	Engine      string
+	EngineURLs  []string
+	EngineBatch int
 }
 
 // DefaultEvalRequest is what `mathrl eval` asks for unless told otherwise:
@@ -173,7 +182,7 @@ func DefaultEvalRequest() EvalRequest {
 	d := Default()
 	return EvalRequest{K: d.NSamplesPerEvalPrompt, Budget: d.EvalMaxResponseLen, Scorer: d.RMType, MaxTurns: d.MaxTurns,
 		Temperature: d.EvalTemperature, TopP: d.EvalTopP, Seed: uint64(d.Seed), DType: d.DType, BatchSize: 64,
-		Out: "eval-samples.jsonl"}
+		Out: "eval-samples.jsonl", Engine: d.RolloutEngine}
 }
 
 // EvalDefaults is DefaultEvalRequest for the model folder model. When model
@@ -226,7 +235,18 @@ func (req EvalRequest) Validate() error {
 	if err := scorer.Check(req.Scorer); err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
+	var fe *engine.FieldError
+	if err := engine.Check(req.engineConfig()); errors.As(err, &fe) {
+		return fmt.Errorf("eval: --%s: %s", strings.ReplaceAll(fe.Key, "_", "-"), fe.Msg)
+	} else if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
 	return nil
+}
+
+// engineConfig is what req says about the engine.
+func (req EvalRequest) engineConfig() engine.Config {
+	return engine.Config{Name: req.Engine, URLs: slices.Clone(req.EngineURLs), Batch: req.EngineBatch}
 }
 
 // RunEval loads a model, evaluates it and writes the samples; it returns the
@@ -235,15 +255,18 @@ func RunEval(ctx context.Context, backend compute.Backend, req EvalRequest) (met
 	if err := req.Validate(); err != nil {
 		return metrics.Summary{}, err
 	}
-	model, err := req.loadModel()
+	eng, vocab, err := req.newEngine(backend)
 	if err != nil {
 		return metrics.Summary{}, err
+	}
+	if err := eng.Sync(ctx, 0); err != nil {
+		return metrics.Summary{}, fmt.Errorf("eval: %w", err)
 	}
 	cfg, err := req.promptConfig()
 	if err != nil {
 		return metrics.Summary{}, err
 	}
-	proto, _, err := newProtocol(cfg, model.Config.VocabSize)
+	proto, _, err := newProtocol(cfg, vocab)
 	if err != nil {
 		return metrics.Summary{}, err
 	}
@@ -259,7 +282,7 @@ func RunEval(ctx context.Context, backend compute.Backend, req EvalRequest) (met
 		}
 		defer closeTools()
 	}
-	samples, err := Evaluate(ctx, engine.NewBuiltin(sampler.New(backend, model)), proto, tools, EvalOptions{
+	samples, err := Evaluate(ctx, eng, proto, tools, EvalOptions{
 		ModelName: req.Model, Problems: problems, K: req.K, Budget: req.Budget, Temperature: req.Temperature,
 		TopP: req.TopP, Scorer: req.Scorer, UseTools: req.UseTools, MaxTurns: req.MaxTurns, Seed: req.Seed,
 		BatchSize: req.BatchSize, Progress: req.Progress,
@@ -271,6 +294,31 @@ func RunEval(ctx context.Context, backend compute.Backend, req EvalRequest) (met
 		return metrics.Summary{}, err
 	}
 	return metrics.Summarize(samples, req.K)
+}
+
+// newEngine returns the engine req asks for and the model's vocabulary size:
+// in process, the model loaded on backend; on servers, a client that has
+// them load the model's folder (whose weights are not loaded here).
+func (req EvalRequest) newEngine(backend compute.Backend) (engine.Engine, int, error) {
+	p := engine.Policy{Checkpoint: req.Model}
+	if req.Engine == inprocess.Name {
+		model, err := req.loadModel()
+		if err != nil {
+			return nil, 0, err
+		}
+		p.Vocab, p.Local = model.Config.VocabSize, inprocess.Local{Backend: backend, Model: model}
+	} else {
+		mc, err := qwen3.LoadConfig(req.Model)
+		if err != nil {
+			return nil, 0, fmt.Errorf("eval: %w", err)
+		}
+		p.Vocab = mc.VocabSize
+	}
+	eng, err := engine.New(req.engineConfig(), p)
+	if err != nil {
+		return nil, 0, fmt.Errorf("eval: %w", err)
+	}
+	return eng, p.Vocab, nil
 }
 
 // loadModel loads the model in the requested compute dtype.

@@ -12,6 +12,7 @@ import (
 	"github.com/gomlx/compute/dtypes"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
+	"github.com/mathrl/mathrl/gomlx_trainer/engine/inprocess"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
@@ -58,7 +59,7 @@ func TestEvaluateBatchSeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	smp := engine.NewBuiltin(sampler.New(testBackend(t), m))
+	smp := inprocess.New(sampler.New(testBackend(t), m))
 	opt := EvalOptions{Problems: []Problem{{ID: "p", Text: "What is 2+3?", Answer: "5"}}, K: 4, Budget: 12,
 		Temperature: 1, TopP: 1, Scorer: "math", Seed: 40, BatchSize: 2}
 	all, err := Evaluate(context.Background(), smp, proto, nil, opt)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -22,6 +23,8 @@ import (
 	"github.com/gomlx/compute/dtypes"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
+	"github.com/mathrl/mathrl/gomlx_trainer/engine/inprocess"
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 	"github.com/mathrl/mathrl/gomlx_trainer/serve"
 	"github.com/mathrl/mathrl/internal/testenv"
@@ -408,7 +411,7 @@ func BenchmarkEngines(b *testing.B) {
 	engines := []struct {
 		name string
 		eng  engine.Engine
-	}{{"builtin", engine.NewBuiltin(sampler.New(bk, model))}, {"http1", client(w1.url())}, {"router2", client(router)}}
+	}{{"builtin", inprocess.New(sampler.New(bk, model))}, {"http1", client(w1.url())}, {"router2", client(router)}}
 	o := genOptions{budget: cfg.RolloutMaxResponseLen, temperature: cfg.RolloutTemperature, seed: 1}
 	sampleOnce := func(eng engine.Engine) int {
 		samples, _, err := generate(context.Background(), eng, proto, nil, prompts, o)
@@ -442,4 +445,60 @@ func BenchmarkEngines(b *testing.B) {
 	}
 	b.ReportMetric(rate[1]/rate[0], "http1/builtin")
 	b.ReportMetric(rate[2]/rate[1], "router2/http1")
+}
+
+// TestFleetEvalThroughTheRouter is `mathrl eval` with rollout engine sglang
+// through the SGLang router in front of two mathrl serve workers started
+// from other weights: both workers load the evaluated checkpoint, the
+// router spreads the requests over them, and the samples are the in-process
+// evaluation's, byte for byte (each worker samples one sequence at a time;
+// the draws are keyed by the sequence's seed and position).
+func TestFleetEvalThroughTheRouter(t *testing.T) {
+	mc, err := qwen3.NamedConfig("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckpt, other := filepath.Join(t.TempDir(), "ckpt"), filepath.Join(t.TempDir(), "other")
+	if err := qwen3.WriteRandom(mc, ckpt, "F32", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := qwen3.WriteRandom(mc, other, "F32", 2); err != nil {
+		t.Fatal(err)
+	}
+	bk := testBackend(t)
+	w1, w2 := startFleetWorker(t, bk, other), startFleetWorker(t, bk, other)
+	router := startRouter(t, w1, w2)
+
+	req := DefaultEvalRequest()
+	req.Model, req.Data, req.MaxPrompts, req.K, req.Budget = ckpt, "arith", 4, 2, 12
+	req.Tokenizer, req.BatchSize, req.Temperature, req.TopP = "bytes", 8, 1, 1
+	req.Out = filepath.Join(t.TempDir(), "builtin.jsonl")
+	if _, err := RunEval(context.Background(), bk, req); err != nil {
+		t.Fatal(err)
+	}
+	served := req
+	served.Engine, served.EngineURLs, served.Out = "sglang", []string{router}, filepath.Join(t.TempDir(), "router.jsonl")
+	if _, err := RunEval(context.Background(), bk, served); err != nil {
+		t.Fatal(err)
+	}
+	want, errW := os.ReadFile(req.Out)
+	got, errG := os.ReadFile(served.Out)
+	if errW != nil || errG != nil {
+		t.Fatal(errW, errG)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the samples through the router differ from the in-process ones:\n%s\nwant\n%s", got, want)
+	}
+	abs, err := filepath.Abs(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range []*fleetWorker{w1, w2} {
+		if v := workerVersion(t, w); v != engine.CheckpointVersion(abs) {
+			t.Errorf("worker %d at weight version %q, want the checkpoint's", i+1, v)
+		}
+		if w.served.Load() == 0 {
+			t.Errorf("worker %d answered no request: the router did not spread them", i+1)
+		}
+	}
 }

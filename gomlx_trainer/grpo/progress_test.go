@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mathrl/mathrl/gomlx_trainer/engine"
+	"github.com/mathrl/mathrl/gomlx_trainer/engine/inprocess"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
@@ -64,7 +64,7 @@ func TestGenerateProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	prompts := [][]int{prompt, prompt, prompt, prompt}
-	smp := engine.NewBuiltin(sampler.New(testBackend(t), model))
+	smp := inprocess.New(sampler.New(testBackend(t), model))
 	o := genOptions{budget: 24, temperature: 1, topP: 1, seed: 5}
 	quiet, _, err := generate(context.Background(), smp, proto, nil, prompts, o)
 	if err != nil {

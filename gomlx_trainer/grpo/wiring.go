@@ -7,15 +7,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/gomlx/compute"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
+	"github.com/mathrl/mathrl/gomlx_trainer/engine/inprocess"
 	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
-	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 	"github.com/mathrl/mathrl/gomlx_trainer/sandbox"
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
 	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
@@ -47,40 +46,27 @@ func newProtocol(cfg Config, modelVocab int) (*tokenizer.Protocol, []byte, error
 	return proto, data, nil
 }
 
-// newEngine returns the engine rollout_engine names: the sampler of model on
-// b (on the learner's mesh, when it has one; with async_rollouts, of a copy
-// of model that each sync refreshes, so that it samples while model trains),
-// or a client of rollout_engine_urls that pushes model's weights to the
-// servers through weights_dir (taken-out workers reported to log).
+// newEngine returns the engine rollout_engine names: the in-process sampler
+// of model on b (on the learner's mesh, when it has one; with
+// async_rollouts, of a copy of model that each sync refreshes, so that it
+// samples while model trains), or a client of rollout_engine_urls that
+// pushes model's weights to the servers through weights_dir (taken-out
+// workers reported to log).
 func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, mesh *layout.Mesh, log *progress) (engine.Engine, error) {
-	if cfg.RolloutEngine == EngineBuiltin && cfg.AsyncRollouts { // one device (Validate)
-		cp, err := model.Copy()
-		if err != nil {
-			return nil, fmt.Errorf("grpo: async_rollouts: %w", err)
-		}
-		return engine.NewBuiltinCopy(sampler.New(b, cp), func() error { return cp.CopyWeights(model) }), nil
+	ec := cfg.engineConfig()
+	if ec.Name != inprocess.Name && ec.WeightsDir == "" {
+		ec.WeightsDir = RunFolder(cfg.Save).WeightsDir()
 	}
-	if cfg.RolloutEngine == EngineBuiltin {
-		smp := sampler.New(b, model)
-		if mesh != nil {
-			if err := smp.OnMesh(mesh); err != nil {
-				return nil, fmt.Errorf("grpo: %w", err)
-			}
-		}
-		return engine.NewBuiltin(smp), nil
-	}
-	dir := cfg.WeightsDir
-	if dir == "" {
-		dir = RunFolder(cfg.Save).WeightsDir()
-	}
-	weights := &engine.Weights{Dir: dir, Write: func(dir string) error { return model.Save(dir, savedDType(model)) },
-		Warn: func(msg string) { log.Printf("%s", msg) }}
-	c, err := engine.NewClient(engine.ClientOptions{Protocol: cfg.RolloutEngine, URLs: slices.Clone(cfg.RolloutEngineURLs),
-		Vocab: model.Config.VocabSize, Batch: cfg.RolloutEngineBatch, Weights: weights})
+	ec.Warn = func(msg string) { log.Printf("%s", msg) }
+	eng, err := engine.New(ec, engine.Policy{
+		Vocab: model.Config.VocabSize,
+		Save:  func(dir string) error { return model.Save(dir, savedDType(model)) },
+		Local: inprocess.Local{Backend: b, Model: model, Mesh: mesh},
+	})
 	if err != nil {
 		return nil, fmt.Errorf("grpo: rollout_engine: %w", err)
 	}
-	return c, nil
+	return eng, nil
 }
 
 // sandboxRunner adapts a sandbox.Pool to toolloop.ToolRunner; a program that

@@ -13,6 +13,7 @@ import (
 	mlmodel "github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+	"github.com/mathrl/mathrl/gomlx_trainer/seeding"
 )
 
 // Options controls one generation session.
@@ -22,7 +23,7 @@ type Options struct {
 	TopP         float64  // keep the fewest tokens holding this much probability; 0 or 1 keeps all
 	TopK         int      // keep the K most likely tokens; 0 keeps all
 	StopIDs      []int    // a sampled id in this list ends its sequence (finish "stop"); nil: the model's eos_token_id
-	Seed         uint64   // sequence i draws from the stream SequenceSeed(Seed, i), unless Seeds says otherwise
+	Seed         uint64   // sequence i draws from the stream seeding.SequenceSeed(Seed, i), unless Seeds says otherwise
 	Seeds        []uint64 // per sequence, the seed of its random stream (nil: from Seed); see DrawKey
 	Capacity     int      // most key/value cache slots per sequence; 0: longest prompt + MaxNewTokens, rounded up to a power of two
 	MaxChunk     int      // most prompt tokens fed per sequence in one step (longer prompts take several steps); default DefaultMaxChunk
@@ -199,7 +200,7 @@ func (s *Sampler) newSession(prompts [][]int, opts Options, capacity int, stopID
 	}
 	sess.seeds = make([]uint64, len(prompts))
 	for i := range sess.seeds {
-		sess.seeds[i] = SequenceSeed(opts.Seed, i)
+		sess.seeds[i] = seeding.SequenceSeed(opts.Seed, i)
 		if opts.Seeds != nil && i < rows {
 			sess.seeds[i] = opts.Seeds[i]
 		}
@@ -311,17 +312,6 @@ func (s *Sampler) exec(m mode) (*mlmodel.Exec, error) {
 	}
 	s.execs[m] = e
 	return e, nil
-}
-
-// SequenceSeed is the seed of sequence i of a session started at seed
-// (SplitMix64 of their mix), so neighbouring sequences and sessions draw
-// unrelated streams. It is below 2^63, so that servers that keep a seed in
-// an int64 (SGLang's sampling_seed, vLLM's seed) take it as it is.
-func SequenceSeed(seed uint64, i int) uint64 {
-	z := seed + uint64(i+1)*0x9e3779b97f4a7c15
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return (z ^ z>>31) >> 1
 }
 
 // DrawKey is the key of the draw that picks the token following the first

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
+	"github.com/mathrl/mathrl/gomlx_trainer/engine/inprocess"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
@@ -171,7 +172,7 @@ func TestServeSamplesAsTheBuiltinEngine(t *testing.T) {
 		stops = append(stops, id) // a third of the vocabulary: sequences stop early
 	}
 	opts := engine.Options{MaxNewTokens: 24, Temperature: 1, TopP: 0.95, TopK: 100, StopIDs: stops, Seed: 9}
-	builtin := engine.NewBuiltin(sampler.New(backendtest.New(t), m))
+	builtin := inprocess.New(sampler.New(backendtest.New(t), m))
 	sess, err := builtin.Start(context.Background(), prompts, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -408,7 +409,7 @@ func TestServeBatchRequestIsBitExact(t *testing.T) {
 		}
 		return turns
 	}
-	want := turn(engine.NewBuiltin(sampler.New(backendtest.New(t), m)))
+	want := turn(inprocess.New(sampler.New(backendtest.New(t), m)))
 	r := start(t, dir, 4, nil)
 	batched, err := engine.NewClient(engine.ClientOptions{Protocol: engine.SGLang, URLs: []string{r.url}, Vocab: 300, Batch: 64})
 	if err != nil {
