@@ -10,6 +10,7 @@ import (
 
 	"github.com/mathrl/mathrl/configs"
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/memplan"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
@@ -82,7 +83,7 @@ fsdp the figures are those of one device (the first, which also runs the sampler
 	fs.IntVar(&f.samplingBatch, "sampling-batch-size", 0, "sequences sampled at once (default: the recipe's)")
 	fs.IntVar(&f.logProbChunk, "logprob-chunk", 0, "positions per chunk of the log-prob head, 0 for all at once (default: the recipe's)")
 	fs.IntVar(&f.devices, "devices", 1, "devices the training step spreads over (default: the recipe's num_devices)")
-	fs.StringVar(&f.sharding, "sharding", "", "how the step spreads over --devices: "+strings.Join(grpo.Shardings(), ", ")+" (default: the recipe's)")
+	fs.StringVar(&f.sharding, "sharding", "", "how the step spreads over --devices: "+strings.Join(layout.Modes(), ", ")+" (default: the recipe's)")
 	fs.BoolVar(&f.recompute, "recompute-layers", false, "recompute each decoder layer in the backward (default: the recipe's)")
 	f.state = grpo.Default()
 	for _, k := range grpo.Knobs() {
@@ -171,7 +172,7 @@ func (f planFlags) shardingOf(set func(string) bool, cfg grpo.Config, rc *mempla
 		sharding = f.sharding
 	}
 	rc.Devices, rc.Sharding = devices, sharding
-	if devices <= 1 && (sharding == "" || sharding == grpo.ShardReplicate) {
+	if devices <= 1 && (sharding == "" || sharding == layout.Replicate) {
 		rc.Devices, rc.Sharding = 0, ""
 	}
 	return nil

@@ -185,7 +185,7 @@ func TestPlanDevices(t *testing.T) {
 		t.Errorf("--devices 0: %v", err)
 	}
 	_, _, err := runCLI(t, "", "plan", "--config", "math-grpo-qwen3-8b", "--tiny-model", "qwen3-8b", "--devices", "8", "--sharding", "data", "--micro-batch-size", "4")
-	if err == nil || !strings.Contains(err.Error(), "micro_batch_size (--micro-batch-size) 4: the rows of a micro-batch do not split over num_devices (--devices) 8") {
+	if err == nil || !strings.Contains(err.Error(), "micro_batch_size (--micro-batch-size): 4 rows per micro-batch do not split over num_devices (--devices) 8") {
 		t.Errorf("4 rows on 8 devices: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mathrl/mathrl/configs"
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 )
 
 func TestNewTrainCmd(t *testing.T) {
@@ -66,7 +67,7 @@ func TestNewTrainCmd(t *testing.T) {
 			}
 		}, ""},
 		{"--devices sets num_devices", []string{"--backend", "xla-cpu", "--devices", "2", "--sharding", "data"}, func(t *testing.T, o *trainOptions) {
-			if o.Config.NumDevices != 2 || o.Config.Sharding != grpo.ShardData {
+			if o.Config.NumDevices != 2 || o.Config.Sharding != layout.Data {
 				t.Errorf("num_devices %d, sharding %q", o.Config.NumDevices, o.Config.Sharding)
 			}
 		}, ""},

@@ -16,6 +16,8 @@ import (
 	_ "github.com/gomlx/compute/gobackend" // the pure Go backend
 	"github.com/gomlx/go-xla/compute/xla"  // XLA through a PJRT plugin (dlopen'ed; nothing is linked)
 	"github.com/gomlx/go-xla/pjrt"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 )
 
 // The backend kinds accepted by --backend.
@@ -417,9 +419,11 @@ func newBackend(opts Options, apply bool) (compute.Backend, Plan, error) {
 	if err != nil {
 		return nil, p, err
 	}
-	if opts.NumDevices > 1 && p.Kind == CPU {
-		return nil, p, fmt.Errorf("backend: num_devices %d: the pure Go backend (cpu) has one device; "+
-			"use --backend xla-cpu (its CPU plugin opens as many devices as asked) or cuda, or num_devices 1", opts.NumDevices)
+	if p.Kind == CPU {
+		if err := layout.CheckOneDevice(backendNames, opts.NumDevices, "on the pure Go backend (cpu)",
+			"--backend xla-cpu (its CPU plugin opens as many devices as asked) or cuda"); err != nil {
+			return nil, p, err
+		}
 	}
 	if apply {
 		if err := Apply(p); err != nil {
@@ -459,12 +463,13 @@ func NewHost() (compute.Backend, Plan, error) {
 	return b, p, nil
 }
 
-// checkDevices refuses num_devices want on a backend of kind with have devices.
+// backendNames name the knobs in the errors of the layout checks.
+var backendNames = layout.Names{Prefix: "backend:", Devices: "num_devices", Sharding: "sharding"}
+
+// checkDevices refuses num_devices want on a backend of kind with have
+// devices (layout.CheckHave).
 func checkDevices(kind string, have, want int) error {
-	if want > have {
-		return fmt.Errorf("backend: num_devices %d: the %s backend has %d device(s); set num_devices at most %d", want, kind, have, have)
-	}
-	return nil
+	return layout.CheckHave(backendNames, want, have, "the "+kind+" backend")
 }
 
 // CUDAOptions are the XLA backend's options for the CUDA plugin, written after

@@ -196,7 +196,7 @@ func TestOpenCUDAWithoutPluginIsAnError(t *testing.T) {
 // error naming num_devices, its value and the backends that have more.
 func TestNumDevicesOnCPUIsAnError(t *testing.T) {
 	_, _, err := New(Options{Kind: CPU, NumDevices: 2})
-	if err == nil || !strings.Contains(err.Error(), "num_devices 2") || !strings.Contains(err.Error(), "xla-cpu") {
+	if err == nil || !strings.Contains(err.Error(), "num_devices: 2") || !strings.Contains(err.Error(), "xla-cpu") {
 		t.Errorf("cpu with 2 devices: %v, want an error naming num_devices 2 and xla-cpu", err)
 	}
 }
@@ -207,7 +207,7 @@ func TestCheckDevices(t *testing.T) {
 		t.Errorf("8 of 8: %v", err)
 	}
 	err := checkDevices(CUDA, 2, 8)
-	if err == nil || !strings.Contains(err.Error(), "num_devices 8") || !strings.Contains(err.Error(), "at most 2") {
+	if err == nil || !strings.Contains(err.Error(), "num_devices: 8") || !strings.Contains(err.Error(), "at most 2") {
 		t.Errorf("8 of 2: %v, want an error naming num_devices 8 and at most 2", err)
 	}
 }

@@ -2,6 +2,7 @@ package grpo
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/engine/inprocess"
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"gopkg.in/yaml.v3"
 )
@@ -166,7 +168,7 @@ func Default() Config {
 		DType:      "float32",
 		Backend:    "auto",
 		NumDevices: 1,
-		Sharding:   ShardReplicate,
+		Sharding:   layout.Replicate,
 		Seed:       1,
 
 		RolloutShuffle: true,
@@ -263,6 +265,7 @@ func (c Config) validateFinite() error {
 }
 
 func (c Config) validatePolicyData() error {
+	layoutErr := c.validateLayout()
 	switch {
 	case c.HFCheckpoint == "" && c.TinyModel == "":
 		return bad("hf_checkpoint", "empty (set it, or tiny_model for a random stand-in)")
@@ -274,14 +277,8 @@ func (c Config) validatePolicyData() error {
 		return notOneOf("backend", c.Backend, backend.CPU, backend.XLACPU, backend.CUDA, backend.Auto)
 	case c.NumDevices < 1:
 		return bad("num_devices", "%d, want at least 1", c.NumDevices)
-	case !slices.Contains(Shardings(), c.Sharding):
-		return notOneOf("sharding", c.Sharding, Shardings()...)
-	case c.Sharding == ShardFSDP && c.Backend == backend.CPU:
-		return fmt.Errorf("grpo: config sharding: %q on backend cpu, whose one device cannot hold shards; use backend xla-cpu or cuda, or sharding %s", c.Sharding, ShardReplicate)
-	case c.NumDevices > 1 && c.Sharding == ShardReplicate:
-		return fmt.Errorf("grpo: config sharding: %q runs on one device, but num_devices is %d; set sharding %s or %s, or num_devices 1", c.Sharding, c.NumDevices, ShardData, ShardFSDP)
-	case c.NumDevices > 1 && c.Backend == backend.CPU:
-		return fmt.Errorf("grpo: config num_devices: %d on backend cpu, which has one device; use backend xla-cpu or cuda, or num_devices 1", c.NumDevices)
+	case layoutErr != nil:
+		return layoutErr
 	case c.PromptData == "":
 		return bad("prompt_data", "empty")
 	case c.EvalMaxPrompts < 0:
@@ -292,6 +289,21 @@ func (c Config) validatePolicyData() error {
 		return notOneOf("arith_ops", c.ArithOps, arith.Ops...)
 	}
 	return nil
+}
+
+// configNames name the knobs in the errors of the layout checks.
+var configNames = layout.Names{Prefix: "grpo: config", Devices: "num_devices", Sharding: "sharding"}
+
+// validateLayout checks sharding and num_devices against each other and
+// the backend (the pure Go backend has one device).
+func (c Config) validateLayout() error {
+	var shards, one error
+	if c.Backend == backend.CPU {
+		const on, fix = "on backend cpu", "backend xla-cpu or cuda"
+		shards = layout.CheckShardsHeld(configNames, c.Sharding, on, fix)
+		one = layout.CheckOneDevice(configNames, c.NumDevices, on, fix)
+	}
+	return cmp.Or(layout.CheckMode(configNames, c.Sharding), shards, layout.CheckSpread(configNames, c.Sharding, c.NumDevices), one)
 }
 
 func (c Config) validateRollout() error {
@@ -364,18 +376,8 @@ func (c Config) validateLoss() error {
 	return c.validateShaping()
 }
 
-// The sharding values.
-const (
-	ShardReplicate = "replicate" // the train step on one device
-	ShardData      = "data"      // micro-batches split over num_devices, variables replicated
-	ShardFSDP      = "fsdp"      // variables sharded too, each along its largest axis
-)
-
 // RolloutEngines lists the rollout_engine values: the registered engines.
 func RolloutEngines() []string { return engine.Names() }
-
-// Shardings lists the sharding values.
-func Shardings() []string { return []string{ShardReplicate, ShardData, ShardFSDP} }
 
 // AdvantageEstimators lists the advantage_estimator values.
 func AdvantageEstimators() []string {
@@ -444,29 +446,20 @@ func (c Config) validateOptimizer() error {
 	return nil
 }
 
-// validateDevices checks the batch knobs against num_devices > 1: every
+// validateDevices checks the batch knobs against num_devices: every
 // micro-batch is split evenly over the devices on its batch axis. (Those of
 // max_tokens_per_micro_batch, and a warm-start step short of a trace whose
 // tool call failed, are padded with rows that weigh nothing.)
 func (c Config) validateDevices() error {
-	if c.NumDevices <= 1 {
-		return nil
-	}
 	rows, key := c.MicroBatchSize, "micro_batch_size"
 	if rows == 0 {
 		rows, key = c.GlobalBatchSize, "global_batch_size"
 	}
-	switch {
-	case c.MaxTokensPerMicroBatch > 0:
-		return nil // micro-batches of any row count, padded to split (padRows)
-	case rows%c.NumDevices != 0:
-		return fmt.Errorf("grpo: config %s: %d rows per micro-batch do not split over num_devices %d; want a multiple of %d",
-			key, rows, c.NumDevices, c.NumDevices)
-	case c.SFTSteps > 0 && c.SFTBatchSize%c.NumDevices != 0:
-		return fmt.Errorf("grpo: config sft_batch_size: %d warm-start traces per step do not split over num_devices %d; want a multiple of %d",
-			c.SFTBatchSize, c.NumDevices, c.NumDevices)
+	packed := c.MaxTokensPerMicroBatch > 0
+	if err := layout.CheckMicroBatch(configNames, key, rows, packed, c.NumDevices); err != nil || packed || c.SFTSteps == 0 {
+		return err
 	}
-	return nil
+	return layout.CheckRows(configNames, "sft_batch_size", c.SFTBatchSize, "warm-start traces per step", c.NumDevices)
 }
 
 func (c Config) validateRun() error {

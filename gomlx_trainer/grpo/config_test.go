@@ -14,6 +14,7 @@ import (
 	"github.com/mathrl/mathrl/analysis/scorer"
 	"github.com/mathrl/mathrl/configs"
 	"github.com/mathrl/mathrl/gomlx_trainer/engine/inprocess"
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 )
 
 func TestDecodeConfigErrors(t *testing.T) {
@@ -257,11 +258,11 @@ func TestKnobs(t *testing.T) {
 func TestValidateDevices(t *testing.T) {
 	c := Default()
 	c.PromptData, c.TinyModel = "arith", "tiny"
-	c.NumDevices, c.Sharding, c.MicroBatchSize, c.Backend = 4, ShardData, 8, "xla-cpu"
+	c.NumDevices, c.Sharding, c.MicroBatchSize, c.Backend = 4, layout.Data, 8, "xla-cpu"
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	c.MaxTokensPerMicroBatch, c.Sharding = 4096, ShardFSDP // packed micro-batches are padded to split
+	c.MaxTokensPerMicroBatch, c.Sharding = 4096, layout.FSDP // packed micro-batches are padded to split
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -283,14 +284,14 @@ func TestValidateErrors(t *testing.T) {
 		{"negative recorded groups", func(c *Config) { c.SaveRolloutsGroups = -2 }, "grpo: config save_rollouts_groups: -2 is negative — prompt groups"},
 		{"no devices", func(c *Config) { c.NumDevices = 0 }, "grpo: config num_devices: 0, want at least 1 — devices"},
 		{"unknown sharding", func(c *Config) { c.Sharding = "zero" }, `grpo: config sharding: "zero" is not replicate, data or fsdp`},
-		{"fsdp on the Go backend", func(c *Config) { c.Backend, c.Sharding = "cpu", ShardFSDP }, `grpo: config sharding: "fsdp" on backend cpu, whose one device cannot hold shards; use backend xla-cpu or cuda, or sharding replicate`},
+		{"fsdp on the Go backend", func(c *Config) { c.Backend, c.Sharding = "cpu", layout.FSDP }, `grpo: config sharding: "fsdp" on backend cpu, whose one device cannot hold shards; use backend xla-cpu or cuda, or sharding replicate`},
 		{"devices replicated", func(c *Config) { c.NumDevices = 2 }, `grpo: config sharding: "replicate" runs on one device, but num_devices is 2; set sharding data or fsdp, or num_devices 1`},
-		{"devices on the Go backend", func(c *Config) { c.NumDevices, c.Sharding, c.Backend = 2, ShardData, "cpu" }, "grpo: config num_devices: 2 on backend cpu, which has one device; use backend xla-cpu or cuda"},
-		{"micro-batch does not split", func(c *Config) { c.NumDevices, c.Sharding, c.MicroBatchSize = 4, ShardData, 2 },
+		{"devices on the Go backend", func(c *Config) { c.NumDevices, c.Sharding, c.Backend = 2, layout.Data, "cpu" }, "grpo: config num_devices: 2 on backend cpu, which has one device; use backend xla-cpu or cuda"},
+		{"micro-batch does not split", func(c *Config) { c.NumDevices, c.Sharding, c.MicroBatchSize = 4, layout.Data, 2 },
 			"grpo: config micro_batch_size: 2 rows per micro-batch do not split over num_devices 4; want a multiple of 4"},
-		{"whole batch does not split", func(c *Config) { c.NumDevices, c.Sharding, c.GlobalBatchSize = 3, ShardData, 16 },
+		{"whole batch does not split", func(c *Config) { c.NumDevices, c.Sharding, c.GlobalBatchSize = 3, layout.Data, 16 },
 			"grpo: config global_batch_size: 16 rows per micro-batch do not split over num_devices 3"},
-		{"warm start does not split", func(c *Config) { c.NumDevices, c.Sharding, c.SFTSteps, c.SFTBatchSize = 4, ShardData, 1, 6 },
+		{"warm start does not split", func(c *Config) { c.NumDevices, c.Sharding, c.SFTSteps, c.SFTBatchSize = 4, layout.Data, 1, 6 },
 			"grpo: config sft_batch_size: 6 warm-start traces per step do not split over num_devices 4"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -348,7 +349,7 @@ func TestValidateAcceptsWhatRuns(t *testing.T) {
 		c.RolloutEngine, c.RolloutEngineURLs, c.WeightsDir, c.RolloutEngineBatch = "sglang", []string{"http://a:1", "https://b:2"}, "/tmp/weights", 8
 	}
 	devices := func(c *Config) {
-		c.Backend, c.NumDevices, c.Sharding, c.MicroBatchSize, c.SFTSteps, c.SFTBatchSize = "xla-cpu", 4, ShardData, 8, 2, 8
+		c.Backend, c.NumDevices, c.Sharding, c.MicroBatchSize, c.SFTSteps, c.SFTBatchSize = "xla-cpu", 4, layout.Data, 8, 2, 8
 	}
 	for _, tc := range []struct {
 		name     string
@@ -364,11 +365,11 @@ func TestValidateAcceptsWhatRuns(t *testing.T) {
 		{"servers need a URL", servers, func(c *Config) { c.RolloutEngineURLs = nil }, "rollout_engine_urls"},
 		{"data on 4 devices", devices, func(c *Config) { c.SFTBatchSize = 6 }, "sft_batch_size"},
 		{"micro-batches on 4 devices", devices, func(c *Config) { c.MicroBatchSize = 2 }, "micro_batch_size"},
-		{"fsdp on 2 CUDA devices", func(c *Config) { c.Backend, c.NumDevices, c.Sharding = "cuda", 2, ShardFSDP },
+		{"fsdp on 2 CUDA devices", func(c *Config) { c.Backend, c.NumDevices, c.Sharding = "cuda", 2, layout.FSDP },
 			func(c *Config) { c.Backend = "cpu" }, "sharding"},
-		{"several devices, sharded", devices, func(c *Config) { c.Sharding = ShardReplicate }, "sharding"},
+		{"several devices, sharded", devices, func(c *Config) { c.Sharding = layout.Replicate }, "sharding"},
 		{"async, builtin on one device", func(c *Config) { c.AsyncRollouts = true },
-			func(c *Config) { c.Backend, c.NumDevices, c.Sharding = "xla-cpu", 2, ShardData }, "async_rollouts"},
+			func(c *Config) { c.Backend, c.NumDevices, c.Sharding = "xla-cpu", 2, layout.Data }, "async_rollouts"},
 		{"async, servers on 4 devices", func(c *Config) { c.AsyncRollouts = true; servers(c); devices(c) },
 			func(c *Config) {
 				c.RolloutEngine, c.RolloutEngineURLs, c.WeightsDir, c.RolloutEngineBatch = inprocess.Name, nil, "", 0

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 )
 
@@ -102,7 +103,7 @@ func trainDataParallel(t *testing.T, cfg Config, n int, sharding string) map[str
 			t.Fatalf("%d devices, step %d: %v", n, step, err)
 		}
 	}
-	if sharding == ShardFSDP && n > 1 {
+	if sharding == layout.FSDP && n > 1 {
 		checkShardsFSDP(t, m.Store, n)
 	}
 	return weightsOf(t, m)
@@ -128,12 +129,12 @@ func maxAbsDiff(t *testing.T, a, b map[string][]float32) float64 {
 // same recipe, global batch and seed, 3 optimizer steps on 1, 2 and 4 XLA CPU
 // devices, end with the same weights (float32, within 1e-5); and the steps do
 // move them (by far more than that), so a gradient left unreduced would show.
-func TestShardDataMatchesOneDevice(t *testing.T) { checkMatchesOneDevice(t, ShardData) }
+func TestShardDataMatchesOneDevice(t *testing.T) { checkMatchesOneDevice(t, layout.Data) }
 
 // TestShardFSDPMatchesOneDevice is the same test for sharding fsdp, which
 // also checks that every weight, accumulator and moment is held in shards
 // (checkShardsFSDP): a run left replicated would pass the equality alone.
-func TestShardFSDPMatchesOneDevice(t *testing.T) { checkMatchesOneDevice(t, ShardFSDP) }
+func TestShardFSDPMatchesOneDevice(t *testing.T) { checkMatchesOneDevice(t, layout.FSDP) }
 
 func checkMatchesOneDevice(t *testing.T, sharding string) {
 	cfg := dataParallelRecipe()
@@ -193,10 +194,10 @@ func TestShardPadsRows(t *testing.T) {
 		name             string
 		micro, maxTokens int
 		shardings        []string
-	}{{"micro-batches of 3", 3, 0, []string{ShardData, ShardFSDP}}, {"packed by tokens", 0, 64, []string{ShardFSDP}}} {
+	}{{"micro-batches of 3", 3, 0, []string{layout.Data, layout.FSDP}}, {"packed by tokens", 0, 64, []string{layout.FSDP}}} {
 		cfg := dataParallelRecipe()
 		cfg.MicroBatchSize, cfg.MaxTokensPerMicroBatch = cut.micro, cut.maxTokens
-		one := trainDataParallel(t, cfg, 1, ShardReplicate)
+		one := trainDataParallel(t, cfg, 1, layout.Replicate)
 		for _, sharding := range cut.shardings {
 			d := maxAbsDiff(t, trainDataParallel(t, cfg, 4, sharding), one)
 			t.Logf("sharding %s, 4 devices, %s: max |w - w(1 device)| = %.3g", sharding, cut.name, d)
@@ -218,7 +219,7 @@ func TestShardFSDPAxisMustSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := NewLearnerWith(b, m, lossConfig(cfg), adamConfig(cfg), cfg.RolloutTemperature, modelOptions(cfg))
-	err = l.Shard(8, ShardFSDP)
+	err = l.Shard(8, layout.FSDP)
 	want := "grpo: sharding fsdp: /model/embed_tokens/weight [300 64] does not split over num_devices 8 along its largest axis; " +
 		"num_devices must divide every variable's largest axis (here 1, 2 or 4), or use sharding data"
 	if err == nil || err.Error() != want {
@@ -241,7 +242,7 @@ func TestCheckpointMovesAcrossDeviceCounts(t *testing.T) {
 	}
 	b := xlaCPUDevices(t, 4)
 	cfg := smokeConfig(t)
-	cfg.Backend, cfg.NumDevices, cfg.Sharding = backend.XLACPU, 4, ShardFSDP
+	cfg.Backend, cfg.NumDevices, cfg.Sharding = backend.XLACPU, 4, layout.FSDP
 	cfg.MicroBatchSize, cfg.SaveInterval = 4, 0
 	cfg.EntropyCoef = 0.01 // a gradient in every step, though the random policy earns no reward
 	var log testLog
@@ -270,7 +271,7 @@ func TestCheckpointMovesAcrossDeviceCounts(t *testing.T) {
 	for _, on := range []struct {
 		devices  int
 		sharding string
-	}{{2, ShardFSDP}, {1, ShardReplicate}} {
+	}{{2, layout.FSDP}, {1, layout.Replicate}} {
 		resumed := stopped
 		if err := os.RemoveAll(resumed.Save); err != nil {
 			t.Fatal(err)
@@ -324,7 +325,7 @@ func BenchmarkShardedStep(b *testing.B) {
 		name     string
 		devices  int
 		sharding string
-	}{{"1", 1, ShardReplicate}, {"data4", 4, ShardData}, {"fsdp4", 4, ShardFSDP}}
+	}{{"1", 1, layout.Replicate}, {"data4", 4, layout.Data}, {"fsdp4", 4, layout.FSDP}}
 	learners := make([]*Learner, len(ways))
 	for i, w := range ways {
 		m, err := newPolicy(cfg)
@@ -364,7 +365,7 @@ func BenchmarkShardedStep(b *testing.B) {
 // a sampler on one device reading the same weights whole. The tokens are the
 // same and the log-probs agree within 1e-5.
 func TestSamplerOnMeshMatchesOneDevice(t *testing.T) {
-	for _, sharding := range []string{ShardData, ShardFSDP} {
+	for _, sharding := range []string{layout.Data, layout.FSDP} {
 		t.Run(sharding, func(t *testing.T) {
 			b := xlaCPUDevices(t, 4)
 			cfg := dataParallelRecipe()
@@ -389,7 +390,7 @@ func TestSamplerOnMeshMatchesOneDevice(t *testing.T) {
 			}
 			opts := sampler.Options{MaxNewTokens: 40, Temperature: 1, Seed: 11, StopIDs: []int{}}
 			onMesh := sampler.New(b, m)
-			if err := onMesh.OnMesh(l.Mesh(), DeviceAxis); err != nil {
+			if err := onMesh.OnMesh(l.Mesh()); err != nil {
 				t.Fatal(err)
 			}
 			sess, err := onMesh.Start(prompts, opts)

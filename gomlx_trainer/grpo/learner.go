@@ -15,6 +15,7 @@ import (
 	mlmodel "github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -73,21 +74,21 @@ type Learner struct {
 	grouped *groupedUpdate // the optimizer step on one device, weight by weight (built by the first Apply)
 }
 
-// sharded is how the learner's graphs run on several devices: over a 1-D
-// mesh along DeviceAxis, each batch input split on its first axis and every graph
+// sharded is how the learner's graphs run on several devices: over a
+// layout.Mesh, each batch input split on its first axis and every graph
 // result replicated, XLA's SPMD partitioner (Shardy) inserting the
 // collectives. Under sharding data the variables (weights, gradient
 // accumulators, AdamW moments) are whole on every device and XLA all-reduces
-// the gradients; under fsdp each is split along its largest axis (FSDPAxis),
-// and XLA gathers a weight where a layer needs it and reduces each gradient
-// onto the shards that keep it.
+// the gradients; under fsdp each is split along its layout.FSDPAxis, and XLA
+// gathers a weight where a layer needs it and reduces each gradient onto the
+// shards that keep it.
 type sharded struct {
-	devices int
-	mesh    *distributed.DeviceMesh
-	batch   *distributed.ShardingSpec // axis 0 split along DeviceAxis
-	repl    *distributed.ShardingSpec // whole on every device
-	fsdp    bool
+	mesh *layout.Mesh
+	fsdp bool
 }
+
+// shardNames name the knobs in the errors of Shard.
+var shardNames = layout.Names{Prefix: "grpo:", Devices: "num_devices", Sharding: "sharding"}
 
 // NewLearner builds the graphs for model (compiled lazily, once per shape).
 // temperature is the sampling temperature the log-probs are computed under.
@@ -145,8 +146,8 @@ func NewLearnerWith(backend compute.Backend, model *qwen3.Model, loss LossConfig
 
 // Shard runs the learner's graphs (the micro-batch's forward and backward
 // pass, the optimizer step and the log-probs) on n devices of its backend as
-// sharding says (ShardData or ShardFSDP, see sharded): every micro-batch is
-// split on its batch axis over the devices (padRows).
+// sharding says (layout.Data or layout.FSDP, see sharded): every micro-batch
+// is split on its batch axis over the devices (padRows).
 // n = 1 leaves the graphs on one device (GoMLX cannot compile a 1-device
 // mesh). It must be called before the first step, and leaves the reference
 // policy (WithReference) on one device.
@@ -154,13 +155,13 @@ func (l *Learner) Shard(n int, sharding string) error {
 	if n <= 1 {
 		return nil
 	}
-	if sharding != ShardData && sharding != ShardFSDP {
-		return fmt.Errorf("grpo: sharding %q cannot spread over num_devices %d; use %s or %s", sharding, n, ShardData, ShardFSDP)
+	if err := layout.CheckSpread(shardNames, sharding, n); err != nil {
+		return err
 	}
-	if have := l.backend.NumDevices(); n > have {
-		return fmt.Errorf("grpo: num_devices %d: the backend has %d device(s); set num_devices at most %d", n, have, have)
+	if err := layout.CheckHave(shardNames, n, l.backend.NumDevices(), "the backend"); err != nil {
+		return err
 	}
-	sh, err := newSharded(n, sharding == ShardFSDP)
+	sh, err := newSharded(n, sharding == layout.FSDP)
 	if err != nil {
 		return err
 	}
@@ -177,96 +178,62 @@ func (l *Learner) Shard(n int, sharding string) error {
 		// are the changed variables first, then the graph's results; a nil
 		// spec would crash in dtensor. Under fsdp the graphs lay their
 		// outputs out themselves (layOutOutputs).
-		e.AutoSharding(sh.mesh).WithOutputShardingSpecs(sh.repl)
-		if err := e.SetDefaultShardingSpec(sh.repl); err != nil {
+		e.AutoSharding(sh.mesh.DeviceMesh()).WithOutputShardingSpecs(sh.mesh.Replicated())
+		if err := e.SetDefaultShardingSpec(sh.mesh.Replicated()); err != nil {
 			return fmt.Errorf("grpo: num_devices %d: %w", n, err)
 		}
 	}
-	l.grpo.WithInputShardingSpecs(sh.batch) // a slice of inputs: the spec repeats
-	l.sft.WithInputShardingSpecs(sh.batch, sh.batch, sh.batch)
-	l.apply.WithInputShardingSpecs(sh.repl)
-	l.logp.WithInputShardingSpecs(sh.batch, sh.batch)
+	batch := sh.mesh.Batch()
+	l.grpo.WithInputShardingSpecs(batch) // a slice of inputs: the spec repeats
+	l.sft.WithInputShardingSpecs(batch, batch, batch)
+	l.apply.WithInputShardingSpecs(sh.mesh.Replicated())
+	l.logp.WithInputShardingSpecs(batch, batch)
 	l.sh = sh
 	return nil
 }
 
-// DeviceAxis names the one axis of the learner's device mesh, along which
-// batches (and under fsdp the variables) are split. It is no sharding mode:
-// shard: data (ShardData) and shard: fsdp (ShardFSDP) both split along it.
-const DeviceAxis = "devices"
-
 // Mesh is the device mesh the learner's graphs run on (nil on one device).
-// A sampler on it (sampler.OnMesh, along DeviceAxis) reads the weights as the
-// learner holds them.
-func (l *Learner) Mesh() *distributed.DeviceMesh {
+// A sampler on it (sampler.OnMesh) reads the weights as the learner holds
+// them.
+func (l *Learner) Mesh() *layout.Mesh {
 	if l.sh == nil {
 		return nil
 	}
 	return l.sh.mesh
 }
 
-// newSharded lays out n devices as a 1-D mesh along DeviceAxis, batches split
+// newSharded lays out n devices as a mesh of one replica, batches split
 // over it, under fsdp the variables too (see sharded). It needs no device.
 func newSharded(n int, fsdp bool) (*sharded, error) {
-	mesh, err := distributed.NewDeviceMesh([]int{n}, []string{DeviceAxis})
+	mesh, err := layout.NewMesh(layout.OneReplica(n))
 	if err != nil {
 		return nil, fmt.Errorf("grpo: num_devices %d: %w", n, err)
 	}
-	batch, err := distributed.BuildSpec(mesh).S(DeviceAxis).Done()
-	if err != nil {
-		return nil, fmt.Errorf("grpo: num_devices %d: %w", n, err)
-	}
-	return &sharded{devices: n, mesh: mesh, batch: batch, repl: distributed.NewReplicatedShardingSpec(mesh), fsdp: fsdp}, nil
+	return &sharded{mesh: mesh, fsdp: fsdp}, nil
 }
 
 // shardVariables gives every variable of the policy's store, the optimizer
-// state created first, its fsdp sharding (fsdpSpec).
+// state created first, its fsdp sharding (layout.Mesh.FSDPSpec), once
+// layout.CheckFSDP has found that every one splits.
 func (l *Learner) shardVariables(sh *sharded) error {
 	store := l.Model.Store
-	var shapes [][]int
+	var vars []layout.Variable
 	for v := range store.IterVariables() {
-		shapes = append(shapes, v.Shape().Dimensions)
+		vars = append(vars, layout.Variable{Name: v.Path(), Dims: v.Shape().Dimensions})
+	}
+	if err := layout.CheckFSDP(shardNames, sh.mesh.Devices(), vars); err != nil {
+		return err
 	}
 	for v := range store.IterVariables() {
-		spec, err := fsdpSpec(sh, v.Path(), v.Shape().Dimensions, shapes)
-		if err != nil {
-			return err
+		spec, err := sh.mesh.FSDPSpec(v.Shape().Dimensions)
+		if err == nil {
+			err = v.SetShardingSpec(spec)
 		}
-		if err := v.SetShardingSpec(spec); err != nil {
-			return fmt.Errorf("grpo: sharding %s: %s: %w", ShardFSDP, v.Path(), err)
+		if err != nil {
+			return fmt.Errorf("grpo: sharding %s: %s: %w", layout.FSDP, v.Path(), err)
 		}
 	}
 	return nil
-}
-
-// fsdpSpec is the fsdp sharding on sh's mesh of the variable path, of dims,
-// in a store whose variables have shapes: a scalar whole on every device,
-// any other split along its FSDPAxis and replicated along the rest. It fails
-// when that axis does not split over the devices, naming the device counts
-// that would split every variable.
-func fsdpSpec(sh *sharded, path string, dims []int, shapes [][]int) (*distributed.ShardingSpec, error) {
-	if len(dims) == 0 {
-		return sh.repl, nil
-	}
-	axis := FSDPAxis(dims)
-	if dims[axis]%sh.devices != 0 {
-		return nil, fmt.Errorf("grpo: sharding %s: %s %v does not split over num_devices %d along its largest axis; "+
-			"num_devices must divide every variable's largest axis (here %s), or use sharding %s",
-			ShardFSDP, path, dims, sh.devices, orList(deviceCounts(FSDPDeviceCounts(shapes))), ShardData)
-	}
-	b := distributed.BuildSpec(sh.mesh)
-	for i := range dims {
-		if i == axis {
-			b = b.S(DeviceAxis)
-		} else {
-			b = b.R()
-		}
-	}
-	spec, err := b.Done()
-	if err != nil {
-		return nil, fmt.Errorf("grpo: sharding %s: %s: %w", ShardFSDP, path, err)
-	}
-	return spec, nil
 }
 
 // layOutOutputs, called last in each graph function, tells e how its
@@ -284,7 +251,7 @@ func (l *Learner) layOutOutputs(e *mlmodel.Exec, g *Graph) {
 			specs = append(specs, v.ShardingSpec())
 		}
 	}
-	e.WithOutputShardingSpecs(append(specs, l.sh.repl)...)
+	e.WithOutputShardingSpecs(append(specs, l.sh.mesh.Replicated())...)
 }
 
 // call runs e on args: on one device as they are, on several each split as
@@ -309,7 +276,7 @@ func (l *Learner) call(e *mlmodel.Exec, specs []*distributed.ShardingSpec, args 
 	if err != nil {
 		return nil, err
 	}
-	return out[:len(out)/l.sh.devices], nil
+	return out[:len(out)/l.sh.mesh.Devices()], nil
 }
 
 // batchSpecs are the input specs of a graph whose inputs are all batches
@@ -318,7 +285,7 @@ func (l *Learner) batchSpecs() []*distributed.ShardingSpec {
 	if l.sh == nil {
 		return nil
 	}
-	return []*distributed.ShardingSpec{l.sh.batch}
+	return []*distributed.ShardingSpec{l.sh.mesh.Batch()}
 }
 
 // WithReference gives the learner a frozen reference policy, whose log-probs
@@ -486,24 +453,19 @@ func (l *Learner) accumulate(seqs []Sequence, o StepOptions) (StepStats, error) 
 	return l.accumulatePolicy(b)
 }
 
-// padRows makes a micro-batch's rows split over devices, appending copies
-// of its first sequence masked out: weighing nothing in the loss and
-// counting in no statistic, they change nothing. (A warm-start step whose
-// tool call failed, or a micro-batch packed by tokens, may have any row
-// count.) When the rows already split (one device among them) it returns
-// seqs.
+// padRows makes a micro-batch's rows split over devices (layout.PadRows),
+// appending copies of its first sequence masked out: weighing nothing in
+// the loss and counting in no statistic, they change nothing. (A warm-start
+// step whose tool call failed, or a micro-batch packed by tokens, may have
+// any row count.) When the rows already split (one device among them) it
+// returns seqs.
 func padRows(seqs []Sequence, devices int) []Sequence {
-	if devices <= 1 || len(seqs)%devices == 0 {
-		return seqs
-	}
-	pad := seqs[0]
-	pad.Mask = make([]float32, len(pad.Response))
-	pad.Weights = pad.Mask
-	out := slices.Clone(seqs)
-	for len(out)%devices != 0 {
-		out = append(out, pad)
-	}
-	return out
+	return layout.PadRows(seqs, devices, func() Sequence {
+		pad := seqs[0]
+		pad.Mask = make([]float32, len(pad.Response))
+		pad.Weights = pad.Mask
+		return pad
+	})
 }
 
 // devices is the number of devices the learner's graphs run on.
@@ -511,7 +473,7 @@ func (l *Learner) devices() int {
 	if l.sh == nil {
 		return 1
 	}
-	return l.sh.devices
+	return l.sh.mesh.Devices()
 }
 
 // accumulatePolicy runs forward and backward on one micro-batch of GRPO data and adds
@@ -586,7 +548,7 @@ func (l *Learner) Apply(lr float64) (float64, error) {
 func (l *Learner) applyWhole(lr float64) (float64, error) {
 	var specs []*distributed.ShardingSpec
 	if l.sh != nil {
-		specs = []*distributed.ShardingSpec{l.sh.repl}
+		specs = []*distributed.ShardingSpec{l.sh.mesh.Replicated()}
 	}
 	out, err := l.call(l.apply, specs, float32(lr))
 	if err != nil {
@@ -599,11 +561,9 @@ func (l *Learner) applyWhole(lr float64) (float64, error) {
 // weights.
 func (l *Learner) LogProbs(ids, targets [][]int32) ([][]float32, error) {
 	rows := len(ids)
-	if l.sh != nil {
-		for len(ids)%l.sh.devices != 0 { // rows repeated to split over the devices, their log-probs dropped
-			ids, targets = append(ids[:len(ids):len(ids)], ids[0]), append(targets[:len(targets):len(targets)], targets[0])
-		}
-	}
+	// rows repeated to split over the devices, their log-probs dropped
+	ids = layout.PadRows(ids, l.devices(), func() []int32 { return ids[0] })
+	targets = layout.PadRows(targets, l.devices(), func() []int32 { return targets[0] })
 	out, err := l.call(l.logp, l.batchSpecs(), ids, targets)
 	if err != nil {
 		return nil, fmt.Errorf("grpo: log-probs: %w", err)

@@ -82,7 +82,7 @@ type hostOptimizer struct {
 func (l *Learner) OffloadOptimizer(host compute.Backend, fraction float64) error {
 	switch {
 	case l.sh != nil:
-		return fmt.Errorf("grpo: optimizer_cpu_offload needs one device, not num_devices %d", l.sh.devices)
+		return fmt.Errorf("grpo: optimizer_cpu_offload needs one device, not num_devices %d", l.devices())
 	case fraction <= 0 || fraction > 1:
 		return fmt.Errorf("grpo: optimizer_offload_fraction %g: want more than 0 and at most 1", fraction)
 	case l.ready:

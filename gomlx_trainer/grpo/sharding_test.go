@@ -5,79 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/compute/shapes"
-
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
-
-// TestFSDPAxisTakesTheFirstOfEquals: fsdp splits a tensor along its largest
-// axis, and of equal largest axes along the first, whatever comes before or
-// after them (memplan's CheckDevices and checkShardsFSDP assume the same).
-func TestFSDPAxisTakesTheFirstOfEquals(t *testing.T) {
-	for _, tc := range []struct {
-		dims []int
-		want int
-	}{
-		{[]int{64}, 0},
-		{[]int{300, 64}, 0},
-		{[]int{64, 300}, 1},
-		{[]int{64, 64}, 0},
-		{[]int{2, 64, 64}, 1},
-		{[]int{64, 2, 64}, 0},
-		{[]int{2, 64, 8, 64}, 1},
-		{[]int{1, 1, 1}, 0},
-	} {
-		if got := FSDPAxis(tc.dims); got != tc.want {
-			t.Errorf("FSDPAxis(%v) = %d, want %d", tc.dims, got, tc.want)
-		}
-	}
-}
-
-// TestFSDPSpec lays the tiny model's weights out for fsdp on a mesh of 4
-// devices, which needs no device: each is held as 4 shards of a quarter of
-// its largest axis, of equal ones the first (q_proj and o_proj are [64 64]),
-// and a scalar (AdamW's step) whole. On 8 devices the embedding's 300 rows
-// do not split: one error naming the variable, its shape and the device
-// counts that would work (the device-free core of
-// TestShardFSDPAxisMustSplit).
-func TestFSDPSpec(t *testing.T) {
-	cfg, err := qwen3.NamedConfig("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var all [][]int
-	for _, spec := range cfg.Tensors() {
-		all = append(all, spec.Shape)
-	}
-	sh, err := newSharded(4, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, dims := range append(slices.Clone(all), []int{8, 64, 64}, []int{}) {
-		spec, err := fsdpSpec(sh, "/v", dims, all)
-		if err != nil {
-			t.Fatalf("%v: %v", dims, err)
-		}
-		want := slices.Clone(dims)
-		if len(dims) > 0 {
-			want[FSDPAxis(dims)] /= 4
-		}
-		if got := spec.ShardShape(shapes.Make(dtypes.Float32, dims...)).Dimensions; !slices.Equal(got, want) {
-			t.Errorf("%v: shards of %v, want %v", dims, got, want)
-		}
-	}
-	eight, err := newSharded(8, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = fsdpSpec(eight, "/model/embed_tokens/weight", []int{300, 64}, all)
-	want := "grpo: sharding fsdp: /model/embed_tokens/weight [300 64] does not split over num_devices 8 along its largest axis; " +
-		"num_devices must divide every variable's largest axis (here 1, 2 or 4), or use sharding data"
-	if err == nil || err.Error() != want {
-		t.Errorf("fsdpSpec = %v\nwant %s", err, want)
-	}
-}
 
 // TestPadRows: a micro-batch of 3 rows on 4 devices gets one more row, a
 // copy of the first sequence with every mask and loss weight 0, the rows
@@ -180,10 +109,10 @@ func maxAbs(gs map[string][]float32) float64 {
 }
 
 // TestNewSharded lays out 1, 2 and 4 devices under data and under fsdp,
-// which needs no device: a mesh of that many devices, a batch's rows split
-// over them, the replicated spec whole, and the fsdp flag as asked
-// (it alone makes Shard split the variables: on the Go backend no multi-device
-// test would see it dropped).
+// which needs no device: a mesh of that many devices (layout.NewMesh, whose
+// specs layout's tests check) and the fsdp flag as asked (it alone makes
+// Shard split the variables: on the Go backend no multi-device test would
+// see it dropped).
 func TestNewSharded(t *testing.T) {
 	for _, n := range []int{1, 2, 4} {
 		for _, fsdp := range []bool{false, true} {
@@ -191,15 +120,8 @@ func TestNewSharded(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%d devices, fsdp %v: %v", n, fsdp, err)
 			}
-			if sh.devices != n || sh.mesh.NumDevices() != n || sh.fsdp != fsdp {
-				t.Errorf("%d devices, fsdp %v: devices %d, mesh of %d, fsdp %v", n, fsdp, sh.devices, sh.mesh.NumDevices(), sh.fsdp)
-			}
-			rows := shapes.Make(dtypes.Int32, 8)
-			if got := sh.batch.ShardShape(rows).Dimensions; !slices.Equal(got, []int{8 / n}) {
-				t.Errorf("%d devices: 8 rows in shards of %v, want [%d]", n, got, 8/n)
-			}
-			if got := sh.repl.ShardShape(rows).Dimensions; !slices.Equal(got, []int{8}) {
-				t.Errorf("%d devices: replicated shards of %v, want [8]", n, got)
+			if sh.mesh.Devices() != n || sh.mesh.DeviceMesh().NumDevices() != n || sh.fsdp != fsdp {
+				t.Errorf("%d devices, fsdp %v: devices %d, mesh of %d, fsdp %v", n, fsdp, sh.mesh.Devices(), sh.mesh.DeviceMesh().NumDevices(), sh.fsdp)
 			}
 		}
 	}

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/gomlx/compute"
-	"github.com/gomlx/compute/distributed"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/engine/inprocess"
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/sandbox"
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
@@ -53,7 +53,7 @@ func newProtocol(cfg Config, modelVocab int) (*tokenizer.Protocol, []byte, error
 // pushes model's weights to the servers through weights_dir (taken-out
 // workers reported to log), sending rollout_engine_api_key, else
 // $MATHRL_ROLLOUT_API_KEY, with every request.
-func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, mesh *distributed.DeviceMesh, log *progress) (engine.Engine, error) {
+func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, mesh *layout.Mesh, log *progress) (engine.Engine, error) {
 	ec := cfg.engineConfig()
 	if ec.Name != inprocess.Name && ec.WeightsDir == "" {
 		ec.WeightsDir = RunFolder(cfg.Save).WeightsDir()
@@ -62,7 +62,7 @@ func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, mesh *distribu
 	eng, err := engine.New(ec, engine.Policy{
 		Vocab: model.Config.VocabSize,
 		Save:  func(dir string) error { return model.Save(dir, savedDType(model)) },
-		Local: inprocess.Local{Backend: b, Model: model, Mesh: mesh, Axis: DeviceAxis},
+		Local: inprocess.Local{Backend: b, Model: model, Mesh: mesh},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("grpo: rollout_engine: %w", err)

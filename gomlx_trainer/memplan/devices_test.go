@@ -6,7 +6,7 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 
-	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/memplan"
 )
 
@@ -58,7 +58,7 @@ func TestShardedByHand(t *testing.T) {
 // and what would work.
 func TestCheckDevices(t *testing.T) {
 	cfg := handConfig() // largest axes: 10 (embedding), 8 (MLP), 4 (norms, attention), 2 (head norms): gcd 2
-	ok := memplan.Recipe{DType: dtypes.Float32, GlobalBatch: 8, MicroBatch: 4, Devices: 2, Sharding: grpo.ShardFSDP}
+	ok := memplan.Recipe{DType: dtypes.Float32, GlobalBatch: 8, MicroBatch: 4, Devices: 2, Sharding: layout.FSDP}
 	if err := ok.CheckDevices(cfg, memplan.XLA); err != nil {
 		t.Fatalf("2 devices under fsdp: %v", err)
 	}
@@ -78,11 +78,12 @@ func TestCheckDevices(t *testing.T) {
 		r    memplan.Rules
 		want string
 	}{
-		{"rows", func(rc *memplan.Recipe) { rc.MicroBatch = 3 }, memplan.XLA, "--micro-batch-size) 3: the rows of a micro-batch do not split over num_devices (--devices) 2; want a multiple of 2"},
-		{"axis", func(rc *memplan.Recipe) { rc.Devices, rc.MicroBatch = 4, 4 }, memplan.XLA, "(--devices) 4 with sharding fsdp: model.embed_tokens.weight [10 4] does not split along its largest axis; --devices must divide every weight's largest axis (use one of 2)"},
-		{"sharding", func(rc *memplan.Recipe) { rc.Sharding = "zero" }, memplan.XLA, `--sharding) "zero": want one of replicate, data, fsdp`},
-		{"replicate", func(rc *memplan.Recipe) { rc.Sharding = grpo.ShardReplicate }, memplan.XLA, "runs on one device, but num_devices (--devices) is 2; use data or fsdp"},
-		{"cpu rules", func(rc *memplan.Recipe) {}, memplan.CPU, "(--devices) 2 under the cpu rules"},
+		{"rows", func(rc *memplan.Recipe) { rc.MicroBatch = 3 }, memplan.XLA, "--micro-batch-size): 3 rows per micro-batch do not split over num_devices (--devices) 2; want a multiple of 2"},
+		{"axis", func(rc *memplan.Recipe) { rc.Devices, rc.MicroBatch = 4, 4 }, memplan.XLA, "sharding (--sharding) fsdp: model.embed_tokens.weight [10 4] does not split over num_devices (--devices) 4 along its largest axis; " +
+			"num_devices (--devices) must divide every variable's largest axis (here 1 or 2), or use sharding (--sharding) data"},
+		{"sharding", func(rc *memplan.Recipe) { rc.Sharding = "zero" }, memplan.XLA, `--sharding): "zero" is not replicate, data or fsdp`},
+		{"replicate", func(rc *memplan.Recipe) { rc.Sharding = layout.Replicate }, memplan.XLA, "runs on one device, but num_devices (--devices) is 2; set sharding (--sharding) data or fsdp"},
+		{"cpu rules", func(rc *memplan.Recipe) {}, memplan.CPU, "(--devices): 2 under the cpu rules"},
 	} {
 		rc := ok
 		tc.edit(&rc)

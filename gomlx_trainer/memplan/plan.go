@@ -8,6 +8,7 @@ import (
 	"github.com/gomlx/compute/dtypes"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -32,12 +33,12 @@ type Recipe struct {
 	Reference       bool         // use_kl_loss with a non-zero kl_loss_coef
 	FusedAttention  bool         // the training step's attention is fused (see FusedAttention)
 	Devices         int          // num_devices; 0 or 1: one device
-	Sharding        string       // sharding: grpo.ShardReplicate, ShardData or ShardFSDP
+	Sharding        string       // sharding: layout.Replicate, Data or FSDP
 	State           State        // how the optimizer keeps its state (StateOf)
 }
 
 // fsdp reports whether the recipe shards its state over several devices.
-func (rc Recipe) fsdp() bool { return rc.Devices > 1 && rc.Sharding == grpo.ShardFSDP }
+func (rc Recipe) fsdp() bool { return rc.Devices > 1 && rc.Sharding == layout.FSDP }
 
 // devices is the recipe's device count, at least 1.
 func (rc Recipe) devices() int { return max(rc.Devices, 1) }
@@ -89,7 +90,7 @@ func (rc Recipe) samplingBatches() (rollout, eval int) {
 type Report struct {
 	Rules            Rules
 	Devices          int       // devices the training step spreads over (the figures are the first one's)
-	Sharding         string    // how: grpo.ShardData or ShardFSDP, with Devices > 1
+	Sharding         string    // how: layout.Data or FSDP, with Devices > 1
 	FusedAttention   bool      // the training step's attention is fused
 	Limit            int64     // bytes the device may use
 	SeqLen, Rows     int       // the micro-batch planned: Rows sequences of SeqLen tokens

@@ -3,6 +3,7 @@ package memplan
 import (
 	"github.com/gomlx/compute/dtypes"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 )
@@ -47,7 +48,7 @@ const (
 // a layer at a time, as it does in the training step).
 func Sampling(cfg qwen3.Config, s Session, r Rules) Breakdown {
 	if s.Training && s.Devices > 1 {
-		s.Batch = (s.Batch + s.Devices - 1) / s.Devices
+		s.Batch = layout.RowsPerDevice(s.Batch, s.Devices)
 	}
 	weights := cfg.Params() * int64(s.DType.Size())
 	resident := []Term{{TermWeights, weights}}

@@ -18,6 +18,7 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/memplan"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
@@ -79,12 +80,12 @@ func TestShardedPeakOnXLA(t *testing.T) {
 		sharding string
 		devices  int
 	}{
-		{vocabHeavy, grpo.ShardData, 2}, {vocabHeavy, grpo.ShardData, 4},
-		{vocabHeavy, grpo.ShardFSDP, 4}, {layerHeavy, grpo.ShardFSDP, 2}, {layerHeavy, grpo.ShardFSDP, 4},
+		{vocabHeavy, layout.Data, 2}, {vocabHeavy, layout.Data, 4},
+		{vocabHeavy, layout.FSDP, 4}, {layerHeavy, layout.FSDP, 2}, {layerHeavy, layout.FSDP, 4},
 	} {
 		t.Run(fmt.Sprintf("%d layers, vocabulary %d, %s on %d devices", tc.model.layers, tc.model.vocab, tc.sharding, tc.devices), func(t *testing.T) {
 			step := memplan.Step{DType: dtypes.Float32, Rows: shardedRows, SeqLen: grpo.PadLength(shardedPrompt + shardedResponse),
-				Devices: tc.devices, FSDP: tc.sharding == grpo.ShardFSDP}
+				Devices: tc.devices, FSDP: tc.sharding == layout.FSDP}
 			want := memplan.TrainStep(tc.model.config(), step, memplan.XLA)
 			m := runMeasurement(t, tc.model, tc.sharding, tc.devices)
 			t.Logf("resident %.1f MB (plan %.1f); largest temporaries %.1f MB, with the outputs written anew %.1f MB",

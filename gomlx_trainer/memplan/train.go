@@ -4,6 +4,7 @@ import (
 	"github.com/gomlx/compute/dtypes"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -88,11 +89,8 @@ func Host(cfg qwen3.Config, dtype dtypes.DType, st State) int64 {
 
 // rowsOn is the rows of the micro-batch one device runs: Rows/Devices, the
 // rows split on the batch axis, rounded up (grpo.Learner pads a micro-batch
-// packed by tokens with empty rows to split).
-func (s Step) rowsOn() int {
-	n := max(s.Devices, 1)
-	return (s.Rows + n - 1) / n
-}
+// packed by tokens with empty rows to split, layout.PadRows).
+func (s Step) rowsOn() int { return layout.RowsPerDevice(s.Rows, s.Devices) }
 
 // FusedAttention reports whether a training step of that dtype under rules r
 // runs its attention as one fused op, with a fused backward, and so never

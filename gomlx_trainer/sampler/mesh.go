@@ -3,7 +3,6 @@ package sampler
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/distributed"
@@ -11,33 +10,36 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/core/tensors/dtensor"
 	mlmodel "github.com/gomlx/gomlx/ml/model"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 )
 
 // onMesh is how a sampler's graphs run over several devices: every session's
-// batch split on its first axis along one mesh axis (the prompts, the cache,
-// the sampled ids), the knobs replicated, and the weights as the model's
-// store holds them (whole on every device, or sharded, XLA gathering them).
-// Its methods on a nil *onMesh run on one device.
+// batch split on its first axis as the layout.Mesh splits a batch (the
+// prompts, the cache, the sampled ids), the knobs replicated, and the
+// weights as the model's store holds them (whole on every device, or
+// sharded, XLA gathering them). Its methods on a nil *onMesh run on one
+// device.
 type onMesh struct {
-	devices int
-	mesh    *distributed.DeviceMesh
-	batch   *distributed.ShardingSpec // axis 0 split
-	repl    *distributed.ShardingSpec // whole on every device
+	lay   *layout.Mesh
+	mesh  *distributed.DeviceMesh   // lay's, and its specs:
+	batch *distributed.ShardingSpec // axis 0 split
+	repl  *distributed.ShardingSpec // whole on every device
 }
 
 // OnMesh runs the sampler's sessions over mesh's devices, each batch split
-// along axis (rows are padded to divide); the model's weights are read as
-// its store shards them, on this mesh. It must be called before the first
-// session. Slot sessions (StartSlots) stay on one device.
-func (s *Sampler) OnMesh(mesh *distributed.DeviceMesh, axis string) error {
+// as mesh splits a batch (rows are padded to divide, layout.PadRows); the
+// model's weights are read as its store shards them, on this mesh. It must
+// be called before the first session. Slot sessions (StartSlots) stay on
+// one device.
+func (s *Sampler) OnMesh(mesh *layout.Mesh) error {
 	if len(s.execs) > 0 || len(s.zeros) > 0 {
 		return errors.New("sampler: OnMesh after the first session")
 	}
-	batch, err := distributed.BuildSpec(mesh).S(axis).Done()
-	if err != nil {
-		return fmt.Errorf("sampler: mesh axis %q: %w", axis, err)
+	if mesh == nil {
+		return errors.New("sampler: OnMesh of no mesh")
 	}
-	s.mesh = &onMesh{devices: mesh.NumDevices(), mesh: mesh, batch: batch, repl: distributed.NewReplicatedShardingSpec(mesh)}
+	s.mesh = &onMesh{mesh: mesh.DeviceMesh(), lay: mesh, batch: mesh.Batch(), repl: mesh.Replicated()}
 	return nil
 }
 
@@ -46,20 +48,13 @@ func (m *onMesh) count() int {
 	if m == nil {
 		return 1
 	}
-	return m.devices
+	return m.lay.Devices()
 }
 
 // padRows appends copies of the first prompt until the rows split over
-// devices; the session keeps those rows inactive.
+// devices (layout.PadRows); the session keeps those rows inactive.
 func padRows(prompts [][]int, devices int) [][]int {
-	if len(prompts)%devices == 0 {
-		return prompts
-	}
-	out := slices.Clone(prompts)
-	for len(out)%devices != 0 {
-		out = append(out, prompts[0])
-	}
-	return out
+	return layout.PadRows(prompts, devices, func() []int { return prompts[0] })
 }
 
 // splitGraph has a cache graph (an empty cache, or one grown) produce its

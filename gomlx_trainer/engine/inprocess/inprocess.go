@@ -11,9 +11,9 @@ import (
 	"slices"
 
 	"github.com/gomlx/compute"
-	"github.com/gomlx/compute/distributed"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
 	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
@@ -29,8 +29,7 @@ func init() { engine.Register(engine.Spec{Name: Name, Check: check, New: newFrom
 type Local struct {
 	Backend compute.Backend
 	Model   *qwen3.Model
-	Mesh    *distributed.DeviceMesh // the learner's mesh, when it has one: the sampler shards its batches over it
-	Axis    string                  // the mesh's batch axis
+	Mesh    *layout.Mesh // the learner's mesh, when it has one: the sampler shards its batches over it
 }
 
 // check refuses the knobs that only engines on servers use, and
@@ -68,7 +67,7 @@ func newFromPolicy(c engine.Config, p engine.Policy) (engine.Engine, error) {
 	}
 	smp := sampler.New(l.Backend, l.Model)
 	if l.Mesh != nil {
-		if err := smp.OnMesh(l.Mesh, l.Axis); err != nil {
+		if err := smp.OnMesh(l.Mesh); err != nil {
 			return nil, fmt.Errorf("engine: %w", err)
 		}
 	}
