@@ -113,7 +113,7 @@ func (f planFlags) resolve(cmd *cobra.Command) (*planOptions, error) {
 	if err := cfg.ValidateOptimizerState(); err != nil {
 		return nil, err
 	}
-	rc, err := memplan.RecipeOf(cfg)
+	rc, err := cfg.MemoryRecipe()
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +159,7 @@ func (f planFlags) resolve(cmd *cobra.Command) (*planOptions, error) {
 
 // shardingOf sets rc's devices and sharding from the recipe's num_devices
 // and sharding, or the flags where set: one device under replicate leaves
-// both zero, as memplan.RecipeOf does.
+// both zero, as grpo.Config.MemoryRecipe does.
 func (f planFlags) shardingOf(set func(string) bool, cfg grpo.Config, rc *memplan.Recipe) error {
 	devices, sharding := cfg.NumDevices, cfg.Sharding
 	if set("devices") {
@@ -191,7 +191,7 @@ func planRules(flag, backend string) (memplan.Rules, error) {
 }
 
 func runPlan(opts *planOptions) error {
-	model, name, err := memplan.ModelOf(opts.Config)
+	model, name, err := opts.Config.PolicyShape()
 	if err != nil {
 		return err
 	}

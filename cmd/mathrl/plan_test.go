@@ -9,8 +9,8 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 
-	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 	"github.com/mathrl/mathrl/gomlx_trainer/memplan"
+	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -24,7 +24,7 @@ func TestNewPlanCmd(t *testing.T) {
 		{"the recipe's numbers", []string{"--config", "retool-grpo-qwen3-4b", "--tiny-model", "qwen3-4b"}, func(t *testing.T, o *planOptions) {
 			want := memplan.Recipe{DType: dtypes.BFloat16, GlobalBatch: 256, MicroBatch: 1, PromptLen: 2048, ResponseLen: 8192,
 				RolloutSamples: 1024, SamplingBatch: 32, EvalResponseLen: 16384, Tools: true, RecomputeLayers: true, FusedAttention: true,
-				State: memplan.State{Precision: grpo.Precision{Master: grpo.MasterFloat32, Seed: 1}, OffloadTrain: true}}
+				State: memplan.State{Precision: precision.Optimizer{Master: precision.MasterFloat32, Seed: 1}, OffloadTrain: true}}
 			if o.Recipe != want || o.Config.TinyModel != "qwen3-4b" || o.Limit != 141<<30 || o.Rules != memplan.XLA {
 				t.Errorf("options %+v limit %d rules %v\nwant recipe %+v", o.Recipe, o.Limit, o.Rules, want)
 			}
@@ -53,7 +53,7 @@ func TestNewPlanCmd(t *testing.T) {
 			"--fused-attention: fused attention runs under the xla rules"},
 		{"the optimizer flags of mathrl train", []string{"--config", "math-grpo-qwen3-8b", "--optimizer-cpu-offload=false",
 			"--store-param-remainders=false", "--exp-avg-dtype", "bfloat16", "--offload-train=false"}, func(t *testing.T, o *planOptions) {
-			want := memplan.State{Precision: grpo.Precision{Master: grpo.MasterFloat32, Seed: 1, GradDType: dtypes.Float32,
+			want := memplan.State{Precision: precision.Optimizer{Master: precision.MasterFloat32, Seed: 1, GradDType: dtypes.Float32,
 				ExpAvgDType: dtypes.BFloat16, ExpAvgSqDType: dtypes.Float32}}
 			if o.Recipe.State != want || o.Config.TinyModel != "" || o.Config.HFCheckpoint == "" {
 				t.Errorf("state %+v, want %+v (config %+v)", o.Recipe.State, want, o.Config)

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 )
 
 // Sequence is one training example before padding: the prompt ids, the
@@ -18,16 +20,6 @@ type Sequence struct {
 	Weights     []float32 // loss weight per response token, from TokenWeights
 	ISWeights   []float32 // importance weight per response token (truncated importance sampling); nil: 1
 	Advantage   float64
-}
-
-// PadLength returns the padded sequence length used for n tokens: a multiple of
-// 32 up to 256, then of 128, so that the graphs compile for few shapes.
-func PadLength(n int) int {
-	step := 32
-	if n > 256 {
-		step = 128
-	}
-	return (n + step - 1) / step * step
 }
 
 // packBatch lays sequences out as a padded Batch (see Batch for the alignment:
@@ -45,7 +37,7 @@ func packBatch(seqs []Sequence) (Batch, error) {
 		}
 		longest = max(longest, len(s.Prompt)+len(s.Response))
 	}
-	t := PadLength(longest)
+	t := layout.PadLength(longest)
 	b := Batch{
 		IDs: make([][]int32, len(seqs)), Targets: make([][]int32, len(seqs)),
 		OldLogProbs: make([][]float32, len(seqs)), Weights: make([][]float32, len(seqs)),
@@ -118,7 +110,7 @@ func tokenMicroBatches(lengths []int, budget int) [][]int {
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(lengths[b], lengths[a]) })
 	var out [][]int
 	for len(order) > 0 {
-		rows := max(budget/PadLength(lengths[order[0]]), 1) // longest first: the first row sets the padded length
+		rows := max(budget/layout.PadLength(lengths[order[0]]), 1) // longest first: the first row sets the padded length
 		rows = min(rows, len(order))
 		out = append(out, order[:rows:rows])
 		order = order[rows:]

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 )
 
 func TestTokenMicroBatches(t *testing.T) {
@@ -47,7 +49,7 @@ func TestTokenMicroBatchesCoverAndFit(t *testing.T) {
 				seen[i]++
 				longest = max(longest, lengths[i])
 			}
-			if cost := len(rows) * PadLength(longest); len(rows) > 1 && cost > budget {
+			if cost := len(rows) * layout.PadLength(longest); len(rows) > 1 && cost > budget {
 				t.Errorf("budget %d: micro-batch %v costs %d padded tokens", budget, rows, cost)
 			}
 		}

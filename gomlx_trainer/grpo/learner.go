@@ -16,6 +16,7 @@ import (
 
 	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
 	"github.com/mathrl/mathrl/gomlx_trainer/layout"
+	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -66,8 +67,8 @@ type Learner struct {
 	logp    *mlmodel.Exec // (ids, targets) -> log-probs
 	ref     *Learner      // the frozen reference policy of the KL penalty (nil: none)
 	opts    qwen3.ModelOptions
-	sh      *sharded  // the devices the graphs run on (nil: one)
-	prec    Precision // the optimizer state's dtypes and the master of 16-bit weights
+	sh      *sharded            // the devices the graphs run on (nil: one)
+	prec    precision.Optimizer // the optimizer state's dtypes and the master of 16-bit weights
 	adam    AdamWConfig
 	ready   bool           // the optimizer state exists (prepare)
 	host    *hostOptimizer // the update of some weights on the host (OffloadOptimizer); nil: all on the device

@@ -10,40 +10,18 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	mlmodel "github.com/gomlx/gomlx/ml/model"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
 // MasterScope holds the master values of 16-bit weights: a float32 copy of
-// each (MasterFloat32) or its 16 low bits (MasterRemainder). It is not under
+// each (precision.MasterFloat32) or its 16 low bits (precision.MasterRemainder). It is not under
 // AdamScope, so resetting the optimizer between the warm start and GRPO
 // leaves it, and it is saved in checkpoints with the optimizer state.
 const MasterScope = "/master"
 
 // remainderSuffix ends the path of a weight's 16 low bits under MasterScope.
 const remainderSuffix = "_remainder"
-
-// The ways a 16-bit weight keeps what an update adds to it. An AdamW step moves
-// a weight by about the learning rate; at 1e-6 that is far below half a
-// bfloat16 ulp of a weight of 0.02 (6e-5), so rounding the updated weight to
-// nearest each step (MasterNone) loses almost every update.
-const (
-	MasterFloat32    = "float32"    // a float32 copy of each weight (4 bytes per parameter); exact
-	MasterRemainder  = "remainder"  // the bfloat16 weight and its 16 low bits (2 bytes); exactly the float32 master
-	MasterStochastic = "stochastic" // no master; the updated value rounded up or down at random (0 bytes): unbiased, not exact
-	MasterNone       = "none"       // no master; the updated value rounded to nearest (updates under half an ulp are lost)
-)
-
-// Precision says which dtypes the optimizer keeps its state in (Megatron's
-// precision-aware optimizer); the arithmetic is float32 whatever they are.
-// The zero value keeps everything in float32, with a float32 master copy of
-// 16-bit weights.
-type Precision struct {
-	Master        string       // how a 16-bit weight keeps its master value (Master*); "": MasterFloat32. Float32 weights are their own master.
-	GradDType     dtypes.DType // gradient accumulators (main_grads_dtype); 0: float32
-	ExpAvgDType   dtypes.DType // AdamW's first moment (exp_avg_dtype); 0: float32
-	ExpAvgSqDType dtypes.DType // AdamW's second moment (exp_avg_sq_dtype); 0: float32
-	Seed          uint32       // with MasterStochastic: seeds the rounding draws, which also depend on the step and the element
-}
 
 // orFloat32 is d, or float32 for the zero dtype.
 func orFloat32(d dtypes.DType) dtypes.DType {
@@ -53,14 +31,14 @@ func orFloat32(d dtypes.DType) dtypes.DType {
 	return d
 }
 
-// masterOf is how weight v keeps its master value: MasterNone for a float32
-// weight (it is its own master), else p.Master (MasterFloat32 when unset).
-func (p Precision) masterOf(v *mlmodel.Variable) string {
+// masterOf is how weight v keeps its master value: precision.MasterNone for a float32
+// weight (it is its own master), else p.Master (precision.MasterFloat32 when unset).
+func masterOf(p precision.Optimizer, v *mlmodel.Variable) string {
 	if v.DType() == dtypes.Float32 {
-		return MasterNone
+		return precision.MasterNone
 	}
 	if p.Master == "" {
-		return MasterFloat32
+		return precision.MasterFloat32
 	}
 	return p.Master
 }
@@ -68,7 +46,7 @@ func (p Precision) masterOf(v *mlmodel.Variable) string {
 // masterPath is the path of v's master value under MasterScope (its float32
 // copy, or its remainder with remainderSuffix).
 func masterPath(v *mlmodel.Variable, mode string) string {
-	if mode == MasterRemainder {
+	if mode == precision.MasterRemainder {
 		return MasterScope + v.Path() + remainderSuffix
 	}
 	return MasterScope + v.Path()
@@ -78,18 +56,18 @@ func masterPath(v *mlmodel.Variable, mode string) string {
 // exist yet: the float32 copy from v's value, or a zero remainder (a bfloat16
 // weight is exactly its float32 master with 16 zero low bits). A master read
 // from a checkpoint is kept.
-func createMaster(store *mlmodel.Store, v *mlmodel.Variable, p Precision) error {
-	mode := p.masterOf(v)
+func createMaster(store *mlmodel.Store, v *mlmodel.Variable, p precision.Optimizer) error {
+	mode := masterOf(p, v)
 	switch mode {
-	case MasterNone, MasterStochastic:
+	case precision.MasterNone, precision.MasterStochastic:
 		return nil
-	case MasterRemainder:
+	case precision.MasterRemainder:
 		if v.DType() != dtypes.BFloat16 {
 			return fmt.Errorf("grpo: master_weights %s needs bfloat16 weights, %s is %s", mode, v.Path(), v.DType())
 		}
 		_, err := ensureState(store, masterPath(v, mode), shapes.Make(dtypes.Int16, v.Shape().Dimensions...))
 		return err
-	case MasterFloat32:
+	case precision.MasterFloat32:
 		path := masterPath(v, mode)
 		if store.GetVariable(path) != nil {
 			_, err := ensureState(store, path, shapes.Make(dtypes.Float32, v.Shape().Dimensions...))
@@ -106,21 +84,21 @@ func createMaster(store *mlmodel.Store, v *mlmodel.Variable, p Precision) error 
 		store.VariableWithValue(path, tensors.FromFlatDataAndDimensions(vals, v.Shape().Dimensions...)).SetTrainable(false)
 		return nil
 	}
-	return fmt.Errorf("grpo: master weights %q: want %s, %s, %s or %s", mode, MasterFloat32, MasterRemainder, MasterStochastic, MasterNone)
+	return fmt.Errorf("grpo: master weights %q: want %s, %s, %s or %s", mode, precision.MasterFloat32, precision.MasterRemainder, precision.MasterStochastic, precision.MasterNone)
 }
 
 // masterValue is the float32 value the update of weight v starts from, in
 // graph g (joinMaster).
-func masterValue(store *mlmodel.Store, v *mlmodel.Variable, p Precision, g *Graph) *Node {
+func masterValue(store *mlmodel.Store, v *mlmodel.Variable, p precision.Optimizer, g *Graph) *Node {
 	// The update of a weight with a float32 master writes v without reading
 	// it. GoMLX's Go backend (compute v0.1.2) indexes out of range on an
 	// unused parameter created after the last node an output needs, and
 	// setMaster's write would create v's parameter last: creating it here,
 	// first, keeps its index low.
 	w := v.NodeValue(g)
-	mode := p.masterOf(v)
+	mode := masterOf(p, v)
 	var master *Node
-	if mode == MasterFloat32 || mode == MasterRemainder {
+	if mode == precision.MasterFloat32 || mode == precision.MasterRemainder {
 		master = store.GetVariable(masterPath(v, mode)).NodeValue(g)
 	}
 	return joinMaster(mode, w, master)
@@ -130,8 +108,8 @@ func masterValue(store *mlmodel.Store, v *mlmodel.Variable, p Precision, g *Grap
 // and its master (splitMaster). step (uint32) and index (uint32, the
 // weight's place in the update) key the draws of stochastic rounding, so
 // that a resumed run draws the same.
-func setMaster(store *mlmodel.Store, v *mlmodel.Variable, p Precision, x, step, index *Node) {
-	mode := p.masterOf(v)
+func setMaster(store *mlmodel.Store, v *mlmodel.Variable, p precision.Optimizer, x, step, index *Node) {
+	mode := masterOf(p, v)
 	w, master := splitMaster(mode, x, v.DType(), p.Seed, step, index)
 	if master != nil {
 		store.GetVariable(masterPath(v, mode)).SetNodeValue(master)
@@ -143,9 +121,9 @@ func setMaster(store *mlmodel.Store, v *mlmodel.Variable, p Precision, x, step, 
 // mode says, is master (nil for the modes that keep none).
 func joinMaster(mode string, w, master *Node) *Node {
 	switch mode {
-	case MasterFloat32:
+	case precision.MasterFloat32:
 		return master
-	case MasterRemainder:
+	case precision.MasterRemainder:
 		return JoinRemainder(w, master)
 	}
 	return ConvertDType(w, dtypes.Float32)
@@ -156,11 +134,11 @@ func joinMaster(mode string, w, master *Node) *Node {
 // Stochastic rounding draws by seed, step and index (see drawBits).
 func splitMaster(mode string, x *Node, dtype dtypes.DType, seed uint32, step, index *Node) (w, master *Node) {
 	switch mode {
-	case MasterFloat32:
+	case precision.MasterFloat32:
 		return ConvertDType(x, dtype), x
-	case MasterRemainder:
+	case precision.MasterRemainder:
 		return SplitRemainder(x)
-	case MasterStochastic:
+	case precision.MasterStochastic:
 		return StochasticBFloat16(x, drawBits(x.Shape(), step, seed, index)), nil
 	}
 	return ConvertDType(x, dtype), nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -18,14 +19,14 @@ import (
 func BenchmarkMasterWeights(b *testing.B) {
 	modes := []struct {
 		name string
-		prec Precision
+		prec precision.Optimizer
 		host bool
 	}{
-		{"none", Precision{Master: MasterNone}, false},
-		{"float32", Precision{}, false},
-		{"remainder", Precision{Master: MasterRemainder}, false},
-		{"stochastic", Precision{Master: MasterStochastic}, false},
-		{"remainder+cpu-offload", Precision{Master: MasterRemainder}, true},
+		{"none", precision.Optimizer{Master: precision.MasterNone}, false},
+		{"float32", precision.Optimizer{}, false},
+		{"remainder", precision.Optimizer{Master: precision.MasterRemainder}, false},
+		{"stochastic", precision.Optimizer{Master: precision.MasterStochastic}, false},
+		{"remainder+cpu-offload", precision.Optimizer{Master: precision.MasterRemainder}, true},
 	}
 	var base float64
 	for _, m := range modes {

@@ -12,6 +12,7 @@ import (
 	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck
 	"github.com/gomlx/gomlx/core/tensors"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -176,7 +177,7 @@ func TestBFloat16TracksFloat32(t *testing.T) {
 
 	for _, tc := range []struct {
 		name                 string
-		prec                 Precision
+		prec                 precision.Optimizer
 		minRatio, maxRatio   float64
 		minCosine, maxCosine float64
 	}{
@@ -184,11 +185,11 @@ func TestBFloat16TracksFloat32(t *testing.T) {
 		// master (float32 copy or remainder, float32 or bfloat16 moments);
 		// stochastic 1.134, 0.883 (its rounding noise adds length); rounded
 		// to nearest 0.485, 0.353.
-		{"default float32 master", Precision{}, 0.95, 1.05, 0.98, 1},
-		{"remainder", Precision{Master: MasterRemainder}, 0.95, 1.05, 0.98, 1},
-		{"stochastic", Precision{Master: MasterStochastic, Seed: 1}, 0.9, 1.25, 0.8, 1},
-		{"bfloat16 moments", Precision{Master: MasterRemainder, ExpAvgDType: dtypes.BFloat16, ExpAvgSqDType: dtypes.BFloat16}, 0.95, 1.05, 0.98, 1},
-		{"rounded to nearest", Precision{Master: MasterNone}, 0, 0.7, 0, 0.6},
+		{"default float32 master", precision.Optimizer{}, 0.95, 1.05, 0.98, 1},
+		{"remainder", precision.Optimizer{Master: precision.MasterRemainder}, 0.95, 1.05, 0.98, 1},
+		{"stochastic", precision.Optimizer{Master: precision.MasterStochastic, Seed: 1}, 0.9, 1.25, 0.8, 1},
+		{"bfloat16 moments", precision.Optimizer{Master: precision.MasterRemainder, ExpAvgDType: dtypes.BFloat16, ExpAvgSqDType: dtypes.BFloat16}, 0.95, 1.05, 0.98, 1},
+		{"rounded to nearest", precision.Optimizer{Master: precision.MasterNone}, 0, 0.7, 0, 0.6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			model, err := bf16Start.Copy()
@@ -215,8 +216,8 @@ func TestBFloat16TracksFloat32(t *testing.T) {
 // that keys its draws.
 func TestResumeIsExactInBFloat16(t *testing.T) {
 	backend := testBackend(t)
-	for _, prec := range []Precision{{}, {Master: MasterRemainder, ExpAvgDType: dtypes.BFloat16}, {Master: MasterStochastic, Seed: 3, GradDType: dtypes.BFloat16}} {
-		t.Run(prec.masterName(), func(t *testing.T) {
+	for _, prec := range []precision.Optimizer{{}, {Master: precision.MasterRemainder, ExpAvgDType: dtypes.BFloat16}, {Master: precision.MasterStochastic, Seed: 3, GradDType: dtypes.BFloat16}} {
+		t.Run(masterName(prec), func(t *testing.T) {
 			adam := AdamWConfig{Beta1: 0.9, Beta2: 0.98, Eps: 1e-8, WeightDecay: 0.1, ClipNorm: 1, Precision: prec}
 			start, _ := startingModels(t, 3)
 			fresh := func() *qwen3.Model {
@@ -265,9 +266,9 @@ func TestResumeIsExactInBFloat16(t *testing.T) {
 }
 
 // masterName names p's master mode in test names.
-func (p Precision) masterName() string {
+func masterName(p precision.Optimizer) string {
 	if p.Master == "" {
-		return MasterFloat32
+		return precision.MasterFloat32
 	}
 	return p.Master
 }
@@ -283,17 +284,17 @@ func TestPrecisionKeys(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		cfg  Config
-		want Precision
+		want precision.Optimizer
 	}{
-		{"plain: a float32 master copy", base, Precision{Master: MasterFloat32, Seed: uint32(base.Seed)}},
-		{"precision-aware: remainders", aware, Precision{Master: MasterRemainder, Seed: uint32(base.Seed), GradDType: dtypes.Float32, ExpAvgDType: dtypes.Float32, ExpAvgSqDType: dtypes.Float32}},
+		{"plain: a float32 master copy", base, precision.Optimizer{Master: precision.MasterFloat32, Seed: uint32(base.Seed)}},
+		{"precision-aware: remainders", aware, precision.Optimizer{Master: precision.MasterRemainder, Seed: uint32(base.Seed), GradDType: dtypes.Float32, ExpAvgDType: dtypes.Float32, ExpAvgSqDType: dtypes.Float32}},
 		{"precision-aware without remainders", with(aware, func(c *Config) { c.StoreParamRemainders = false }),
-			Precision{Master: MasterFloat32, Seed: uint32(base.Seed), GradDType: dtypes.Float32, ExpAvgDType: dtypes.Float32, ExpAvgSqDType: dtypes.Float32}},
+			precision.Optimizer{Master: precision.MasterFloat32, Seed: uint32(base.Seed), GradDType: dtypes.Float32, ExpAvgDType: dtypes.Float32, ExpAvgSqDType: dtypes.Float32}},
 		{"bfloat16 master, stochastic", with(aware, func(c *Config) {
 			c.MainParamsDType, c.StochasticRounding, c.ExpAvgDType, c.MainGradsDType, c.Seed = "bfloat16", true, "bfloat16", "bfloat16", 7
-		}), Precision{Master: MasterStochastic, Seed: 7, GradDType: dtypes.BFloat16, ExpAvgDType: dtypes.BFloat16, ExpAvgSqDType: dtypes.Float32}},
+		}), precision.Optimizer{Master: precision.MasterStochastic, Seed: 7, GradDType: dtypes.BFloat16, ExpAvgDType: dtypes.BFloat16, ExpAvgSqDType: dtypes.Float32}},
 		{"bfloat16 master, nearest", with(aware, func(c *Config) { c.MainParamsDType, c.ExpAvgSqDType = "bfloat16", "bfloat16" }),
-			Precision{Master: MasterNone, Seed: uint32(base.Seed), GradDType: dtypes.Float32, ExpAvgDType: dtypes.Float32, ExpAvgSqDType: dtypes.BFloat16}},
+			precision.Optimizer{Master: precision.MasterNone, Seed: uint32(base.Seed), GradDType: dtypes.Float32, ExpAvgDType: dtypes.Float32, ExpAvgSqDType: dtypes.BFloat16}},
 	} {
 		if err := tc.cfg.Validate(); err != nil {
 			t.Errorf("%s: %v", tc.name, err)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 )
 
 // longTailSequences returns n GRPO sequences with the lengths of a long-tailed
@@ -49,7 +51,7 @@ func paddingFraction(parts [][]Sequence) float64 {
 			used += n
 			longest = max(longest, n)
 		}
-		padded += len(part) * PadLength(longest)
+		padded += len(part) * layout.PadLength(longest)
 	}
 	return 1 - float64(used)/float64(padded)
 }
@@ -59,7 +61,7 @@ func paddingFraction(parts [][]Sequence) float64 {
 func shapeCount(parts [][]Sequence) int {
 	seen := map[[2]int]bool{}
 	for _, part := range parts {
-		seen[[2]int{len(part), PadLength(slices.Max(seqLengths(part)))}] = true
+		seen[[2]int{len(part), layout.PadLength(slices.Max(seqLengths(part)))}] = true
 	}
 	return len(seen)
 }

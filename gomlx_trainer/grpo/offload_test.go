@@ -8,6 +8,7 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -48,7 +49,7 @@ func weightBytes(m *qwen3.Model) int64 {
 // weights on the device, and that a run that offloads
 // before every step ends bit for bit where one that does not ends.
 func TestOffloadStateLeavesOnlyTheWeights(t *testing.T) {
-	adam := AdamWConfig{Beta1: 0.9, Beta2: 0.98, Eps: 1e-8, ClipNorm: 1, Precision: Precision{Master: MasterRemainder}}
+	adam := AdamWConfig{Beta1: 0.9, Beta2: 0.98, Eps: 1e-8, ClipNorm: 1, Precision: precision.Optimizer{Master: precision.MasterRemainder}}
 	start, _ := startingModels(t, 4)
 	kept, offloaded := bf16Learner(t, start, adam), bf16Learner(t, start, adam)
 	for step := range 4 {

@@ -8,6 +8,8 @@ import (
 	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck // graph-building code reads better unqualified
 	mlmodel "github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/model/initializer"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 )
 
 // Scopes of the trainer's own variables in the GoMLX model.Store. They are not
@@ -20,11 +22,11 @@ const (
 // AdamWConfig holds the knobs of ApplyAdamW. The learning rate is a graph input,
 // so the host can follow a schedule without recompiling.
 type AdamWConfig struct {
-	Beta1, Beta2 float64   // moment decay rates
-	Eps          float64   // added to sqrt(v̂)
-	WeightDecay  float64   // decoupled weight decay, multiplied by the learning rate
-	ClipNorm     float64   // global gradient-norm clip; 0: none
-	Precision    Precision // dtypes of the state and the master of 16-bit weights (the zero value: float32, with a float32 master)
+	Beta1, Beta2 float64             // moment decay rates
+	Eps          float64             // added to sqrt(v̂)
+	WeightDecay  float64             // decoupled weight decay, multiplied by the learning rate
+	ClipNorm     float64             // global gradient-norm clip; 0: none
+	Precision    precision.Optimizer // dtypes of the state and the master of 16-bit weights (the zero value: float32, with a float32 master)
 }
 
 // TrainableVariables returns the store's trainable variables in creation
@@ -89,7 +91,7 @@ func ScaleGradients(grads []*Node, scale *Node) []*Node {
 //
 // The arithmetic is float32. Moments and the step t live in the store under
 // AdamScope, in the dtypes cfg.Precision gives (float32 by default); p is the
-// weight's master value (see Precision and the Master* modes), so that an
+// weight's master value (see precision.Optimizer and the Master* modes), so that an
 // update far below half a bfloat16 ulp still adds up over steps. It returns
 // the gradient norm before clipping.
 func ApplyAdamW(store *mlmodel.Store, vars []*mlmodel.Variable, grads []*Node, lr *Node, cfg AdamWConfig) (gradNorm *Node) {
@@ -154,7 +156,7 @@ func adamStep(store *mlmodel.Store) *mlmodel.Variable {
 
 // adamMoments are AdamW's first and second moments of v under AdamScope, in
 // the dtypes p gives.
-func adamMoments(store *mlmodel.Store, v *mlmodel.Variable, p Precision) (m, s *mlmodel.Variable) {
+func adamMoments(store *mlmodel.Store, v *mlmodel.Variable, p precision.Optimizer) (m, s *mlmodel.Variable) {
 	dims := v.Shape().Dimensions
 	return state(store, AdamScope+v.Path()+"_m", shapes.Make(orFloat32(p.ExpAvgDType), dims...)),
 		state(store, AdamScope+v.Path()+"_v", shapes.Make(orFloat32(p.ExpAvgSqDType), dims...))
@@ -165,7 +167,7 @@ func adamMoments(store *mlmodel.Store, v *mlmodel.Variable, p Precision) (m, s *
 // accumulator (at zero) and the update's state (createUpdateState). The
 // graphs would create the zero ones on their first build; creating them
 // first lets a sharding be set on each.
-func createOptimizerState(store *mlmodel.Store, vars []*mlmodel.Variable, p Precision) error {
+func createOptimizerState(store *mlmodel.Store, vars []*mlmodel.Variable, p precision.Optimizer) error {
 	for _, v := range vars {
 		if _, err := ensureState(store, GradAccumScope+v.Path(), shapes.Make(orFloat32(p.GradDType), v.Shape().Dimensions...)); err != nil {
 			return err
@@ -178,7 +180,7 @@ func createOptimizerState(store *mlmodel.Store, vars []*mlmodel.Variable, p Prec
 // exist yet: the step counter, each one's moments (at zero) and its master
 // value (createMaster). State read from a checkpoint is kept, converted to
 // the dtypes p gives.
-func createUpdateState(store *mlmodel.Store, vars []*mlmodel.Variable, p Precision) error {
+func createUpdateState(store *mlmodel.Store, vars []*mlmodel.Variable, p precision.Optimizer) error {
 	adamStep(store)
 	for _, v := range vars {
 		dims := v.Shape().Dimensions

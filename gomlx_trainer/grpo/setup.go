@@ -10,6 +10,7 @@ import (
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
+	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
 	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
@@ -221,8 +222,8 @@ func adamConfig(cfg Config) AdamWConfig {
 // give, and for bfloat16 weights the 16 low bits (store_param_remainders), a
 // float32 copy, or no master (main_params_dtype bfloat16), rounded to nearest
 // or at random (stochastic_rounding).
-func PrecisionOf(cfg Config) Precision {
-	p := Precision{Master: MasterFloat32, Seed: uint32(cfg.Seed)}
+func PrecisionOf(cfg Config) precision.Optimizer {
+	p := precision.Optimizer{Master: precision.MasterFloat32, Seed: uint32(cfg.Seed)}
 	if !cfg.UsePrecisionAwareOptimizer {
 		return p
 	}
@@ -233,11 +234,11 @@ func PrecisionOf(cfg Config) Precision {
 	p.GradDType, p.ExpAvgDType, p.ExpAvgSqDType = dtype(cfg.MainGradsDType), dtype(cfg.ExpAvgDType), dtype(cfg.ExpAvgSqDType)
 	switch {
 	case cfg.MainParamsDType == "bfloat16" && cfg.StochasticRounding:
-		p.Master = MasterStochastic
+		p.Master = precision.MasterStochastic
 	case cfg.MainParamsDType == "bfloat16":
-		p.Master = MasterNone
+		p.Master = precision.MasterNone
 	case cfg.StoreParamRemainders:
-		p.Master = MasterRemainder
+		p.Master = precision.MasterRemainder
 	}
 	return p
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mathrl/mathrl/data"
+	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -29,7 +30,7 @@ func TestRecipeToLossAndOptimizer(t *testing.T) {
 	if got, want := modelOptions(cfg), (qwen3.ModelOptions{Remat: true, LogProbChunk: 512}); got != want {
 		t.Errorf("modelOptions = %+v, want %+v", got, want)
 	}
-	if got, want := adamConfig(cfg), (AdamWConfig{Beta1: 0.8, Beta2: 0.95, Eps: 1e-7, WeightDecay: 0.01, ClipNorm: 2, Precision: Precision{Master: MasterFloat32, Seed: uint32(cfg.Seed)}}); got != want {
+	if got, want := adamConfig(cfg), (AdamWConfig{Beta1: 0.8, Beta2: 0.95, Eps: 1e-7, WeightDecay: 0.01, ClipNorm: 2, Precision: precision.Optimizer{Master: precision.MasterFloat32, Seed: uint32(cfg.Seed)}}); got != want {
 		t.Errorf("adamConfig = %+v, want %+v", got, want)
 	}
 }

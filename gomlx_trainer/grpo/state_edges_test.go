@@ -13,6 +13,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	mlmodel "github.com/gomlx/gomlx/ml/model"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -83,7 +84,7 @@ func TestOldTrainStateKeepsNewDefaults(t *testing.T) {
 // Exp_avg_dtype governs the first moment alone, exp_avg_sq_dtype the second.
 func TestMomentsKeepTheirDTypes(t *testing.T) {
 	start, _ := startingModels(t, 4)
-	for _, prec := range []Precision{{ExpAvgDType: dtypes.BFloat16}, {ExpAvgSqDType: dtypes.BFloat16}} {
+	for _, prec := range []precision.Optimizer{{ExpAvgDType: dtypes.BFloat16}, {ExpAvgSqDType: dtypes.BFloat16}} {
 		l := bf16Learner(t, start, AdamWConfig{Beta1: 0.9, Beta2: 0.98, Eps: 1e-8, ClipNorm: 1, Precision: prec})
 		trainSteps(t, l, 0, 1)
 		for _, v := range l.vars {

@@ -7,6 +7,8 @@ import (
 	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck // graph-building code reads better unqualified
 	"github.com/gomlx/gomlx/core/tensors"
 	mlmodel "github.com/gomlx/gomlx/ml/model"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 )
 
 // groupedUpdate is the optimizer step on one device, one weight at a time.
@@ -90,7 +92,7 @@ func (u *groupedUpdate) update(lr float64, scale, step *tensors.Tensor) error {
 // updateOne updates the weight vars[i] and its state, donating their
 // buffers and its accumulator's (which is left without a value).
 func (u *groupedUpdate) updateOne(i int, v *mlmodel.Variable, lr, scale, step *tensors.Tensor) error {
-	mode := u.adam.Precision.masterOf(v)
+	mode := masterOf(u.adam.Precision, v)
 	state := u.stateOf(v, mode)
 	args := []any{lr, scale, step, u.index[i]}
 	for _, sv := range append([]*mlmodel.Variable{accumulator(u.store, v)}, state...) {
@@ -122,7 +124,7 @@ func (u *groupedUpdate) updateOne(i int, v *mlmodel.Variable, lr, scale, step *t
 func (u *groupedUpdate) stateOf(v *mlmodel.Variable, mode string) []*mlmodel.Variable {
 	m, s := adamMoments(u.store, v, u.adam.Precision)
 	state := []*mlmodel.Variable{v, m, s}
-	if mode == MasterFloat32 || mode == MasterRemainder {
+	if mode == precision.MasterFloat32 || mode == precision.MasterRemainder {
 		state = append(state, u.store.GetVariable(masterPath(v, mode)))
 	}
 	return state

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
+	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -25,16 +26,16 @@ func TestGroupedUpdateMatchesOneGraph(t *testing.T) {
 	bf16 := dtypes.BFloat16
 	for _, tc := range []struct {
 		name    string
-		prec    Precision
+		prec    precision.Optimizer
 		float32 bool
 		clip    float64
 		onXLA   bool // also on XLA, where each case compiles for minutes and compares only to a bfloat16 rounding
 	}{
-		{name: "float32 master", prec: Precision{}, clip: 1},
-		{name: "remainder", prec: Precision{Master: MasterRemainder}, clip: 1, onXLA: true},
-		{name: "stochastic", prec: Precision{Master: MasterStochastic, Seed: 5}, clip: 1},
-		{name: "none", prec: Precision{Master: MasterNone}, clip: 1},
-		{name: "bfloat16 moments", prec: Precision{Master: MasterRemainder, GradDType: bf16, ExpAvgDType: bf16, ExpAvgSqDType: bf16}, clip: 1},
+		{name: "float32 master", prec: precision.Optimizer{}, clip: 1},
+		{name: "remainder", prec: precision.Optimizer{Master: precision.MasterRemainder}, clip: 1, onXLA: true},
+		{name: "stochastic", prec: precision.Optimizer{Master: precision.MasterStochastic, Seed: 5}, clip: 1},
+		{name: "none", prec: precision.Optimizer{Master: precision.MasterNone}, clip: 1},
+		{name: "bfloat16 moments", prec: precision.Optimizer{Master: precision.MasterRemainder, GradDType: bf16, ExpAvgDType: bf16, ExpAvgSqDType: bf16}, clip: 1},
 		{name: "float32 weights, no clip", float32: true, onXLA: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -234,3 +234,13 @@ func TestModes(t *testing.T) {
 		}
 	}
 }
+
+// TestPadLength: lengths round up to a multiple of 32 up to 256, of 128
+// past it, and a padded length pads to itself.
+func TestPadLength(t *testing.T) {
+	for _, tc := range [][2]int{{1, 32}, {32, 32}, {33, 64}, {256, 256}, {257, 384}, {384, 384}, {385, 512}, {4096 + 1024, 5120}} {
+		if got := PadLength(tc[0]); got != tc[1] || PadLength(got) != got {
+			t.Errorf("PadLength(%d) = %d, want %d (and a fixed point)", tc[0], got, tc[1])
+		}
+	}
+}

@@ -28,3 +28,14 @@ func PadRows[T any](rows []T, devices int, pad func() T) []T {
 	}
 	return out
 }
+
+// PadLength is the padded length of the sequences of a batch whose longest
+// has n tokens: a multiple of 32 up to 256, then of 128, so that the graphs
+// compile for few shapes.
+func PadLength(n int) int {
+	step := 32
+	if n > 256 {
+		step = 128
+	}
+	return (n + step - 1) / step * step
+}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 
-	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 	"github.com/mathrl/mathrl/gomlx_trainer/memplan"
+	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 )
 
 // TestAppendChunkByHand: 4 sequences of a 100-token prompt and 900 new
@@ -44,7 +44,7 @@ func TestAppendChunkByHand(t *testing.T) {
 func TestOptimizerUpdateOnOneDevice(t *testing.T) {
 	for _, devices := range []int{0, 1} {
 		s := memplan.Step{DType: dtypes.BFloat16, Devices: devices,
-			State: memplan.State{Precision: grpo.Precision{Master: grpo.MasterFloat32}}}
+			State: memplan.State{Precision: precision.Optimizer{Master: precision.MasterFloat32}}}
 		if got := memplan.OptimizerUpdate(handConfig(), s, memplan.XLA); got != 14*40 {
 			t.Errorf("%d devices: the update holds %d bytes, want %d", devices, got, 14*40)
 		}

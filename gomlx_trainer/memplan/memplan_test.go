@@ -9,8 +9,8 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 
-	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 	"github.com/mathrl/mathrl/gomlx_trainer/memplan"
+	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -129,7 +129,7 @@ func TestResidentQwen3_8B(t *testing.T) {
 	if b.Total() != 20*p || b.Term(memplan.TermWeights) != 2*p || b.Term(memplan.TermReference) != 2*p || b.Term(memplan.TermMaster) != 4*p {
 		t.Errorf("resident %+v, want 20 bytes per parameter", b)
 	}
-	remainder := memplan.State{Precision: grpo.Precision{Master: grpo.MasterRemainder}}
+	remainder := memplan.State{Precision: precision.Optimizer{Master: precision.MasterRemainder}}
 	if got := (memplan.Breakdown{Terms: memplan.Resident(cfg, dtypes.BFloat16, false, remainder)}); got.Total() != 16*p {
 		t.Errorf("with remainders: %+v, want 16 bytes per parameter", got)
 	}

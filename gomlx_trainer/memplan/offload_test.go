@@ -9,6 +9,7 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 	"github.com/mathrl/mathrl/gomlx_trainer/memplan"
+	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -26,8 +27,8 @@ func TestDeviceStateMatchesThePlan(t *testing.T) {
 		state memplan.State
 	}{
 		{"float32 master", memplan.State{}},
-		{"remainders, bfloat16 moments", memplan.State{Precision: grpo.Precision{Master: grpo.MasterRemainder, ExpAvgDType: dtypes.BFloat16}}},
-		{"optimizer on the host", memplan.State{Precision: grpo.Precision{Master: grpo.MasterRemainder}, OffloadFraction: 1}},
+		{"remainders, bfloat16 moments", memplan.State{Precision: precision.Optimizer{Master: precision.MasterRemainder, ExpAvgDType: dtypes.BFloat16}}},
+		{"optimizer on the host", memplan.State{Precision: precision.Optimizer{Master: precision.MasterRemainder}, OffloadFraction: 1}},
 		{"half on the host", memplan.State{OffloadFraction: 0.5}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

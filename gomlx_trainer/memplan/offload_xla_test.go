@@ -12,6 +12,7 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/memplan"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
@@ -48,7 +49,7 @@ func TestOffloadedStepPeakOnXLA(t *testing.T) {
 		dir := t.TempDir()
 		m := runChild(t, "TestOffloadedStepPeakOnXLA", dir, fmt.Sprintf("%s=%s %g", offloadEnv, dir, fraction))
 		got := m.Resident + programsFresh(t, filepath.Join(dir, "dump"), "AdamW_", "GradientClip")
-		step := memplan.Step{DType: dtypes.BFloat16, Rows: shardedRows, SeqLen: grpo.PadLength(shardedPrompt + shardedResponse),
+		step := memplan.Step{DType: dtypes.BFloat16, Rows: shardedRows, SeqLen: layout.PadLength(shardedPrompt + shardedResponse),
 			State: memplan.State{OffloadFraction: fraction}}
 		plan := residentOf(memplan.TrainStep(cfg, step, memplan.XLA)) + memplan.OptimizerUpdate(cfg, step, memplan.XLA)
 		ratio := float64(got) / float64(plan)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 
-	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
@@ -34,7 +33,7 @@ type Recipe struct {
 	FusedAttention  bool         // the training step's attention is fused (see FusedAttention)
 	Devices         int          // num_devices; 0 or 1: one device
 	Sharding        string       // sharding: layout.Replicate, Data or FSDP
-	State           State        // how the optimizer keeps its state (StateOf)
+	State           State        // how the optimizer keeps its state (grpo.Config.OptimizerState)
 }
 
 // fsdp reports whether the recipe shards its state over several devices.
@@ -44,8 +43,8 @@ func (rc Recipe) fsdp() bool { return rc.Devices > 1 && rc.Sharding == layout.FS
 func (rc Recipe) devices() int { return max(rc.Devices, 1) }
 
 // SeqLen is the padded length of the longest training sequence: prompt plus
-// response, padded as grpo packs a batch (grpo.PadLength).
-func (rc Recipe) SeqLen() int { return grpo.PadLength(rc.PromptLen + rc.ResponseLen) }
+// response, padded as grpo packs a batch (layout.PadLength).
+func (rc Recipe) SeqLen() int { return layout.PadLength(rc.PromptLen + rc.ResponseLen) }
 
 // Rows is the number of sequences in a micro-batch of the longest sequences.
 func (rc Recipe) Rows() int {

@@ -84,7 +84,7 @@ func TestShardedPeakOnXLA(t *testing.T) {
 		{vocabHeavy, layout.FSDP, 4}, {layerHeavy, layout.FSDP, 2}, {layerHeavy, layout.FSDP, 4},
 	} {
 		t.Run(fmt.Sprintf("%d layers, vocabulary %d, %s on %d devices", tc.model.layers, tc.model.vocab, tc.sharding, tc.devices), func(t *testing.T) {
-			step := memplan.Step{DType: dtypes.Float32, Rows: shardedRows, SeqLen: grpo.PadLength(shardedPrompt + shardedResponse),
+			step := memplan.Step{DType: dtypes.Float32, Rows: shardedRows, SeqLen: layout.PadLength(shardedPrompt + shardedResponse),
 				Devices: tc.devices, FSDP: tc.sharding == layout.FSDP}
 			want := memplan.TrainStep(tc.model.config(), step, memplan.XLA)
 			m := runMeasurement(t, tc.model, tc.sharding, tc.devices)

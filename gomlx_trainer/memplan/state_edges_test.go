@@ -5,8 +5,8 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 
-	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 	"github.com/mathrl/mathrl/gomlx_trainer/memplan"
+	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -16,8 +16,8 @@ func TestOptimizerUpdateCountsTheMaster(t *testing.T) {
 	for _, tc := range []struct {
 		master  string
 		perElem int64 // bytes of a weight's fresh state: 2 + 8 + the master's
-	}{{grpo.MasterFloat32, 14}, {grpo.MasterRemainder, 12}, {grpo.MasterStochastic, 10}} {
-		s := memplan.Step{DType: dtypes.BFloat16, State: memplan.State{Precision: grpo.Precision{Master: tc.master}}}
+	}{{precision.MasterFloat32, 14}, {precision.MasterRemainder, 12}, {precision.MasterStochastic, 10}} {
+		s := memplan.Step{DType: dtypes.BFloat16, State: memplan.State{Precision: precision.Optimizer{Master: tc.master}}}
 		// one device: weight by weight, the largest weight (the embedding, 40 elements)
 		if got := memplan.OptimizerUpdate(handConfig(), s, memplan.XLA); got != tc.perElem*40 {
 			t.Errorf("master %s: the update holds %d bytes, want %d", tc.master, got, tc.perElem*40)
@@ -52,8 +52,8 @@ func TestSamplingKeepsAccumulatorsOnSeveralDevices(t *testing.T) {
 // Stochastic rounding and rounding to nearest keep no master: 2 + 4 + 8 bytes.
 func TestNoMasterWithoutMasterWeights(t *testing.T) {
 	cfg, _ := qwen3.NamedConfig("qwen3-8b")
-	for _, m := range []string{grpo.MasterStochastic, grpo.MasterNone} {
-		b := memplan.Breakdown{Terms: memplan.Resident(cfg, dtypes.BFloat16, false, memplan.State{Precision: grpo.Precision{Master: m}})}
+	for _, m := range []string{precision.MasterStochastic, precision.MasterNone} {
+		b := memplan.Breakdown{Terms: memplan.Resident(cfg, dtypes.BFloat16, false, memplan.State{Precision: precision.Optimizer{Master: m}})}
 		if b.Term(memplan.TermMaster) != 0 || b.Total() != 14*cfg.Params() {
 			t.Errorf("master %s: %+v, want 14 bytes per parameter and no master", m, b)
 		}

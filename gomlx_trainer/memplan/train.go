@@ -3,8 +3,8 @@ package memplan
 import (
 	"github.com/gomlx/compute/dtypes"
 
-	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 	"github.com/mathrl/mathrl/gomlx_trainer/layout"
+	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
@@ -24,20 +24,11 @@ type Step struct {
 }
 
 // State is how the optimizer keeps its state: the dtypes and master of
-// grpo.Precision, and what the offload options move to the host.
+// precision.Optimizer, and what the offload options move to the host.
 type State struct {
-	Precision       grpo.Precision
+	Precision       precision.Optimizer
 	OffloadFraction float64 // optimizer_cpu_offload: the share of the parameters whose master and moments live on the host (0: none)
 	OffloadTrain    bool    // offload_train: the state leaves the device while the trainer samples
-}
-
-// StateOf is the state a recipe's optimizer keeps.
-func StateOf(cfg grpo.Config) State {
-	st := State{Precision: grpo.PrecisionOf(cfg), OffloadTrain: cfg.OffloadTrain && !cfg.AsyncRollouts}
-	if cfg.OptimizerCPUOffload {
-		st.OffloadFraction = cfg.OptimizerOffloadFraction
-	}
-	return st
 }
 
 // masterBytes is the bytes per parameter of the master values of weights
@@ -48,9 +39,9 @@ func (st State) masterBytes(dtype dtypes.DType) int64 {
 		return 0
 	}
 	switch st.Precision.Master {
-	case grpo.MasterRemainder:
+	case precision.MasterRemainder:
 		return 2
-	case grpo.MasterStochastic, grpo.MasterNone:
+	case precision.MasterStochastic, precision.MasterNone:
 		return 0
 	}
 	return 4
@@ -205,7 +196,7 @@ func embeddingParams(cfg qwen3.Config) int64 {
 //     bytes by default), for the parameters whose update stays on the device
 //     (all but optimizer_offload_fraction under optimizer_cpu_offload).
 //   - master weights, for the same parameters of 16-bit weights: 4 bytes (a
-//     float32 copy), 2 (the 16 low bits) or none (grpo.Precision).
+//     float32 copy), 2 (the 16 low bits) or none (precision.Optimizer).
 func Resident(cfg qwen3.Config, dtype dtypes.DType, reference bool, st State) []Term {
 	p, d := cfg.Params(), int64(dtype.Size())
 	terms := []Term{{TermWeights, p * d}}

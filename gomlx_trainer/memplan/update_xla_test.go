@@ -15,6 +15,7 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
+	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/memplan"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
@@ -49,7 +50,7 @@ func TestOptimizerStepPeakOnXLA(t *testing.T) {
 	grouped := programsFresh(t, filepath.Join(dir, "dump"), "AdamW_", "GradientClip")
 	whole := programsFresh(t, filepath.Join(dir, "dump"), "WholeGraphUpdate")
 	cfg := layerHeavy.config()
-	step := memplan.Step{DType: dtypes.Float32, Rows: shardedRows, SeqLen: grpo.PadLength(shardedPrompt + shardedResponse)}
+	step := memplan.Step{DType: dtypes.Float32, Rows: shardedRows, SeqLen: layout.PadLength(shardedPrompt + shardedResponse)}
 	plan := residentOf(memplan.TrainStep(cfg, step, memplan.XLA)) + memplan.OptimizerUpdate(cfg, step, memplan.XLA)
 	got := m.Resident + grouped
 	t.Logf("resident %.1f MB; update weight by weight: fresh %.1f MB, peak %.1f MB, plan %.1f MB (ratio %.3f); as one graph: fresh %.1f MB, peak %.1f MB",

@@ -1,23 +1,24 @@
-package memplan
+package grpo
 
 import (
 	"fmt"
 
-	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
+	"github.com/mathrl/mathrl/gomlx_trainer/memplan"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
-// RecipeOf picks out of a recipe the numbers that decide its memory.
-func RecipeOf(cfg grpo.Config) (Recipe, error) {
+// MemoryRecipe picks out of the recipe the numbers that decide its memory,
+// for the memory planner.
+func (cfg Config) MemoryRecipe() (memplan.Recipe, error) {
 	dtype, err := qwen3.ParseDType(cfg.DType)
 	if err != nil {
-		return Recipe{}, err
+		return memplan.Recipe{}, err
 	}
-	rc := Recipe{
+	rc := memplan.Recipe{
 		DType: dtype, GlobalBatch: cfg.GlobalBatchSize, MicroBatch: cfg.MicroBatchSize,
 		PromptLen: cfg.RolloutMaxPromptLen, ResponseLen: cfg.RolloutMaxResponseLen,
 		RolloutSamples: cfg.Samples(), SamplingBatch: cfg.SamplingBatchSize, Tools: cfg.UseTools,
-		Reference: cfg.UseKLLoss && cfg.KLLossCoef != 0, State: StateOf(cfg),
+		Reference: cfg.UseKLLoss && cfg.KLLossCoef != 0, State: cfg.OptimizerState(),
 	}
 	if cfg.NumDevices > 1 { // one device leaves them zero
 		rc.Devices, rc.Sharding = cfg.NumDevices, cfg.Sharding
@@ -29,9 +30,9 @@ func RecipeOf(cfg grpo.Config) (Recipe, error) {
 	return rc, nil
 }
 
-// ModelOf is the shape of the recipe's policy, and its name: its tiny_model's built-in
-// shape, else its hf_checkpoint's config.json.
-func ModelOf(cfg grpo.Config) (qwen3.Config, string, error) {
+// PolicyShape is the shape of the recipe's policy, and its name: its
+// tiny_model's built-in shape, else its hf_checkpoint's config.json.
+func (cfg Config) PolicyShape() (qwen3.Config, string, error) {
 	if cfg.TinyModel != "" {
 		c, err := qwen3.NamedConfig(cfg.TinyModel)
 		return c, cfg.TinyModel, err
@@ -41,4 +42,14 @@ func ModelOf(cfg grpo.Config) (qwen3.Config, string, error) {
 		return c, "", fmt.Errorf("%w (pass --tiny-model with a built-in shape such as qwen3-8b to plan without the checkpoint)", err)
 	}
 	return c, cfg.HFCheckpoint, nil
+}
+
+// OptimizerState is the state the recipe's optimizer keeps, for the memory
+// planner.
+func (cfg Config) OptimizerState() memplan.State {
+	st := memplan.State{Precision: PrecisionOf(cfg), OffloadTrain: cfg.OffloadTrain && !cfg.AsyncRollouts}
+	if cfg.OptimizerCPUOffload {
+		st.OffloadFraction = cfg.OptimizerOffloadFraction
+	}
+	return st
 }
