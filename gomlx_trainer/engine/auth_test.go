@@ -60,17 +60,18 @@ func (k *keyed) total() (refused, accepted int) {
 func TestClientSendsTheAPIKey(t *testing.T) {
 	ctx := context.Background()
 	for _, protocol := range Protocols() {
-		k := &keyed{key: "s3cret", h: &fakeServer{reply: echoReply}}
-		srv := httptest.NewServer(k)
-		defer srv.Close()
 		for _, key := range []string{"", "wrong", "s3cret"} {
-			k.refused, k.accepted = nil, nil
+			// A server of its own for each key, closed before counting: Close
+			// waits for the handlers of requests the client gave up on.
+			k := &keyed{key: "s3cret", h: &fakeServer{reply: echoReply}}
+			srv := httptest.NewServer(k)
 			c, err := NewClient(ClientOptions{Protocol: protocol, URLs: []string{srv.URL, srv.URL}, Vocab: 100, Backoff: 1, APIKey: key})
 			if err != nil {
 				t.Fatal(err)
 			}
 			sess, _ := c.Start(ctx, [][]int{{1}, {2}}, Options{})
 			_, err = sess.Generate(ctx, []int{0, 1}, []int{2, 2}, nil)
+			srv.Close()
 			refused, accepted := k.total()
 			if key == "s3cret" {
 				if err != nil || refused != 0 || accepted != 2 {

@@ -3,8 +3,9 @@ package engine
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
+
+	"github.com/mathrl/mathrl/internal/english"
 )
 
 // Config is what the rollout_engine knobs of a run (or the flags of `mathrl
@@ -93,7 +94,7 @@ func Check(c Config) error {
 	s, ok := lookup(c.Name)
 	switch {
 	case !ok:
-		return badField("rollout_engine", "%q is not %s", c.Name, orList(Names()))
+		return badField("rollout_engine", "%q is not %s", c.Name, english.Or(Names()))
 	case s.Check != nil:
 		return s.Check(c)
 	}
@@ -114,12 +115,4 @@ func lookup(name string) (Spec, bool) {
 	defer registryMu.RUnlock()
 	s, ok := registry[name]
 	return s, ok
-}
-
-// orList joins words as "a, b or c".
-func orList(words []string) string {
-	if n := len(words); n > 1 {
-		return strings.Join(words[:n-1], ", ") + " or " + words[n-1]
-	}
-	return strings.Join(words, "")
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/engine/inprocess"
 	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+	"github.com/mathrl/mathrl/internal/english"
 	"gopkg.in/yaml.v3"
 )
 
@@ -543,15 +544,7 @@ func bad(key, format string, args ...any) error {
 
 // notOneOf is Validate's error for a key whose value got is none of choices.
 func notOneOf(key, got string, choices ...string) error {
-	return fmt.Errorf("grpo: config %s: %q is not %s", key, got, orList(choices))
-}
-
-// orList joins words as "a, b or c".
-func orList(words []string) string {
-	if n := len(words); n > 1 {
-		return strings.Join(words[:n-1], ", ") + " or " + words[n-1]
-	}
-	return strings.Join(words, "")
+	return fmt.Errorf("grpo: config %s: %q is not %s", key, got, english.Or(choices))
 }
 
 // Knob describes one field of Config, as its tags do.

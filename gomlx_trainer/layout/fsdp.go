@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/gomlx/compute/distributed"
+
+	"github.com/mathrl/mathrl/internal/english"
 )
 
 // FSDPAxis is the axis fsdp splits a tensor of dims along: its largest, the
@@ -65,7 +67,7 @@ func CheckFSDP(n Names, devices int, vars []Variable) error {
 		if len(v.Dims) > 0 && v.Dims[FSDPAxis(v.Dims)]%devices != 0 {
 			return fmt.Errorf("%s %s %s: %s %v does not split over %s %d along its largest axis; "+
 				"%s must divide every variable's largest axis (here %s), or use %s %s",
-				n.Prefix, n.Sharding, FSDP, v.Name, v.Dims, n.Devices, devices, n.Devices, orList(itoas(FSDPDeviceCounts(shapes))), n.Sharding, Data)
+				n.Prefix, n.Sharding, FSDP, v.Name, v.Dims, n.Devices, devices, n.Devices, english.Or(itoas(FSDPDeviceCounts(shapes))), n.Sharding, Data)
 		}
 	}
 	return nil

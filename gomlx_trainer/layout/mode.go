@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
+
+	"github.com/mathrl/mathrl/internal/english"
 )
 
 // The shard modes, the values of the sharding knob.
@@ -33,7 +34,7 @@ func CheckMode(n Names, mode string) error {
 	if slices.Contains(Modes(), mode) {
 		return nil
 	}
-	return fmt.Errorf("%s %s: %q is not %s", n.Prefix, n.Sharding, mode, orList(Modes()))
+	return fmt.Errorf("%s %s: %q is not %s", n.Prefix, n.Sharding, mode, english.Or(Modes()))
 }
 
 // CheckSpread refuses a mode that runs on one device (Spreads) with more
@@ -44,14 +45,6 @@ func CheckSpread(n Names, mode string, devices int) error {
 	}
 	return fmt.Errorf("%s %s: %q runs on one device, but %s is %d; set %s %s or %s, or %s 1",
 		n.Prefix, n.Sharding, mode, n.Devices, devices, n.Sharding, Data, FSDP, n.Devices)
-}
-
-// orList joins words as "a, b or c".
-func orList(words []string) string {
-	if k := len(words); k > 1 {
-		return strings.Join(words[:k-1], ", ") + " or " + words[k-1]
-	}
-	return strings.Join(words, "")
 }
 
 // itoas writes counts as words.
