@@ -30,6 +30,7 @@ func TestCheckNamesTheKnob(t *testing.T) {
 		{"no scheme", func(c *Config) { c.URLs = []string{"http://a:1", "b:2"} }, "rollout_engine_urls", `"b:2"`},
 		{"negative batch", func(c *Config) { c.Batch = -1 }, "rollout_engine_batch", "negative"},
 		{"batch over openai", func(c *Config) { c.Name = OpenAI }, "rollout_engine_batch", "only rollout_engine sglang"},
+		{"one a request over openai", func(c *Config) { c.Name, c.Batch = OpenAI, 1 }, "rollout_engine_batch", "only rollout_engine sglang"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ok
@@ -47,15 +48,18 @@ func TestCheckNamesTheKnob(t *testing.T) {
 	}
 }
 
-// TestNamesListsTheServers: both protocols are registered engines.
+// TestNamesListsTheServers: both protocols are registered engines, and
+// Names lists them sorted every time.
 func TestNamesListsTheServers(t *testing.T) {
 	for _, p := range Protocols() {
 		if !slices.Contains(Names(), p) {
 			t.Errorf("Names() = %q, without %s", Names(), p)
 		}
 	}
-	if !slices.IsSorted(Names()) {
-		t.Errorf("Names() = %q, not sorted", Names())
+	for range 20 { // map order varies from call to call: one sorted call could be luck
+		if names := Names(); !slices.IsSorted(names) {
+			t.Fatalf("Names() = %q, not sorted", names)
+		}
 	}
 }
 
@@ -133,4 +137,50 @@ func mustGetwd(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return wd
+}
+
+// TestRegisterRefusesASpecWithoutConstructor: an engine that cannot be made
+// panics at Register, not at the first New of a run.
+func TestRegisterRefusesASpecWithoutConstructor(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("Register of a Spec without New did not panic")
+		}
+	}()
+	Register(Spec{Name: "no-constructor"})
+}
+
+// TestCheckpointVersionIsNotANumber: the weight version of a loaded
+// checkpoint is "checkpoint:" and its path, which no training run's
+// version (a number) can be.
+func TestCheckpointVersionIsNotANumber(t *testing.T) {
+	if got, want := CheckpointVersion("/models/ckpt"), "checkpoint:/models/ckpt"; got != want {
+		t.Errorf("CheckpointVersion = %q, want %q", got, want)
+	}
+}
+
+// TestServersEngineTakesTheConfig: the server engine New makes is a Client
+// of the config's protocol and servers that sends rollout_engine_batch
+// sequences a request, told of the workers it takes out through Warn.
+func TestServersEngineTakesTheConfig(t *testing.T) {
+	var warned []string
+	eng, err := New(Config{Name: SGLang, URLs: []string{"http://a:1/"}, Batch: 3, Warn: func(m string) { warned = append(warned, m) }},
+		Policy{Vocab: 10, Checkpoint: "ckpt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := eng.(*Client)
+	if !ok {
+		t.Fatalf("New = %T, want a *Client", eng)
+	}
+	if c.opt.Protocol != SGLang || !slices.Equal(c.opt.URLs, []string{"http://a:1"}) || c.opt.Batch != 3 || c.opt.Weights == nil || c.opt.Weights.Checkpoint != "ckpt" {
+		t.Errorf("client options %+v", c.opt)
+	}
+	if c.opt.Weights.Warn == nil {
+		t.Fatal("the client's weights have no Warn")
+	}
+	c.opt.Weights.Warn("w")
+	if !slices.Equal(warned, []string{"w"}) {
+		t.Errorf("Warn reached the config's Warn with %q", warned)
+	}
 }
