@@ -71,28 +71,12 @@ func serverRunEqualsInProcessRun(t *testing.T, base Config) {
 	if err := os.MkdirAll(weights, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := serve.New(serve.Options{Backend: testBackend(t), ModelPath: dir, DType: dtypes.Float32, MaxBatch: 4,
+	url := serveOnLoopback(t, serve.Options{Backend: testBackend(t), ModelPath: dir, DType: dtypes.Float32, MaxBatch: 4,
 		APIKey: key, WeightsRoot: weights})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	defer func() {
-		stop()
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
 
 	remote := base
 	remote.Save = filepath.Join(t.TempDir(), "sglang")
-	remote.RolloutEngine, remote.RolloutEngineURLs, remote.RolloutEngineBatch = "sglang", []string{"http://" + ln.Addr().String()}, 1024
+	remote.RolloutEngine, remote.RolloutEngineURLs, remote.RolloutEngineBatch = "sglang", []string{url}, 1024
 	remote.RolloutEngineAPIKey, remote.WeightsDir = key, weights
 	log.Reset()
 	if err := Train(context.Background(), remote, TrainOptions{Backend: testBackend(t), Progress: &log}); err != nil {
@@ -135,7 +119,7 @@ func TestServedEvalEqualsInProcessEval(t *testing.T) {
 	if err := qwen3.WriteRandom(mc, other, "F32", 2); err != nil {
 		t.Fatal(err)
 	}
-	url := serveOnLoopback(t, other)
+	url := serveOnLoopback(t, serve.Options{Backend: testBackend(t), ModelPath: other, DType: dtypes.Float32, MaxBatch: 8})
 
 	req := DefaultEvalRequest()
 	req.Model, req.Data, req.MaxPrompts, req.K, req.Budget = ckpt, "arith", 3, 2, 12
@@ -171,11 +155,11 @@ func TestServedEvalEqualsInProcessEval(t *testing.T) {
 	}
 }
 
-// serveOnLoopback serves the model folder dir with `mathrl serve` on a
-// loopback port until the test ends, and returns its base URL.
-func serveOnLoopback(t *testing.T, dir string) string {
+// serveOnLoopback runs `mathrl serve` with opt on a loopback port until the
+// test ends, and returns its base URL.
+func serveOnLoopback(t *testing.T, opt serve.Options) string {
 	t.Helper()
-	srv, err := serve.New(serve.Options{Backend: testBackend(t), ModelPath: dir, DType: dtypes.Float32, MaxBatch: 8})
+	srv, err := serve.New(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
