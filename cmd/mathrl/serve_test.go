@@ -36,7 +36,8 @@ func TestServeFlags(t *testing.T) {
 
 // TestServeCommandServes runs `mathrl serve --api-key` on a free loopback
 // port, asks /health and /generate (401 without the key, which the log never
-// shows), and ends it through its context (as SIGTERM does).
+// shows), has /update_weights_from_disk refuse a folder outside --weights-root,
+// and ends it through its context (as SIGTERM does).
 func TestServeCommandServes(t *testing.T) {
 	cfg, err := qwen3.NamedConfig("tiny")
 	if err != nil {
@@ -85,6 +86,18 @@ func TestServeCommandServes(t *testing.T) {
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != 200 {
 		t.Errorf("/generate: %v %v", resp, err)
+	}
+	// --weights-root reaches the server: the model's own folder lies outside it.
+	req, _ = http.NewRequest("POST", url+"/update_weights_from_disk", strings.NewReader(`{"model_path": "`+dir+`", "weight_version": "2"}`))
+	req.Header.Set("Authorization", "Bearer k3y-Zq")
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Errorf("/update_weights_from_disk: %v", err)
+	} else {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "outside the weights root") {
+			t.Errorf("/update_weights_from_disk from outside --weights-root: %d %s, want 400", resp.StatusCode, body)
+		}
 	}
 	cancel()
 	if err := <-done; err != nil {

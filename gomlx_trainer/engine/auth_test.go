@@ -137,3 +137,101 @@ func TestSyncSendsTheAPIKey(t *testing.T) {
 		t.Errorf("the worker of another key refused %d requests, want 1 (no retry)", r)
 	}
 }
+
+// TestClientTakes403AsUnauthorized: a 403 (what a proxy or router that
+// knows the key but refuses it answers) is ErrUnauthorized as a 401 is:
+// Generate fails after one request a sequence, naming the status, and Sync
+// fails at once, writing and taking out nothing.
+func TestClientTakes403AsUnauthorized(t *testing.T) {
+	ctx := context.Background()
+	// forbidding is a server that answers 403 to everything, counting the
+	// requests (one each for Generate and for Sync, so that a request of
+	// Generate's still in flight when it returns is not counted as Sync's).
+	forbidding := func() (url string, count func() int) {
+		var mu sync.Mutex
+		requests := 0
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			requests++
+			mu.Unlock()
+			http.Error(w, `{"error": {"message": "forbidden"}}`, http.StatusForbidden)
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL, func() int { mu.Lock(); defer mu.Unlock(); return requests }
+	}
+
+	url, count := forbidding()
+	c, err := NewClient(ClientOptions{Protocol: SGLang, URLs: []string{url}, Vocab: 100, Backoff: 1, APIKey: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, _ := c.Start(ctx, [][]int{{1}, {2}}, Options{})
+	_, err = sess.Generate(ctx, []int{0, 1}, []int{2, 2}, nil)
+	if !errors.Is(err, ErrUnauthorized) || !strings.Contains(err.Error(), "status 403") || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("Generate on a 403: %v, want ErrUnauthorized naming status 403, and no key", err)
+	}
+	if n := count(); n > 2 {
+		t.Errorf("Generate sent %d requests for 2 sequences, want no retry", n)
+	}
+
+	url, count = forbidding()
+	wc, _, warnings, writes := weightsClient(t, url)
+	wc.opt.APIKey = "s3cret"
+	if err := wc.Sync(ctx, 1); !errors.Is(err, ErrUnauthorized) || *writes != 0 || len(*warnings) != 0 || len(wc.urls()) != 1 {
+		t.Errorf("Sync on a 403: %v, %d writes, warnings %q, urls %q; want ErrUnauthorized, nothing written nor taken out", err, *writes, *warnings, wc.urls())
+	}
+	if n := count(); n != 1 {
+		t.Errorf("Sync sent %d requests, want 1 (GET /workers, not retried)", n)
+	}
+}
+
+// writeGuarded answers 401 to POST /update_weights_from_disk without
+// Authorization: Bearer key, as a proxy that guards only the writes does,
+// and passes every other request to h; it counts the refusals.
+type writeGuarded struct {
+	key     string
+	h       http.Handler
+	mu      sync.Mutex
+	refused int
+}
+
+func (g *writeGuarded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/update_weights_from_disk" && r.Header.Get("Authorization") != "Bearer "+g.key {
+		g.mu.Lock()
+		g.refused++
+		g.mu.Unlock()
+		http.Error(w, `{"error": {"message": "missing or wrong API key"}}`, http.StatusUnauthorized)
+		return
+	}
+	g.h.ServeHTTP(w, r)
+}
+
+// TestSyncStopsAtARefusedUpdate: a worker whose version check answers but
+// whose POST /update_weights_from_disk is refused the key makes Sync fail
+// with ErrUnauthorized after that one update request (not retried), and
+// takes out no worker: neither it nor the worker that loaded the version
+// leaves the client's URLs, and nothing is reported taken out.
+func TestSyncStopsAtARefusedUpdate(t *testing.T) {
+	ctx := context.Background()
+	ok := &fakeWorker{version: "default"}
+	sok := httptest.NewServer(ok)
+	defer sok.Close()
+	guarded := &writeGuarded{key: "other", h: &fakeWorker{version: "default"}}
+	sg := httptest.NewServer(guarded)
+	defer sg.Close()
+
+	c, _, warnings, _ := weightsClient(t, sok.URL, sg.URL)
+	c.opt.APIKey = "s3cret"
+	err := c.Sync(ctx, 1)
+	if !errors.Is(err, ErrUnauthorized) || !strings.Contains(err.Error(), "update_weights_from_disk") || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("Sync with an update refused: %v, want ErrUnauthorized naming the update, and no key", err)
+	}
+	if urls := c.urls(); len(urls) != 2 || len(*warnings) != 0 {
+		t.Errorf("Sync with an update refused took workers out: urls %q, warnings %q", urls, *warnings)
+	}
+	guarded.mu.Lock()
+	defer guarded.mu.Unlock()
+	if guarded.refused != 1 {
+		t.Errorf("the guarded worker refused %d updates, want 1 (no retry)", guarded.refused)
+	}
+}

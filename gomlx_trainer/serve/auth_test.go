@@ -226,3 +226,40 @@ func TestServeTakesTheClientsKey(t *testing.T) {
 		t.Errorf("after the sync: %s", info)
 	}
 }
+
+// TestServeAPIKeyWantsTheKeyAfterBearer: the scheme alone, with or without
+// its space, or with the key after two spaces or followed by more, is not
+// the key: 401.
+func TestServeAPIKeyWantsTheKeyAfterBearer(t *testing.T) {
+	r := startWith(t, Options{ModelPath: tinyDir(t, 1), MaxBatch: 2, APIKey: "s3cret"}, nil)
+	for _, auth := range []string{"Bearer", "Bearer ", "Bearer  s3cret", "Bearer s3cret x", "Bearer\ts3cret"} {
+		if code, body := call(t, "GET", r.url+"/get_model_info", auth, ""); code != http.StatusUnauthorized {
+			t.Errorf("Authorization %q: %d %s; want 401", auth, code, strings.TrimSpace(body))
+		}
+	}
+	if code, body := call(t, "GET", r.url+"/get_model_info", "Bearer s3cret", ""); code != http.StatusOK {
+		t.Errorf("with the key: %d %s", code, body)
+	}
+}
+
+// TestServeWeightsRootIsAFolderNotAPrefix: a folder beside the root whose
+// name starts with the root's (root .../weights, folder .../weights-old) is
+// outside it, and a symlink inside the root to that folder leads outside
+// too: both get the same 400 as any path outside.
+func TestServeWeightsRootIsAFolderNotAPrefix(t *testing.T) {
+	tmp := t.TempDir()
+	root, sibling := filepath.Join(tmp, "weights"), filepath.Join(tmp, "weights-old")
+	mustWriteTiny(t, filepath.Join(root, "version-000001"), 2)
+	mustWriteTiny(t, sibling, 3)
+	mustLink(t, sibling, filepath.Join(root, "old"))
+	r := startWith(t, Options{ModelPath: tinyDir(t, 1), MaxBatch: 2, WeightsRoot: root}, nil)
+	for _, p := range []string{sibling, filepath.Join(root, "old")} {
+		code, body := post(t, r.url+"/update_weights_from_disk", `{"model_path": "`+p+`", "weight_version": "9"}`)
+		if code != http.StatusBadRequest || !strings.Contains(body, "model_path: outside the weights root") {
+			t.Errorf("model_path %s: %d %s; want 400 outside the weights root", p, code, strings.TrimSpace(body))
+		}
+	}
+	if _, info := get(t, r.url+"/get_model_info"); !strings.Contains(info, `"weight_version":"default"`) {
+		t.Errorf("a refused load changed the weights: %s", info)
+	}
+}
