@@ -103,6 +103,47 @@ func TestCheckFSDP(t *testing.T) {
 	}
 }
 
+// TestCheckFSDPOnTwoDevices: two devices are the first count that can fail
+// to split a variable: an odd largest axis does not split over 2, and the
+// error names the counts that would (here only 1); no device or one splits
+// anything.
+func TestCheckFSDPOnTwoDevices(t *testing.T) {
+	vars := []Variable{{Name: "/q", Dims: []int{64, 64}}, {Name: "/odd", Dims: []int{3, 2}}, {Name: "/step", Dims: []int{}}}
+	for _, n := range []int{0, 1} {
+		if err := CheckFSDP(names, n, vars); err != nil {
+			t.Errorf("%d devices: %v", n, err)
+		}
+	}
+	want := "grpo: config sharding fsdp: /odd [3 2] does not split over num_devices 2 along its largest axis; " +
+		"num_devices must divide every variable's largest axis (here 1), or use sharding data"
+	if err := CheckFSDP(names, 2, vars); err == nil || err.Error() != want {
+		t.Errorf("2 devices: %v\nwant %s", err, want)
+	}
+	if err := CheckFSDP(names, 2, vars[:1]); err != nil {
+		t.Errorf("2 devices, [64 64] alone: %v", err)
+	}
+}
+
+// TestFSDPSpecOfAScalarIsWhole: under fsdp a scalar (the optimizer's step
+// count) is the mesh's replicated spec, whole on every device, and no
+// batch split; a tensor of rank 1 or more is split, not replicated.
+func TestFSDPSpecOfAScalarIsWhole(t *testing.T) {
+	m, err := NewMesh(OneReplica(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := m.FSDPSpec([]int{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec != m.Replicated() || !spec.IsReplicated() {
+		t.Errorf("scalar: spec %v, want the replicated %v", spec, m.Replicated())
+	}
+	if spec, err := m.FSDPSpec([]int{8}); err != nil || spec.IsReplicated() {
+		t.Errorf("[8]: spec %v (%v), want it split", spec, err)
+	}
+}
+
 // TestNewMesh lays out 1, 2 and 4 devices, which needs no device: a mesh of
 // that many, a batch's rows split over them, the replicated spec whole. More
 // than one replica, or no device, is an error; a nil mesh is one device.
@@ -210,6 +251,8 @@ func TestChecks(t *testing.T) {
 		{"rows on one device", CheckRows(names, "sft_batch_size", 7, "traces", 1), ""},
 		{"rows do not split", CheckRows(names, "sft_batch_size", 6, "traces", 4),
 			"grpo: config sft_batch_size: 6 traces do not split over num_devices 4; want a multiple of 4"},
+		{"rows do not split over two", CheckRows(names, "sft_batch_size", 3, "traces", 2),
+			"grpo: config sft_batch_size: 3 traces do not split over num_devices 2; want a multiple of 2"},
 		{"micro-batch", CheckMicroBatch(names, "micro_batch_size", 2, false, 4),
 			"grpo: config micro_batch_size: 2 rows per micro-batch do not split over num_devices 4; want a multiple of 4"},
 		{"packed micro-batch", CheckMicroBatch(names, "micro_batch_size", 2, true, 4), ""},
