@@ -36,7 +36,7 @@ echo "== go test, built with GOEXPERIMENT=simd: the matrix products and the mode
 GOEXPERIMENT=simd go test -count=1 ./gomlx_trainer/gomlxfix ./gomlx_trainer/qwen3 ./gomlx_trainer/sampler
 echo "== go test on XLA's CPU compiler: every graph test again (MATHRL_TEST_BACKEND=xla-cpu)"
 MATHRL_TEST_BACKEND=xla-cpu go test -count=1 -timeout 80m ./gomlx_trainer/gomlxfix ./gomlx_trainer/qwen3 \
-  ./gomlx_trainer/sampler ./gomlx_trainer/grpo ./gomlx_trainer/memplan ./gomlx_trainer/bench ./cmd/mathrl
+  ./gomlx_trainer/sampler ./gomlx_trainer/engine/inprocess ./gomlx_trainer/grpo ./gomlx_trainer/memplan ./gomlx_trainer/bench ./cmd/mathrl
 tiny=${MATHRL_TEST_MODELS:+$MATHRL_TEST_MODELS/tiny-qwen3-hf}
 for backend in cpu xla-cpu; do
   echo "== GPU check scripts (scripts/device), dry run with tiny sizes, BACKEND=$backend"
