@@ -55,6 +55,8 @@ type Client struct {
 
 	syncMu sync.Mutex // serialises Sync
 
+	vllmLoaded map[string]vllmLoad // by URL, what Sync loaded into each vLLM server (guarded by mu)
+
 	// pause waits d before a retry, or until ctx ends; nil waits on a timer.
 	// Tests set it to see the waits without taking them.
 	pause func(ctx context.Context, d time.Duration) error

@@ -34,6 +34,7 @@ func VersionFolder(version int) string { return fmt.Sprintf("version-%06d", vers
 type worker struct {
 	url, id string
 	router  string // the router it was listed by ("" when named directly)
+	vllm    bool   // a vLLM server (no /get_model_info): updated through its dev-mode /collective_rpc
 }
 
 // Sync brings every worker to the weights after version optimizer steps: it
@@ -60,7 +61,12 @@ func (c *Client) Sync(ctx context.Context, version int) error {
 	}
 	var stale []worker
 	for _, w := range workers {
-		if v, err := c.weightVersion(ctx, w.url); err != nil || v != want {
+		v, err := c.weightVersion(ctx, w.url)
+		if errors.Is(err, errNoModelInfo) && c.opt.Protocol == OpenAI {
+			w.vllm = true
+			v, err = c.vllmVersion(ctx, w.url)
+		}
+		if err != nil || v != want {
 			stale = append(stale, w)
 		}
 	}
@@ -77,6 +83,10 @@ func (c *Client) Sync(ctx context.Context, version int) error {
 	errs := make([]error, len(stale))
 	var wg sync.WaitGroup
 	for i, w := range stale {
+		if w.vllm {
+			wg.Go(func() { errs[i] = c.updateVLLM(ctx, w, dir, want) })
+			continue
+		}
 		wg.Go(func() { errs[i] = c.update(ctx, w, dir, want) })
 	}
 	wg.Wait()
@@ -156,11 +166,18 @@ func (c *Client) weightVersion(ctx context.Context, u string) (string, error) {
 	var info struct {
 		Version *string `json:"weight_version"`
 	}
+	if status == http.StatusNotFound {
+		return "", fmt.Errorf("GET %s/get_model_info: status %d: %w", u, status, errNoModelInfo)
+	}
 	if status != http.StatusOK || json.Unmarshal(body, &info) != nil || info.Version == nil {
 		return "", fmt.Errorf("GET %s/get_model_info: status %d: %s", u, status, snippet(body))
 	}
 	return *info.Version, nil
 }
+
+// errNoModelInfo marks a server without GET /get_model_info (404): with the
+// OpenAI protocol, a vLLM server.
+var errNoModelInfo = errors.New("no such endpoint")
 
 // writeVersion writes the policy into weights_dir's folder of version, whole
 // or not at all (a temporary folder renamed), and returns its absolute path.
@@ -286,3 +303,93 @@ func (c *Client) do(ctx context.Context, method, url string, data []byte) (int, 
 	}
 	return c.send(req)
 }
+
+// vLLM's OpenAI server reports no weight version, so the client keeps the
+// version it last loaded into each vLLM server, with the server's process
+// start time (process_start_time_seconds in its GET /metrics): a server that
+// restarted since, at other weights, so reports another start time and is
+// brought back at the next sync.
+
+// vllmVersion is the version the client last loaded into the vLLM server at
+// u, or "" when it loaded none, or the server restarted since.
+func (c *Client) vllmVersion(ctx context.Context, u string) (string, error) {
+	start, err := c.vllmStart(ctx, u)
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.vllmLoaded[u]; ok && p.start == start {
+		return p.version, nil
+	}
+	return "", nil
+}
+
+// vllmStart is process_start_time_seconds from the GET /metrics of the vLLM
+// server at u.
+func (c *Client) vllmStart(ctx context.Context, u string) (string, error) {
+	status, body, err := c.do(ctx, http.MethodGet, u+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	if status != http.StatusOK {
+		return "", fmt.Errorf("GET %s/metrics: status %d: %s", u, status, snippet(body))
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "process_start_time_seconds "); ok {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", fmt.Errorf("GET %s/metrics: no process_start_time_seconds", u)
+}
+
+// updateVLLM loads dir into the vLLM server w in place, through its dev-mode
+// endpoints (the server started with VLLM_SERVER_DEV_MODE=1): POST
+// /collective_rpc {method: reload_weights, kwargs: {weights_path: dir}},
+// then POST /reset_prefix_cache (the cached prefixes were computed with the
+// old weights), and records want as its version. A policy with tied
+// embeddings is refused: vLLM 0.32's reload leaves a tied lm_head at the old
+// embedding.
+func (c *Client) updateVLLM(ctx context.Context, w worker, dir, want string) error {
+	cfg, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return fmt.Errorf("vLLM server %s: %w", w.url, err)
+	}
+	var tie struct {
+		Tie *bool `json:"tie_word_embeddings"`
+	}
+	if err := json.Unmarshal(cfg, &tie); err != nil {
+		return fmt.Errorf("vLLM server %s: %s: %w", w.url, filepath.Join(dir, "config.json"), err)
+	}
+	if tie.Tie == nil || *tie.Tie {
+		return fmt.Errorf("vLLM server %s: the policy has tied embeddings, and vLLM's in-place reload (POST /collective_rpc reload_weights) leaves a tied lm_head at its old weights", w.url)
+	}
+	start, err := c.vllmStart(ctx, w.url)
+	if err != nil {
+		return err
+	}
+	body, _ := json.Marshal(map[string]any{"method": "reload_weights", "kwargs": map[string]string{"weights_path": dir}})
+	for _, call := range []struct {
+		path string
+		body []byte
+	}{{"/collective_rpc", body}, {"/reset_prefix_cache", nil}} {
+		status, resp, err := c.do(ctx, http.MethodPost, w.url+call.path, call.body)
+		if err != nil {
+			return fmt.Errorf("POST %s%s: %w", w.url, call.path, err)
+		}
+		if status != http.StatusOK {
+			return fmt.Errorf("POST %s%s: status %d: %s (is the server in dev mode, VLLM_SERVER_DEV_MODE=1?)", w.url, call.path, status, snippet(resp))
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.vllmLoaded == nil {
+		c.vllmLoaded = map[string]vllmLoad{}
+	}
+	c.vllmLoaded[w.url] = vllmLoad{version: want, start: start}
+	return nil
+}
+
+// vllmLoad is the version the client loaded into a vLLM server and the
+// server's start time then.
+type vllmLoad struct{ version, start string }

@@ -377,3 +377,88 @@ func TestSyncTakesOutAnUnreachableWorker(t *testing.T) {
 		t.Errorf("Sync with only an unreachable worker: %v, want ErrNoWorker", err)
 	}
 }
+
+// fakeVLLM answers as vLLM's OpenAI server in dev mode does: no
+// /get_model_info, process_start_time_seconds in /metrics, /collective_rpc
+// reload_weights {weights_path} and /reset_prefix_cache.
+type fakeVLLM struct {
+	mu     sync.Mutex
+	start  string
+	loaded []string // weights paths it reloaded
+	resets int      // prefix-cache resets
+}
+
+func (f *fakeVLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch r.URL.Path {
+	case "/metrics":
+		w.Write([]byte("# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\nprocess_start_time_seconds " + f.start + "\n"))
+	case "/collective_rpc":
+		var req struct {
+			Method string            `json:"method"`
+			Kwargs map[string]string `json:"kwargs"`
+		}
+		if json.NewDecoder(r.Body).Decode(&req) != nil || req.Method != "reload_weights" {
+			http.Error(w, "bad rpc", http.StatusBadRequest)
+			return
+		}
+		f.loaded = append(f.loaded, req.Kwargs["weights_path"])
+		w.Write([]byte(`{"results":[null]}`))
+	case "/reset_prefix_cache":
+		f.resets++
+		w.Write([]byte(`{"success":true}`))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// TestSyncVLLM: with the OpenAI protocol, a server without /get_model_info
+// is taken for vLLM: Sync reloads the version through /collective_rpc and
+// resets its prefix cache, a second Sync at the version does nothing, a
+// restart (another process start time) brings the version back, and a
+// policy with tied embeddings is refused (the worker taken out, none left).
+func TestSyncVLLM(t *testing.T) {
+	v := &fakeVLLM{start: "1.7e+09"}
+	s := httptest.NewServer(v)
+	defer s.Close()
+	tied := false
+	var warnings []string
+	wts := &Weights{Dir: filepath.Join(t.TempDir(), "weights"),
+		Write: func(dir string) error {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			cfg, _ := json.Marshal(map[string]any{"model_type": "qwen3", "tie_word_embeddings": tied})
+			return os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644)
+		},
+		Warn: func(msg string) { warnings = append(warnings, msg) }}
+	c, err := NewClient(ClientOptions{Protocol: OpenAI, URLs: []string{s.URL}, Vocab: 10, Weights: wts, Retries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, version := range []int{0, 0, 1} {
+		if err := c.Sync(ctx, version); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v.mu.Lock()
+	v.start = "1.8e+09" // restarted from its original weights
+	v.mu.Unlock()
+	if err := c.Sync(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(wts.Dir, VersionFolder(0)), filepath.Join(wts.Dir, VersionFolder(1)), filepath.Join(wts.Dir, VersionFolder(1))}
+	if !slices.Equal(v.loaded, want) || v.resets != 3 {
+		t.Errorf("reloaded %v with %d prefix-cache resets, want %v and 3", v.loaded, v.resets, want)
+	}
+	tied = true
+	err = c.Sync(ctx, 2)
+	if !errors.Is(err, ErrNoWorker) || len(warnings) != 1 || !strings.Contains(warnings[0], "tied embeddings") {
+		t.Errorf("Sync of a tied policy: %v, warnings %q; want ErrNoWorker, the worker taken out for its tied embeddings", err, warnings)
+	}
+	if len(v.loaded) != 3 {
+		t.Errorf("the tied policy was loaded: %v", v.loaded)
+	}
+}

@@ -58,7 +58,7 @@ func StartVLLM(t testing.TB, model string, extra ...string) *VLLM {
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	ln.Close()
 	args := append([]string{"-n", "19", py, "-m", "vllm.entrypoints.openai.api_server", "--model", model,
-		"--host", "127.0.0.1", "--port", port, "--dtype", "float32", "--max-model-len", "512",
+		"--host", "127.0.0.1", "--port", port, "--dtype", "float32", "--max-model-len", "2048",
 		"--skip-tokenizer-init", "--return-tokens-as-token-ids", "--logprobs-mode", "processed_logprobs"}, extra...)
 	cmd := exec.Command("nice", args...)
 	cmd.Env = append(os.Environ(), "VLLM_TARGET_DEVICE=cpu", "VLLM_CPU_KVCACHE_SPACE=1", "VLLM_SERVER_DEV_MODE=1",
