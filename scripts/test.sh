@@ -4,7 +4,8 @@
 # (checksummed), then runs gofmt, go vet and every Go test on GoMLX's pure Go
 # backend, every graph test again on XLA's CPU compiler (MATHRL_TEST_BACKEND=
 # xla-cpu), the GPU check scripts on the CPU with tiny sizes (a dry run on each
-# backend), and the notebooks.
+# backend), and the notebooks. With MATHRL_VLLM=1, setup.sh also installs vLLM for the CPU (5.6 GB, opt-in) and
+# the two tests that sample through it run (and fail, not skip, without it; docs/vllm.md).
 #
 # Without internet, point MATHRL_DATA_MIRROR at a folder holding the dataset files
 # and MATHRL_TEST_MODELS at a folder holding tiny-qwen3-hf/.
