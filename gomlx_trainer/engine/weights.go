@@ -177,7 +177,7 @@ func (c *Client) weightVersion(ctx context.Context, u string) (string, error) {
 		Version *string `json:"weight_version"`
 	}
 	if status == http.StatusNotFound {
-		return "", fmt.Errorf("GET %s/get_model_info: status %d: %w", u, status, errNoModelInfo)
+		return "", fmt.Errorf("GET %s/get_model_info: status %d (%w): %s", u, status, errNoModelInfo, snippet(body))
 	}
 	if status != http.StatusOK || json.Unmarshal(body, &info) != nil || info.Version == nil {
 		return "", fmt.Errorf("GET %s/get_model_info: status %d: %s", u, status, snippet(body))
