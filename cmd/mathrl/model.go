@@ -25,7 +25,35 @@ func newModelCmd() *cobra.Command {
   mathrl model init --config qwen3-0.6b --out ./models/rand-0.6b --seed 3`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newModelInitCmd(nil))
+	cmd.AddCommand(newModelInitCmd(nil), newModelUntieCmd())
+	return cmd
+}
+
+// newModelUntieCmd is `mathrl model untie`: a tied checkpoint written untied,
+// the starting folder of a vLLM server that rollout_engine openai reloads.
+func newModelUntieCmd() *cobra.Command {
+	var in, out string
+	cmd := &cobra.Command{
+		Use:   "untie",
+		Short: "Write a checkpoint with its embeddings untied (lm_head.weight a copy of the embedding)",
+		Long: `Untie writes the same model with tie_word_embeddings false and lm_head.weight a copy of
+model.embed_tokens.weight (a checkpoint already untied is copied as it is). vLLM's in-place weight reload
+leaves a tied lm_head at its old weights, so with rollout_engine openai a tied policy is pushed to vLLM
+untied, and vLLM must start from an untied checkpoint of its shape (docs/vllm.md).`,
+		Example: `  mathrl model untie --model ./models/rand-0.6b --out ./models/rand-0.6b-untied`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := qwen3.WriteUntied(in, out); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "model untie: %s written untied into %s\n", in, out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&in, "model", "", "checkpoint folder (config.json + safetensors)")
+	cmd.Flags().StringVar(&out, "out", "", "output folder")
+	cmd.MarkFlagRequired("model")
+	cmd.MarkFlagRequired("out")
 	return cmd
 }
 

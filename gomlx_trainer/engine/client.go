@@ -58,7 +58,7 @@ func checkServers(c Config) error {
 // weights at each Sync: p's checkpoint folder as it is, or p saved into
 // weights_dir. It sends c's API key, else $MATHRL_ROLLOUT_API_KEY's.
 func newServersEngine(c Config, p Policy) (Engine, error) {
-	w := &Weights{Dir: c.WeightsDir, Write: p.Save, Checkpoint: p.Checkpoint, Warn: c.Warn}
+	w := &Weights{Dir: c.WeightsDir, Write: p.Save, Checkpoint: p.Checkpoint, Untied: p.Untied, Warn: c.Warn}
 	if w.Checkpoint == "" && (w.Dir == "" || w.Write == nil) {
 		return nil, errors.New("engine: servers need the policy's checkpoint folder, or a weights_dir and a way to save the weights into it")
 	}
@@ -107,6 +107,8 @@ type Client struct {
 	next int // the URL of the next request
 
 	syncMu sync.Mutex // serialises Sync
+
+	vllmLoaded map[string]vllmLoad // by URL, what Sync loaded into each vLLM server (guarded by mu)
 
 	// pause waits d before a retry, or until ctx ends; nil waits on a timer.
 	// Tests set it to see the waits without taking them.

@@ -30,6 +30,10 @@ type Policy struct {
 	// folder (the model `mathrl eval` evaluates): servers load it as it is,
 	// and Save is not called.
 	Checkpoint string
+	// Untied gives the folder of a Hugging Face folder's weights with the
+	// output head untied, which vLLM servers load (Weights.Untied); nil:
+	// they load the folder as it is.
+	Untied func(dir string) (string, error)
 	// Local is what an in-process engine samples with, of the type its
 	// package documents (nil where only servers sample).
 	Local any

@@ -30,6 +30,11 @@ type Weights struct {
 	// absolute path), whatever version it is asked for, and Dir, Write and
 	// Keep are unused.
 	Checkpoint string
+	// Untied returns a folder of the weights of the Hugging Face folder dir
+	// with the output head untied (dir itself when it is), which vLLM servers
+	// load: vLLM 0.32's in-place reload leaves a tied lm_head at its old
+	// weights (docs/vllm.md). nil: they load dir as it is.
+	Untied func(dir string) (string, error)
 }
 
 // CheckpointVersion is the weight version of the workers that loaded the
@@ -45,6 +50,7 @@ func VersionFolder(version int) string { return fmt.Sprintf("version-%06d", vers
 type worker struct {
 	url, id string
 	router  string // the router it was listed by ("" when named directly)
+	vllm    bool   // a vLLM server (no /get_model_info): updated through its dev-mode /collective_rpc
 }
 
 // Sync brings every worker to the weights after version optimizer steps: it
@@ -88,6 +94,10 @@ func (c *Client) bringTo(ctx context.Context, want string, folder func() (string
 	var stale []worker
 	for _, w := range workers {
 		v, err := c.weightVersion(ctx, w.url)
+		if errors.Is(err, errNoModelInfo) && c.opt.Protocol == OpenAI {
+			w.vllm = true
+			v, err = c.vllmVersion(ctx, w.url)
+		}
 		if errors.Is(err, ErrUnauthorized) {
 			return fmt.Errorf("engine: %s: %w", c.opt.Protocol, err)
 		}
@@ -105,12 +115,7 @@ func (c *Client) bringTo(ctx context.Context, want string, folder func() (string
 	if err != nil {
 		return err
 	}
-	errs := make([]error, len(stale))
-	var wg sync.WaitGroup
-	for i, w := range stale {
-		wg.Go(func() { errs[i] = c.update(ctx, w, dir, want) })
-	}
-	wg.Wait()
+	errs := c.updateAll(ctx, stale, dir, want)
 	for _, err := range errs {
 		if errors.Is(err, ErrUnauthorized) {
 			return fmt.Errorf("engine: %s: %w", c.opt.Protocol, err)
@@ -130,6 +135,31 @@ func (c *Client) bringTo(ctx context.Context, want string, folder func() (string
 		return nil // the checkpoint is the caller's folder: nothing to prune
 	}
 	return c.prune()
+}
+
+// updateAll has each stale worker load dir as version want, at once, and
+// returns each one's error: vLLM servers through their dev-mode endpoints,
+// from Weights.Untied's copy of dir when it is set, the others through
+// POST /update_weights_from_disk.
+func (c *Client) updateAll(ctx context.Context, stale []worker, dir, want string) []error {
+	vdir, verr := dir, error(nil) // the folder vLLM servers load
+	if c.opt.Weights.Untied != nil && slices.ContainsFunc(stale, func(w worker) bool { return w.vllm }) {
+		vdir, verr = c.opt.Weights.Untied(dir)
+	}
+	errs := make([]error, len(stale))
+	var wg sync.WaitGroup
+	for i, w := range stale {
+		switch {
+		case w.vllm && verr != nil:
+			errs[i] = fmt.Errorf("vLLM server %s: %w", w.url, verr)
+		case w.vllm:
+			wg.Go(func() { errs[i] = c.updateVLLM(ctx, w, vdir, want) })
+		default:
+			wg.Go(func() { errs[i] = c.update(ctx, w, dir, want) })
+		}
+	}
+	wg.Wait()
+	return errs
 }
 
 // workers lists the servers behind the client's URLs: each URL that answers
@@ -198,11 +228,18 @@ func (c *Client) weightVersion(ctx context.Context, u string) (string, error) {
 	var info struct {
 		Version *string `json:"weight_version"`
 	}
+	if status == http.StatusNotFound {
+		return "", fmt.Errorf("GET %s/get_model_info: status %d (%w): %s", u, status, errNoModelInfo, snippet(body))
+	}
 	if status != http.StatusOK || json.Unmarshal(body, &info) != nil || info.Version == nil {
 		return "", fmt.Errorf("GET %s/get_model_info: status %d: %s", u, status, snippet(body))
 	}
 	return *info.Version, nil
 }
+
+// errNoModelInfo marks a server without GET /get_model_info (404): with the
+// OpenAI protocol, a vLLM server.
+var errNoModelInfo = errors.New("no such endpoint")
 
 // writeVersion writes the policy into weights_dir's folder of version, whole
 // or not at all (a temporary folder renamed), and returns its absolute path.
@@ -328,3 +365,78 @@ func (c *Client) do(ctx context.Context, method, url string, data []byte) (int, 
 	}
 	return c.send(req)
 }
+
+// vLLM's OpenAI server reports no weight version, so the client keeps the
+// version it last loaded into each vLLM server, with the server's process
+// start time (process_start_time_seconds in its GET /metrics): a server that
+// restarted since, at other weights, so reports another start time and is
+// brought back at the next sync.
+
+// vllmVersion is the version the client last loaded into the vLLM server at
+// u, or "" when it loaded none, or the server restarted since.
+func (c *Client) vllmVersion(ctx context.Context, u string) (string, error) {
+	start, err := c.vllmStart(ctx, u)
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.vllmLoaded[u]; ok && p.start == start {
+		return p.version, nil
+	}
+	return "", nil
+}
+
+// vllmStart is process_start_time_seconds from the GET /metrics of the vLLM
+// server at u.
+func (c *Client) vllmStart(ctx context.Context, u string) (string, error) {
+	status, body, err := c.do(ctx, http.MethodGet, u+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	if status != http.StatusOK {
+		return "", fmt.Errorf("GET %s/metrics: status %d: %s", u, status, snippet(body))
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "process_start_time_seconds "); ok {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", fmt.Errorf("GET %s/metrics: no process_start_time_seconds", u)
+}
+
+// updateVLLM loads dir into the vLLM server w in place, through its dev-mode
+// endpoints (the server started with VLLM_SERVER_DEV_MODE=1): POST
+// /collective_rpc {method: reload_weights, kwargs: {weights_path: dir}},
+// then POST /reset_prefix_cache (the cached prefixes were computed with the
+// old weights), and records want as its version.
+func (c *Client) updateVLLM(ctx context.Context, w worker, dir, want string) error {
+	start, err := c.vllmStart(ctx, w.url)
+	if err != nil {
+		return err
+	}
+	body, _ := json.Marshal(map[string]any{"method": "reload_weights", "kwargs": map[string]string{"weights_path": dir}})
+	for _, call := range []struct {
+		path string
+		body []byte
+	}{{"/collective_rpc", body}, {"/reset_prefix_cache", nil}} {
+		status, resp, err := c.do(ctx, http.MethodPost, w.url+call.path, call.body)
+		if err != nil {
+			return fmt.Errorf("POST %s%s: %w", w.url, call.path, err)
+		}
+		if status != http.StatusOK {
+			return fmt.Errorf("POST %s%s: status %d: %s (is the server in dev mode, VLLM_SERVER_DEV_MODE=1?)", w.url, call.path, status, snippet(resp))
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.vllmLoaded == nil {
+		c.vllmLoaded = map[string]vllmLoad{}
+	}
+	c.vllmLoaded[w.url] = vllmLoad{version: want, start: start}
+	return nil
+}
+
+// vllmLoad is the version the client loaded into a vLLM server and the
+// server's start time then.
+type vllmLoad struct{ version, start string }

@@ -13,6 +13,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gomlx/compute/dtypes"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
 // fakeWorker keeps a weight version as SGLang's /get_model_info reports it
@@ -375,5 +379,106 @@ func TestSyncTakesOutAnUnreachableWorker(t *testing.T) {
 	alone, _, _, _ := weightsClient(t, dead.URL)
 	if err := alone.Sync(context.Background(), 2); !errors.Is(err, ErrNoWorker) {
 		t.Errorf("Sync with only an unreachable worker: %v, want ErrNoWorker", err)
+	}
+}
+
+// fakeVLLM answers as vLLM's OpenAI server in dev mode does: no
+// /get_model_info, process_start_time_seconds in /metrics, /collective_rpc
+// reload_weights {weights_path} and /reset_prefix_cache.
+type fakeVLLM struct {
+	mu     sync.Mutex
+	start  string
+	loaded []string // weights paths it reloaded
+	resets int      // prefix-cache resets
+}
+
+func (f *fakeVLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch r.URL.Path {
+	case "/metrics":
+		w.Write([]byte("# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\nprocess_start_time_seconds " + f.start + "\n"))
+	case "/collective_rpc":
+		var req struct {
+			Method string            `json:"method"`
+			Kwargs map[string]string `json:"kwargs"`
+		}
+		if json.NewDecoder(r.Body).Decode(&req) != nil || req.Method != "reload_weights" {
+			http.Error(w, "bad rpc", http.StatusBadRequest)
+			return
+		}
+		f.loaded = append(f.loaded, req.Kwargs["weights_path"])
+		w.Write([]byte(`{"results":[null]}`))
+	case "/reset_prefix_cache":
+		f.resets++
+		w.Write([]byte(`{"success":true}`))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// TestSyncVLLM: with the OpenAI protocol, a server without /get_model_info
+// is taken for vLLM: Sync reloads the version through /collective_rpc and
+// resets its prefix cache, a second Sync at the version does nothing, and a
+// restart (another process start time) brings the version back. A policy
+// with tied embeddings is loaded from the version's untied copy, whose
+// lm_head is the embedding.
+func TestSyncVLLM(t *testing.T) {
+	v := &fakeVLLM{start: "1.7e+09"}
+	s := httptest.NewServer(v)
+	defer s.Close()
+	cfg, err := qwen3.NamedConfig("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.TieEmbeddings = false
+	wts := &Weights{Dir: filepath.Join(t.TempDir(), "weights"),
+		Write:  func(dir string) error { return qwen3.WriteRandom(cfg, dir, "F32", 1) },
+		Untied: qwen3.UntiedFolder,
+		Warn:   func(msg string) { t.Errorf("warned: %s", msg) }}
+	c, err := NewClient(ClientOptions{Protocol: OpenAI, URLs: []string{s.URL}, Vocab: cfg.VocabSize, Weights: wts, Retries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, version := range []int{0, 0, 1} {
+		if err := c.Sync(ctx, version); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v.mu.Lock()
+	v.start = "1.8e+09" // restarted from its original weights
+	v.mu.Unlock()
+	if err := c.Sync(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	cfg.TieEmbeddings = true
+	if err := c.Sync(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	folder := func(v int) string { return filepath.Join(wts.Dir, VersionFolder(v)) }
+	want := []string{folder(0), folder(1), folder(1), filepath.Join(folder(2), qwen3.UntiedName)}
+	if !slices.Equal(v.loaded, want) || v.resets != 4 {
+		t.Fatalf("reloaded %v with %d prefix-cache resets, want %v and 4", v.loaded, v.resets, want)
+	}
+	untied, err := qwen3.LoadConfig(want[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := qwen3.OpenCheckpoint(want[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	head, err1 := ck.Read("lm_head.weight", dtypes.Float32)
+	embed, err2 := ck.Read("model.embed_tokens.weight", dtypes.Float32)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	h, _ := qwen3.Float32s(head)
+	e, _ := qwen3.Float32s(embed)
+	if untied.TieEmbeddings || !slices.Equal(h, e) || len(ck.Names()) != len(untied.Tensors()) {
+		t.Errorf("the untied copy: tie_word_embeddings %v, lm_head equal to the embedding %v, %d tensors (want %d)",
+			untied.TieEmbeddings, slices.Equal(h, e), len(ck.Names()), len(untied.Tensors()))
 	}
 }

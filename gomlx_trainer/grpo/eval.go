@@ -300,7 +300,7 @@ func RunEval(ctx context.Context, backend compute.Backend, req EvalRequest) (met
 // in process, the model loaded on backend; on servers, a client that has
 // them load the model's folder (whose weights are not loaded here).
 func (req EvalRequest) newEngine(backend compute.Backend) (engine.Engine, int, error) {
-	p := engine.Policy{Checkpoint: req.Model}
+	p := engine.Policy{Checkpoint: req.Model, Untied: refuseTied}
 	if req.Engine == inprocess.Name {
 		model, err := req.loadModel()
 		if err != nil {
@@ -319,6 +319,20 @@ func (req EvalRequest) newEngine(backend compute.Backend) (engine.Engine, int, e
 		return nil, 0, fmt.Errorf("eval: %w", err)
 	}
 	return eng, p.Vocab, nil
+}
+
+// refuseTied is the Untied of an evaluated checkpoint: vLLM servers load the
+// folder as it is, untied, or the evaluation stops, since its reload would
+// leave a tied lm_head stale and nothing is written into the user's folder.
+func refuseTied(dir string) (string, error) {
+	cfg, err := qwen3.LoadConfig(dir)
+	if err != nil {
+		return "", err
+	}
+	if cfg.TieEmbeddings {
+		return "", fmt.Errorf("%s has tied embeddings, which a vLLM server's reload leaves stale: evaluate an untied copy (mathrl model untie --model %s --out DIR)", dir, dir)
+	}
+	return dir, nil
 }
 
 // loadModel loads the model in the requested compute dtype.

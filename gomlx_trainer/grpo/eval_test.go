@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
@@ -222,4 +223,31 @@ func writeRunState(t *testing.T, cfg Config) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// TestEvalRefusesATiedCheckpointForVLLM: an evaluated checkpoint goes to vLLM
+// servers as it is when untied, and a tied one is refused, naming the
+// command that writes an untied copy, with nothing written into its folder.
+func TestEvalRefusesATiedCheckpointForVLLM(t *testing.T) {
+	cfg, err := qwen3.NamedConfig("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.TieEmbeddings = true
+	tied, untied := filepath.Join(t.TempDir(), "tied"), filepath.Join(t.TempDir(), "untied")
+	if err := qwen3.WriteRandom(cfg, tied, "F32", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := qwen3.WriteUntied(tied, untied); err != nil {
+		t.Fatal(err)
+	}
+	if dir, err := refuseTied(tied); err == nil || !strings.Contains(err.Error(), "mathrl model untie") {
+		t.Errorf("refuseTied(tied) = %q, %v; want an error naming mathrl model untie", dir, err)
+	}
+	if entries, _ := os.ReadDir(tied); len(entries) != 2 {
+		t.Errorf("the tied checkpoint holds %d files after the refusal, want its 2", len(entries))
+	}
+	if dir, err := refuseTied(untied); err != nil || dir != untied {
+		t.Errorf("refuseTied(untied) = %q, %v; want the folder itself", dir, err)
+	}
 }

@@ -60,9 +60,10 @@ func newEngine(cfg Config, b compute.Backend, model *qwen3.Model, mesh *layout.M
 	}
 	ec.Warn = func(msg string) { log.Printf("%s", msg) }
 	eng, err := engine.New(ec, engine.Policy{
-		Vocab: model.Config.VocabSize,
-		Save:  func(dir string) error { return model.Save(dir, savedDType(model)) },
-		Local: inprocess.Local{Backend: b, Model: model, Mesh: mesh},
+		Vocab:  model.Config.VocabSize,
+		Save:   func(dir string) error { return model.Save(dir, savedDType(model)) },
+		Untied: qwen3.UntiedFolder,
+		Local:  inprocess.Local{Backend: b, Model: model, Mesh: mesh},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("grpo: rollout_engine: %w", err)
