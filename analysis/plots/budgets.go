@@ -76,14 +76,11 @@ func budgetFigure(what string, card []modelcard.BudgetRow, measured []BudgetSeri
 			xys[i].X, xys[i].Y = float64(r.BudgetTokens), 100*cardValue(r)
 			budgets = appendBudget(budgets, r.BudgetTokens)
 		}
-		line, points, err := plotter.NewLinePoints(xys)
+		line, points, err := seriesLine(xys, series{Color: color.Black, Width: 1.5, Shape: draw.BoxGlyph{}, Radius: 4})
 		if err != nil {
 			return nil, fmt.Errorf("plots: %w", err)
 		}
-		line.Color, points.Color = color.Black, color.Black
 		line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-		line.Width = vg.Points(1.5)
-		points.Shape, points.Radius = draw.BoxGlyph{}, vg.Points(4)
 		p.Add(line, points)
 		p.Legend.Add(fmt.Sprintf("card %s (published)", card[0].Card), line, points)
 	}
@@ -98,14 +95,11 @@ func budgetFigure(what string, card []modelcard.BudgetRow, measured []BudgetSeri
 			}
 			budgets = appendBudget(budgets, r.Budget)
 		}
-		line, points, err := plotter.NewLinePoints(xys)
+		c := Color(i)
+		line, points, err := seriesLine(xys, series{Color: c, Width: 2, Shape: draw.CircleGlyph{}, Radius: 4})
 		if err != nil {
 			return nil, fmt.Errorf("plots: %s: %w", s.Label, err)
 		}
-		c := Color(i)
-		line.Color, points.Color = c, c
-		line.Width = vg.Points(2)
-		points.Shape, points.Radius = draw.CircleGlyph{}, vg.Points(4)
 		bars, err := plotter.NewYErrorBars(struct {
 			plotter.XYer
 			plotter.YErrorer

@@ -55,13 +55,27 @@ func glyph(i int) draw.GlyphDrawer { return glyphs[i%len(glyphs)] }
 // markedLine returns the line and points of the i-th series in the house
 // style: its colour, 2 pt wide, marked with its glyph.
 func markedLine(xys plotter.XYs, i int) (*plotter.Line, *plotter.Scatter, error) {
+	return seriesLine(xys, series{Color: Color(i), Width: 2, Shape: glyph(i), Radius: 3})
+}
+
+// series is how one line of a plot looks: its colour, its width and its
+// points' shape and radius (in points; radius 0: no points shown).
+type series struct {
+	Color  color.Color
+	Width  float64
+	Shape  draw.GlyphDrawer
+	Radius float64
+}
+
+// seriesLine returns the line and points of xys drawn as st says.
+func seriesLine(xys plotter.XYs, st series) (*plotter.Line, *plotter.Scatter, error) {
 	line, points, err := plotter.NewLinePoints(xys)
 	if err != nil {
 		return nil, nil, err
 	}
-	line.Color, points.Color = Color(i), Color(i)
-	line.Width = vg.Points(2)
-	points.Shape, points.Radius = glyph(i), vg.Points(3)
+	line.Color, points.Color = st.Color, st.Color
+	line.Width = vg.Points(st.Width)
+	points.Shape, points.Radius = st.Shape, vg.Points(st.Radius)
 	return line, points, nil
 }
 

@@ -67,15 +67,13 @@ func TrainingCurves(name string, steps []metrics.StepMetrics, evals []metrics.Ev
 			for j, m := range steps {
 				xys[j].X, xys[j].Y = float64(m.Step), value(m)
 			}
-			line, points, err := plotter.NewLinePoints(xys)
+			st := series{Color: Color(i), Width: 1.8, Shape: draw.CircleGlyph{}, Radius: 1.5}
+			if len(steps) > 60 {
+				st.Radius = 0 // a dense line needs no dots
+			}
+			line, points, err := seriesLine(xys, st)
 			if err != nil {
 				return nil, fmt.Errorf("plots: %s: %w", s.label, err)
-			}
-			line.Color, points.Color = Color(i), Color(i)
-			line.Width = vg.Points(1.8)
-			points.Shape, points.Radius = draw.CircleGlyph{}, vg.Points(1.5)
-			if len(steps) > 60 {
-				points.Radius = 0 // a dense line needs no dots
 			}
 			p.Add(line, points)
 			p.Legend.Add(s.label, line)
@@ -129,13 +127,10 @@ func addEvalLines(p *plot.Plot, evals []metrics.EvalPoint, used int) error {
 		for j, e := range evals {
 			xys[j].X, xys[j].Y = float64(e.Step), 100*s.value(e)
 		}
-		line, points, err := plotter.NewLinePoints(xys)
+		line, points, err := seriesLine(xys, series{Color: Color(used + i), Width: 2.4, Shape: draw.BoxGlyph{}, Radius: 2.5})
 		if err != nil {
 			return fmt.Errorf("plots: %s: %w", s.label, err)
 		}
-		line.Color, points.Color = Color(used+i), Color(used+i)
-		line.Width = vg.Points(2.4)
-		points.Shape, points.Radius = draw.BoxGlyph{}, vg.Points(2.5)
 		p.Add(line, points)
 		p.Legend.Add(s.label, line)
 	}
