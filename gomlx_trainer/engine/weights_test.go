@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -384,12 +385,15 @@ func TestSyncTakesOutAnUnreachableWorker(t *testing.T) {
 
 // fakeVLLM answers as vLLM's OpenAI server in dev mode does: no
 // /get_model_info, process_start_time_seconds in /metrics, /collective_rpc
-// reload_weights {weights_path} and /reset_prefix_cache.
+// reload_weights {weights_path} and /reset_prefix_cache; its next fail
+// reloads fail (a 500).
 type fakeVLLM struct {
 	mu     sync.Mutex
 	start  string
 	loaded []string // weights paths it reloaded
 	resets int      // prefix-cache resets
+	calls  []string // the dev-mode endpoints called, in order
+	fail   int
 }
 
 func (f *fakeVLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -399,6 +403,12 @@ func (f *fakeVLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/metrics":
 		w.Write([]byte("# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\nprocess_start_time_seconds " + f.start + "\n"))
 	case "/collective_rpc":
+		f.calls = append(f.calls, r.URL.Path)
+		if f.fail > 0 {
+			f.fail--
+			http.Error(w, "reload failed", http.StatusInternalServerError)
+			return
+		}
 		var req struct {
 			Method string            `json:"method"`
 			Kwargs map[string]string `json:"kwargs"`
@@ -410,6 +420,7 @@ func (f *fakeVLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.loaded = append(f.loaded, req.Kwargs["weights_path"])
 		w.Write([]byte(`{"results":[null]}`))
 	case "/reset_prefix_cache":
+		f.calls = append(f.calls, r.URL.Path)
 		f.resets++
 		w.Write([]byte(`{"success":true}`))
 	default:
@@ -480,5 +491,95 @@ func TestSyncVLLM(t *testing.T) {
 	if untied.TieEmbeddings || !slices.Equal(h, e) || len(ck.Names()) != len(untied.Tensors()) {
 		t.Errorf("the untied copy: tie_word_embeddings %v, lm_head equal to the embedding %v, %d tensors (want %d)",
 			untied.TieEmbeddings, slices.Equal(h, e), len(ck.Names()), len(untied.Tensors()))
+	}
+}
+
+// openAIClient is an OpenAI-protocol client of urls with weightsClient's
+// stand-in weights (one file written into a temporary weights_dir) and its
+// warnings.
+func openAIClient(t *testing.T, urls ...string) (*Client, *Weights, *[]string) {
+	t.Helper()
+	_, wts, warnings, _ := weightsClient(t, urls...)
+	c, err := NewClient(ClientOptions{Protocol: OpenAI, URLs: urls, Vocab: 10, Weights: wts, Retries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, wts, warnings
+}
+
+// TestSyncSGLangTakesNoServerForVLLM: with the SGLang protocol, a server
+// without /get_model_info is no vLLM server: Sync asks it to
+// /update_weights_from_disk, which it lacks, and takes it out, never
+// reloading it through /collective_rpc.
+func TestSyncSGLangTakesNoServerForVLLM(t *testing.T) {
+	v := &fakeVLLM{start: "1.7e+09"}
+	s := httptest.NewServer(v)
+	defer s.Close()
+	c, _, warnings, _ := weightsClient(t, s.URL)
+	err := c.Sync(context.Background(), 1)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !errors.Is(err, ErrNoWorker) || len(v.calls) != 0 || len(*warnings) != 1 {
+		t.Errorf("Sync: %v, dev-mode calls %v, warnings %v; want ErrNoWorker, no call and the worker taken out", err, v.calls, *warnings)
+	}
+}
+
+// TestSyncOpenAIUpdatesABusySGLangServer: with the OpenAI protocol, a server
+// whose /get_model_info fails with a status other than 404 (a 503, busy) is
+// no vLLM server: Sync updates it through /update_weights_from_disk.
+func TestSyncOpenAIUpdatesABusySGLangServer(t *testing.T) {
+	f := &fakeWorker{version: "default"}
+	var busy atomic.Bool
+	busy.Store(true)
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/get_model_info" && busy.Swap(false) {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		f.ServeHTTP(w, r)
+	}))
+	defer s.Close()
+	c, wts, warnings := openAIClient(t, s.URL)
+	if err := c.Sync(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(wts.Dir, VersionFolder(1))
+	if f.at() != "1" || !slices.Equal(f.loaded, []string{want}) || len(*warnings) != 0 {
+		t.Errorf("version %q, loaded %v, warnings %v; want 1 loaded from %s", f.at(), f.loaded, *warnings, want)
+	}
+}
+
+// TestSyncVLLMRecordsOnlyASucceededReload: a vLLM server whose reload fails
+// is taken out of its router with no version recorded, so that when it is
+// listed again the next Sync reloads it; each reload is followed, never
+// preceded, by a prefix-cache reset, and a failed one by none.
+func TestSyncVLLMRecordsOnlyASucceededReload(t *testing.T) {
+	v := &fakeVLLM{start: "1.7e+09", fail: 1}
+	s := httptest.NewServer(v)
+	defer s.Close()
+	router := &fakeRouter{urls: map[string]string{"id-v": s.URL}}
+	sr := httptest.NewServer(router)
+	defer sr.Close()
+	c, wts, warnings := openAIClient(t, sr.URL)
+	ctx := context.Background()
+	if err := c.Sync(ctx, 1); !errors.Is(err, ErrNoWorker) {
+		t.Fatalf("Sync with the reload failing: %v, want ErrNoWorker", err)
+	}
+	router.mu.Lock()
+	removed := slices.Clone(router.removed)
+	router.urls["id-v"] = s.URL // registered again
+	router.mu.Unlock()
+	if err := c.Sync(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	want := []string{filepath.Join(wts.Dir, VersionFolder(1))}
+	calls := []string{"/collective_rpc", "/collective_rpc", "/reset_prefix_cache"}
+	if !slices.Equal(removed, []string{"id-v"}) || !slices.Equal(v.loaded, want) || !slices.Equal(v.calls, calls) {
+		t.Errorf("removed %v, reloaded %v through %v; want id-v removed, then %v reloaded through %v", removed, v.loaded, v.calls, want, calls)
+	}
+	if len(*warnings) != 1 {
+		t.Errorf("warnings %v, want the one of the failed reload", *warnings)
 	}
 }
