@@ -56,7 +56,7 @@ for backend in cpu xla-cpu; do
 done
 if [ "$vllm" = 1 ]; then
   echo "== go test through vLLM for the CPU (MATHRL_VLLM=1), alone: a vLLM server starts in under a minute on a quiet machine"
-  MATHRL_VLLM=1 go test -count=1 -p 1 -timeout 20m -run VLLM ./gomlx_trainer/engine ./gomlx_trainer/grpo
+  MATHRL_VLLM=1 go test -count=1 -p 1 -timeout 40m -run VLLM ./gomlx_trainer/engine ./gomlx_trainer/grpo
 fi
 echo "== notebooks"
 "$root/.cache/bin/mathrl" notebooks run

@@ -49,7 +49,7 @@ type Spec struct {
 
 // FieldError is a finding of Check: the knob it concerns and what is wrong.
 type FieldError struct {
-	Key string // the knob, as a run's config.yaml spells it
+	Key string // the knob, as a recipe spells it
 	Msg string
 }
 

@@ -2,6 +2,7 @@ package grpo
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,5 +74,45 @@ func TestVLLMRun(t *testing.T) {
 	t.Logf("%d steps through vLLM at %s; |log π_train − log π_vLLM| at most %.2e; %d reloads, %d prefix-cache resets", len(steps), v.URL, worst, reloads, resets)
 	if reloads < cfg.NumRollout || resets != reloads {
 		t.Errorf("vLLM answered %d reloads and %d prefix-cache resets, want %d or more of each, as many:\n%s", reloads, resets, cfg.NumRollout, v.Log())
+	}
+	vllmEvalEqualsInProcess(t, cfg, v)
+}
+
+// vllmEvalEqualsInProcess is `mathrl eval` of the run's final checkpoint
+// through the vLLM server v: the tied checkpoint is refused (vLLM would
+// reload its lm_head stale), and its untied copy (mathrl model untie),
+// evaluated greedily, gives the in-process evaluation's samples byte for
+// byte, vLLM's logits agreeing to float32 rounding.
+func vllmEvalEqualsInProcess(t *testing.T, cfg Config, v *testenv.VLLM) {
+	final, err := LatestCheckpoint(RunFolder(cfg.Save).CkptDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := DefaultEvalRequest()
+	req.Model, req.Data, req.MaxPrompts, req.K, req.Budget = final, "arith", 4, 1, 24
+	req.Tokenizer, req.Temperature, req.BatchSize, req.Tools = "bytes", 0, 4, arithTools{}
+	req.Engine, req.EngineURLs = "openai", []string{v.URL}
+	req.Out = filepath.Join(t.TempDir(), "tied.jsonl")
+	if _, err := RunEval(context.Background(), testBackend(t), req); err == nil || !strings.Contains(err.Error(), "mathrl model untie") {
+		t.Errorf("eval of the tied checkpoint through vLLM: %v, want a refusal naming mathrl model untie", err)
+	}
+	untied := filepath.Join(t.TempDir(), "untied")
+	if err := qwen3.WriteUntied(final, untied); err != nil {
+		t.Fatal(err)
+	}
+	eval := func(engine string, urls []string) string {
+		r := req
+		r.Model, r.Engine, r.EngineURLs, r.Out = untied, engine, urls, filepath.Join(t.TempDir(), engine+".jsonl")
+		if _, err := RunEval(context.Background(), testBackend(t), r); err != nil {
+			t.Fatalf("eval through %s: %v\nvLLM's log:\n%s", engine, err, v.Log())
+		}
+		data, err := os.ReadFile(r.Out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	if got, want := eval("openai", []string{v.URL}), eval("builtin", nil); got != want {
+		t.Errorf("greedy eval through vLLM:\n%s\nin process:\n%s", got, want)
 	}
 }
