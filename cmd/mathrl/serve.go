@@ -92,25 +92,14 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 }
 
 // checkExposure takes the API key from the environment when --api-key is not
-// given, and refuses a --host other than loopback without a key (unless
-// --allow-unauthenticated, then warned of loudly) or without --weights-root.
+// given, then applies serve.CheckExposure, printing its warning.
 func (o *serveOptions) checkExposure() error {
 	if o.APIKey == "" {
 		o.APIKey = os.Getenv(apiKeyEnv)
 	}
-	if serve.IsLoopback(o.Host) {
-		return nil
+	warning, err := serve.CheckExposure(o.Host, o.APIKey, o.WeightsRoot, o.AllowUnauthenticated)
+	if warning != "" {
+		fmt.Fprintf(o.Log, "mathrl: WARNING: %s\n", warning)
 	}
-	switch {
-	case o.APIKey == "" && !o.AllowUnauthenticated:
-		return fmt.Errorf("serve: --host %q is not loopback, so anyone who reaches the port could sample and swap the weights: "+
-			"set --api-key (or $%s), or pass --allow-unauthenticated", o.Host, apiKeyEnv)
-	case o.WeightsRoot == "":
-		return fmt.Errorf("serve: --host %q is not loopback: set --weights-root to the run's weights_dir, so that "+
-			"/update_weights_from_disk loads nothing from outside it", o.Host)
-	case o.APIKey == "":
-		fmt.Fprintf(o.Log, "mathrl: WARNING: --allow-unauthenticated: serving %q WITHOUT AN API KEY; anyone who reaches the port "+
-			"can sample and load weights from %s\n", o.Host, o.WeightsRoot)
-	}
-	return nil
+	return err
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 )
 
 // authorize answers 401 to a request to any path but /health that lacks
@@ -91,6 +93,28 @@ func (s *Server) confine(path string) (string, error) {
 func within(root, path string) bool {
 	rel, err := filepath.Rel(root, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// CheckExposure refuses to serve host, off loopback, without an API key
+// (unless allowUnauthenticated, then said in warning) or without a weights
+// root: anyone who reaches the port could sample and swap the weights. The
+// errors and the warning name the flags of mathrl serve.
+func CheckExposure(host, apiKey, weightsRoot string, allowUnauthenticated bool) (warning string, err error) {
+	if IsLoopback(host) {
+		return "", nil
+	}
+	switch {
+	case apiKey == "" && !allowUnauthenticated:
+		return "", fmt.Errorf("serve: --host %q is not loopback, so anyone who reaches the port could sample and swap the weights: "+
+			"set --api-key (or $%s), or pass --allow-unauthenticated", host, engine.APIKeyEnv)
+	case weightsRoot == "":
+		return "", fmt.Errorf("serve: --host %q is not loopback: set --weights-root to the run's weights_dir, so that "+
+			"/update_weights_from_disk loads nothing from outside it", host)
+	case apiKey == "":
+		return fmt.Sprintf("--allow-unauthenticated: serving %q WITHOUT AN API KEY; anyone who reaches the port "+
+			"can sample and load weights from %s", host, weightsRoot), nil
+	}
+	return "", nil
 }
 
 // IsLoopback reports whether host (an IP address or a name, as --host takes
