@@ -1,15 +1,17 @@
 module github.com/mathrl/mathrl
 
-go 1.26.5
+go 1.27
+
+toolchain go1.27.3
 
 require (
-	github.com/gomlx/compute v0.1.2
-	github.com/gomlx/go-xla v0.4.1
-	github.com/gomlx/gomlx v0.28.2
-	github.com/janpfeifer/gonb v0.11.3
+	github.com/gomlx/compute v0.1.14
+	github.com/gomlx/go-xla v0.4.13
+	github.com/gomlx/gomlx v0.28.16
+	github.com/janpfeifer/gonb v0.11.5
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
-	golang.org/x/sys v0.43.0
+	golang.org/x/sys v0.48.0
 	golang.org/x/text v0.44.0
 	gonum.org/v1/plot v0.17.0
 	gopkg.in/yaml.v3 v3.0.1
@@ -27,7 +29,7 @@ require (
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
-	golang.org/x/exp v0.0.0-20260410095643-746e56fc9e2f // indirect
+	golang.org/x/exp v0.0.0-20260908205506-85c1c2202aba // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/term v0.40.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect

@@ -9,6 +9,7 @@
 #   bash scripts/ablation.sh [OUT]     (JOBS=2 runs at a time; a run takes about 17 minutes when two share
 #                                       2 cores; SEEDS="3" runs only seed 3)
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" # run folders are named relative to the repository, as config.json records them
 out=${1:-results/runs/ablation}

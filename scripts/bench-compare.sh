@@ -9,6 +9,7 @@
 #   bash scripts/build.sh /tmp/mathrl-new
 #   bash scripts/bench-compare.sh /tmp/mathrl-old /tmp/mathrl-new 5
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 old=${1:?usage: bench-compare.sh OLD_BIN NEW_BIN [ROUNDS]}
 new=${2:?usage: bench-compare.sh OLD_BIN NEW_BIN [ROUNDS]}
 rounds=${3:-5}

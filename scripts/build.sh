@@ -9,6 +9,7 @@
 #   bash scripts/build.sh
 #   LDFLAGS='-s -w' bash scripts/build.sh .cache/device/mathrl
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 out=$(realpath -m "${1:-.cache/bin/mathrl}")
 shift $(($# > 0 ? 1 : 0))
 cd "$(dirname "$0")/.."

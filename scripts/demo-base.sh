@@ -8,6 +8,7 @@
 #
 #   bash scripts/demo-base.sh
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bin=.cache/bin/mathrl

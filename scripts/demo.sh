@@ -12,6 +12,7 @@
 #   bash scripts/demo.sh results/runs/demo-xla --backend xla-cpu  # the demo on XLA
 #   bash scripts/demo.sh --all                                    # all six, about 30 minutes
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" # the run folder is named relative to the repository, as config.json records it
 bin=.cache/bin/mathrl

@@ -7,6 +7,7 @@
 # For notebooks in a browser, also: apt-get install jupyter-notebook jupyter-client
 # and `PATH=$PWD/.cache/bin:$PATH /usr/bin/jupyter notebook` (as root: --allow-root).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin="$root/.cache/bin"
 mkdir -p "$bin"

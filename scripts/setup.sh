@@ -7,6 +7,7 @@
 # pinned by version and sha256. Idempotent: each step is skipped when its result
 # is already there (a step's marker file is written last).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 export PIP_ROOT_USER_ACTION=ignore
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${MATHRL_TEST_CACHE:-$root/.cache/testdeps}

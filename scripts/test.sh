@@ -10,6 +10,7 @@
 # Without internet, point MATHRL_DATA_MIRROR at a folder holding the dataset files
 # and MATHRL_TEST_MODELS at a folder holding tiny-qwen3-hf/.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 cd "$(dirname "$0")/.."
 root=$PWD
 

@@ -5,6 +5,8 @@ module github.com/mathrl/mathrl/tools
 
 go 1.26.8
 
+toolchain go1.27.3
+
 tool (
 	github.com/janpfeifer/gonb
 	golang.org/x/tools/cmd/goimports
@@ -25,7 +27,7 @@ require (
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/gx-org/backend v0.3.0 // indirect
 	github.com/gx-org/gx v0.6.1 // indirect
-	github.com/janpfeifer/gonb v0.11.3 // indirect
+	github.com/janpfeifer/gonb v0.11.5 // indirect
 	github.com/janpfeifer/must v0.2.0 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect

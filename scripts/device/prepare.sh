@@ -7,6 +7,7 @@
 # machine, with .cache/device brought along:
 #   bash scripts/device/check_h200.sh
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../toolchain.sh"
 cd "$(dirname "$0")/../.."
 dst=.cache/device
 tok=.cache/testdeps/qwen3/tokenizer.json
