@@ -12,6 +12,7 @@ import (
 	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
 	mlmodel "github.com/gomlx/gomlx/ml/model"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
@@ -195,7 +196,7 @@ func trainStep(b compute.Backend, m *qwen3.Model, opts Options) (*mlmodel.Exec, 
 		vars := grpo.TrainableVariables(scope.Store())
 		nodes := make([]*Node, len(vars))
 		for i, v := range vars {
-			nodes[i] = v.NodeValue(ids.Graph())
+			nodes[i] = gomlxfix.VariableNode(v, ids.Graph())
 		}
 		grpo.ApplyAdamW(scope.Store(), vars, Gradient(loss, nodes...), lr, opts.AdamW)
 		return loss

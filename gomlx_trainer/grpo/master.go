@@ -10,6 +10,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	mlmodel "github.com/gomlx/gomlx/ml/model"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
 	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
@@ -95,11 +96,11 @@ func masterValue(store *mlmodel.Store, v *mlmodel.Variable, p precision.Optimize
 	// unused parameter created after the last node an output needs, and
 	// setMaster's write would create v's parameter last: creating it here,
 	// first, keeps its index low.
-	w := v.NodeValue(g)
+	w := gomlxfix.VariableNode(v, g)
 	mode := masterOf(p, v)
 	var master *Node
 	if mode == precision.MasterFloat32 || mode == precision.MasterRemainder {
-		master = store.GetVariable(masterPath(v, mode)).NodeValue(g)
+		master = gomlxfix.VariableNode(store.GetVariable(masterPath(v, mode)), g)
 	}
 	return joinMaster(mode, w, master)
 }

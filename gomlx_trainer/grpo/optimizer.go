@@ -9,6 +9,7 @@ import (
 	mlmodel "github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/model/initializer"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
 	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 )
 
@@ -102,12 +103,12 @@ func ApplyAdamW(store *mlmodel.Store, vars []*mlmodel.Variable, grads []*Node, l
 	grads, gradNorm = ClipByGlobalNorm(grads, cfg.ClipNorm)
 
 	stepVar := adamStep(store)
-	step := AddScalar(stepVar.NodeValue(g), 1)
+	step := AddScalar(gomlxfix.VariableNode(stepVar, g), 1)
 	stepVar.SetNodeValue(step)
 	k := adamTermsAt(lr, step, cfg)
 	for i, v := range vars {
 		mVar, vVar := adamMoments(store, v, cfg.Precision)
-		m, s := mVar.NodeValue(g), vVar.NodeValue(g)
+		m, s := gomlxfix.VariableNode(mVar, g), gomlxfix.VariableNode(vVar, g)
 		p := masterValue(store, v, cfg.Precision, g)
 		x, m, s := adamW(p, grads[i], m, s, k, cfg)
 		mVar.SetNodeValue(ConvertDType(m, mVar.DType()))
@@ -212,12 +213,12 @@ func AccumulateGradients(store *mlmodel.Store, vars []*mlmodel.Variable, loss *N
 	g := loss.Graph()
 	nodes := make([]*Node, len(vars))
 	for i, v := range vars {
-		nodes[i] = v.NodeValue(g)
+		nodes[i] = gomlxfix.VariableNode(v, g)
 	}
 	grads := Gradient(loss, nodes...)
 	for i, v := range vars {
 		acc := accumulator(store, v)
-		sum := Add(ConvertDType(acc.NodeValue(g), dtypes.Float32), ConvertDType(grads[i], dtypes.Float32))
+		sum := Add(ConvertDType(gomlxfix.VariableNode(acc, g), dtypes.Float32), ConvertDType(grads[i], dtypes.Float32))
 		acc.SetNodeValue(ConvertDType(sum, acc.DType()))
 	}
 }
@@ -229,7 +230,7 @@ func AccumulatedGradients(store *mlmodel.Store, vars []*mlmodel.Variable, g *Gra
 	grads := make([]*Node, len(vars))
 	for i, v := range vars {
 		acc := accumulator(store, v)
-		grads[i] = acc.NodeValue(g)
+		grads[i] = gomlxfix.VariableNode(acc, g)
 		if zero {
 			acc.SetNodeValue(ZerosLike(grads[i]))
 		}

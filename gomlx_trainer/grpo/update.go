@@ -8,6 +8,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	mlmodel "github.com/gomlx/gomlx/ml/model"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
 	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 )
 
@@ -42,7 +43,7 @@ func newGroupedUpdate(backend compute.Backend, store *mlmodel.Store, all, vars [
 	}
 	u.clip = mlmodel.MustNewExec(backend, store, func(scope *mlmodel.Scope, g *Graph) []*Node {
 		stepVar := adamStep(scope.Store())
-		step := AddScalar(stepVar.NodeValue(g), 1)
+		step := AddScalar(gomlxfix.VariableNode(stepVar, g), 1)
 		stepVar.SetNodeValue(step)
 		if len(all) == 0 {
 			return []*Node{ZerosLike(step), OnesLike(step), step}

@@ -24,7 +24,7 @@ func weight(scope *model.Scope, g *Graph, name string) *Node {
 	if v == nil {
 		panic(fmt.Errorf("qwen3: weight %q not loaded", name))
 	}
-	return v.NodeValue(g)
+	return gomlxfix.VariableNode(v, g)
 }
 
 // linear applies a Hugging Face linear weight [out, in] to x's last axis.
