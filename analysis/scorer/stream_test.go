@@ -147,6 +147,9 @@ func TestScoreStreamOrder(t *testing.T) {
 	}
 }
 
+// TestScoreStreamBadInput checks that each bad record gets one error naming
+// the file, the line and the field; encoding/json's own words after it are
+// not checked (they change between Go releases).
 func TestScoreStreamBadInput(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"{\"response\":\"x\",\"label\":\"1\"}\n{\"response\":3,\"label\":\"1\"}\n", `in.jsonl:2: field "response": want a string`},
@@ -162,14 +165,14 @@ func TestScoreStreamBadInput(t *testing.T) {
 		{"{\"response\":{\"a\":\"x\"},\"label\":\"1\"}\n", `in.jsonl:1: field "response": want a string`},
 		{"{\"response\":[\"x\"],\"label\":\"1\"}\n", `in.jsonl:1: field "response": want a string`},
 		{"{\"response\":\"x\",\"label\":false}\n", `in.jsonl:1: field "label": want a string or a number`},
-		{"{\"response\":\"a\\qb\",\"label\":\"1\"}\n", `in.jsonl:1: field "response": bad JSON value: invalid character 'q' in string escape code`},
-		{"{\"response\":\"a\tb\",\"label\":\"1\"}\n", `in.jsonl:1: field "response": bad JSON value: invalid character '\t' in string literal`},
-		{"{\"response\":\"x\",\"label\":01}\n", `in.jsonl:1: not a JSON object: invalid character '1' after object key:value pair`},
-		{"{\"response\":\"x\",\"label\":1.}\n", `in.jsonl:1: field "label": bad JSON value: invalid character '}' after decimal point in numeric literal`},
-		{"{\"response\":\"x\",\"label\":\"1\",}\n", `in.jsonl:1: not a JSON object: invalid character '}' looking for beginning of object key string`},
+		{"{\"response\":\"a\\qb\",\"label\":\"1\"}\n", `in.jsonl:1: field "response": bad JSON value: `},
+		{"{\"response\":\"a\tb\",\"label\":\"1\"}\n", `in.jsonl:1: field "response": bad JSON value: `},
+		{"{\"response\":\"x\",\"label\":01}\n", `in.jsonl:1: not a JSON object: `},
+		{"{\"response\":\"x\",\"label\":1.}\n", `in.jsonl:1: field "label": bad JSON value: `},
+		{"{\"response\":\"x\",\"label\":\"1\",}\n", `in.jsonl:1: not a JSON object: `},
 		{"{\"response\":\"x\",\"\\u0072esponse\":\"y\",\"label\":\"1\"}\n", `in.jsonl:1: field "response": repeated`},
 		{"{\"réponse\":1,\"réponse\":2}\n", `in.jsonl:1: field "réponse": repeated`},
-		{"{\"response\":\"x\",\"label\":\"1\"}\n{\"response\":\"x\" \"label\":\"1\"}\n", `in.jsonl:2: not a JSON object: invalid character '"' after object key:value pair`},
+		{"{\"response\":\"x\",\"label\":\"1\"}\n{\"response\":\"x\" \"label\":\"1\"}\n", `in.jsonl:2: not a JSON object: `},
 	} {
 		var out bytes.Buffer
 		_, err := ScoreStream(context.Background(), strings.NewReader(tc.in), &out, StreamOptions{Scorer: Math, Name: "in.jsonl"})

@@ -6,6 +6,8 @@ import (
 
 	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck
 	mlmodel "github.com/gomlx/gomlx/ml/model"
+
+	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
 )
 
 // refAdamW is PyTorch's AdamW step written out one number at a time, after
@@ -58,8 +60,8 @@ func TestAdamWWithAccumulation(t *testing.T) {
 		accumulate := mlmodel.MustNewExec(backend, store, func(_ *mlmodel.Scope, c1, c2 *Node) *Node {
 			g := c1.Graph()
 			loss := Add(
-				Add(ReduceAllSum(Mul(c1, vars[0].NodeValue(g))), ReduceAllSum(Mul(c2, vars[1].NodeValue(g)))),
-				MulScalar(Add(ReduceAllSum(Square(vars[0].NodeValue(g))), ReduceAllSum(Square(vars[1].NodeValue(g)))), 0.5))
+				Add(ReduceAllSum(Mul(c1, gomlxfix.VariableNode(vars[0], g))), ReduceAllSum(Mul(c2, gomlxfix.VariableNode(vars[1], g)))),
+				MulScalar(Add(ReduceAllSum(Square(gomlxfix.VariableNode(vars[0], g))), ReduceAllSum(Square(gomlxfix.VariableNode(vars[1], g)))), 0.5))
 			AccumulateGradients(store, vars, loss)
 			return loss
 		})

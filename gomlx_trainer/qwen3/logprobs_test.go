@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/gomlx/ml/model"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
+	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
 )
 
 // TestTokenLogProbs compares TokenLogProbs with log_softmax of Logits computed on
@@ -83,7 +84,7 @@ func TestTokenLogProbsGradient(t *testing.T) {
 	} {
 		v := m.Weight(tc.name)
 		gradExec := model.MustNewExec(b, m.Store, func(scope *model.Scope, ids *Node) *Node {
-			return Gradient(loss(scope, ids), v.NodeValue(ids.Graph()))[0]
+			return Gradient(loss(scope, ids), gomlxfix.VariableNode(v, ids.Graph()))[0]
 		})
 		grad, _ := Float32s(gradExec.MustCall(ids)[0])
 		orig := v.MustValue()
