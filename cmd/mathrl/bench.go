@@ -30,8 +30,8 @@ type benchOptions struct {
 	RooflinePeaks   string
 	RooflineCopyMiB int64 // --roofline's copy buffers; 0: bench.DefaultCopyBuffer
 	RooflineMatmul  int   // --roofline's largest matmul
-	Out           io.Writer
-	Log           io.Writer
+	Out             io.Writer
+	Log             io.Writer
 }
 
 func newBenchCmd(runF func(context.Context, *benchOptions) error) *cobra.Command {
@@ -48,8 +48,8 @@ step's and the prefill's model FLOP/s, decoding's bytes/s (the weights a step mu
 dtype's size, plus the key/value cache it attends over).
 
 --roofline measures this machine's limits first, in a few seconds: the copy bandwidth (bytes read +
-written per second copying two buffers far larger than the last-level cache, on --threads threads)
-and the float32 and bfloat16 matmul peaks (the best FLOP/s of square matmuls up to
+written per second copying a buffer into another, each the size of the last-level cache and at least
+256 MiB, on --threads threads) and the float32 and bfloat16 matmul peaks (the best FLOP/s of square matmuls up to
 --roofline-matmul, on every backend benched and, with --baseline torch, in PyTorch; the highest is
 the peak). Each rate is then also given as its fraction of its limit: train and prefill of the
 matmul peak of the model's dtype (MFU), decoding of the copy bandwidth (MBU). A decode step far
@@ -152,7 +152,7 @@ func runBench(ctx context.Context, opts *benchOptions) error {
 	if len(opts.Baseline) > 0 {
 		return runBenchCompare(ctx, opts, bench.GoMLXSide{Name: plan.Kind, Backend: b}, newModel)
 	}
-	if opts.Bench.Roofline, err = benchRoofline(opts, []bench.GoMLXSide{{Name: plan.Kind, Backend: b}}); err != nil {
+	if opts.Bench.Roofline, err = benchRoofline(opts, bench.GoMLXSide{Name: plan.Kind, Backend: b}); err != nil {
 		return err
 	}
 	m, err := newModel()
@@ -185,12 +185,14 @@ func runBenchCompare(ctx context.Context, opts *benchOptions, main bench.GoMLXSi
 		}
 		co.Backends = append(co.Backends, bench.GoMLXSide{Name: plan.Kind, Backend: b})
 	}
-	var err error
-	if co.Bench.Roofline, err = benchRoofline(opts, co.Backends); err != nil {
-		return err
-	}
-	if co.Torch != nil && opts.Roofline {
-		co.Torch.MatmulMax = opts.RooflineMatmul
+	if opts.Roofline {
+		co.Roofline = opts.rooflineOptions()
+	} else if opts.RooflinePeaks != "" {
+		r, err := bench.ParseRoofline(opts.RooflinePeaks)
+		if err != nil {
+			return err
+		}
+		co.Bench.Roofline = &r
 	}
 	c, err := bench.Compare(ctx, co, opts.Log)
 	if err != nil {
@@ -219,20 +221,22 @@ func (opts *benchOptions) checkRoofline() error {
 	return nil
 }
 
+// rooflineOptions is how --roofline measures: on the bench's threads, with
+// --roofline-copy-mib and --roofline-matmul.
+func (opts *benchOptions) rooflineOptions() *bench.RooflineOptions {
+	return &bench.RooflineOptions{CopyBuffer: opts.RooflineCopyMiB << 20, MatmulMax: opts.RooflineMatmul}
+}
+
 // benchRoofline returns the limits the rates are read against: measured on
-// sides (--roofline), from --roofline-peaks, or nil.
-func benchRoofline(opts *benchOptions, sides []bench.GoMLXSide) (*bench.Roofline, error) {
+// side (--roofline), from --roofline-peaks, or nil.
+func benchRoofline(opts *benchOptions, side bench.GoMLXSide) (*bench.Roofline, error) {
 	switch {
 	case opts.Roofline:
-		r, err := bench.MeasureRoofline(sides, bench.RooflineOptions{CopyBuffer: opts.RooflineCopyMiB << 20,
-			MatmulMax: opts.RooflineMatmul}, opts.Log)
+		r, err := bench.MeasureRoofline([]bench.GoMLXSide{side}, *opts.rooflineOptions(), opts.Log)
 		return &r, err
 	case opts.RooflinePeaks != "":
 		r, err := bench.ParseRoofline(opts.RooflinePeaks)
-		if err != nil {
-			return nil, fmt.Errorf("bench: --roofline-peaks: %w", err)
-		}
-		return &r, nil
+		return &r, err
 	}
 	return nil, nil
 }

@@ -60,6 +60,10 @@ type CompareOptions struct {
 	// given, so every backend gets a fresh one.
 	NewModel func() (*qwen3.Model, error)
 	Torch    *TorchOptions // the PyTorch baseline, measured last; nil for none
+	// Roofline, when set, measures the roofline before the benches (on every
+	// backend, and in the PyTorch baseline's run its own matmul peaks, up to
+	// the same size) and replaces Bench.Roofline with it.
+	Roofline *RooflineOptions
 }
 
 // SetThreads makes the GoMLX pure Go backend compute on n threads (GOMAXPROCS)
@@ -82,9 +86,10 @@ func backendThreads(kind string) int {
 
 // Compare measures opts.Bench on every backend of opts.Backends and then on the
 // PyTorch baseline (with the Go side's thread count unless opts.Torch.Threads
-// says otherwise), writing progress to log. With opts.Bench.Roofline, every
-// side's rates are read against it, with torch's matmul peaks (when
-// opts.Torch.MatmulMax asks for them) added to its own.
+// says otherwise), writing progress to log. With opts.Roofline or
+// opts.Bench.Roofline, every side's rates are read against the roofline, with
+// torch's matmul peaks (when opts.Torch.MatmulMax asks for them) added to its
+// own.
 func Compare(ctx context.Context, opts CompareOptions, log io.Writer) (Comparison, error) {
 	var c Comparison
 	if opts.Torch != nil { // find python and the script before the long GoMLX runs
@@ -93,6 +98,17 @@ func Compare(ctx context.Context, opts CompareOptions, log io.Writer) (Compariso
 			return c, err
 		}
 		opts.Torch = &t
+	}
+	if opts.Roofline != nil {
+		ro := opts.Roofline.withDefaults()
+		roof, err := MeasureRoofline(opts.Backends, ro, log)
+		if err != nil {
+			return c, err
+		}
+		opts.Bench.Roofline = &roof
+		if opts.Torch != nil {
+			opts.Torch.MatmulMax = ro.MatmulMax
+		}
 	}
 	var cfg qwen3.Config
 	var m *qwen3.Model

@@ -112,7 +112,8 @@ func TestBenchComparisonShapesMeasuredOnly(t *testing.T) {
 func TestBenchCompareTiny(t *testing.T) {
 	b := backendtest.New(t)
 	opts := CompareOptions{Bench: tinyOptions, NewModel: func() (*qwen3.Model, error) { return tinyModel(t), nil },
-		Backends: []GoMLXSide{{Name: "first", Backend: b}, {Name: "second", Backend: b}}}
+		Backends: []GoMLXSide{{Name: "first", Backend: b}, {Name: "second", Backend: b}},
+		Roofline: &RooflineOptions{CopyBuffer: 4 << 20, MatmulMax: 64}}
 	c, err := Compare(context.Background(), opts, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +131,15 @@ func TestBenchCompareTiny(t *testing.T) {
 	}
 	if len(back.Ratios) != 1 || back.Ratios[0].Of != "first" || back.Ratios[0].Train <= 0 {
 		t.Errorf("ratios %+v", back.Ratios)
+	}
+	// The roofline was measured on both backends, and both sides are read against it.
+	if r := back.Roofline; r == nil || r.Source != "measured" || len(r.Matmuls) != 4 || r.Matmuls[2].On != "second" {
+		t.Fatalf("roofline %+v, want float32 and bfloat16 matmuls of first and second", r)
+	}
+	for _, s := range back.Sides {
+		if !(s.TrainMFU > 0) || !(s.PrefillMFU > 0) || !(s.DecodeMBU > 0) {
+			t.Errorf("%s: fractions %g, %g, %g; want all three", s.Name, s.TrainMFU, s.PrefillMFU, s.DecodeMBU)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -64,12 +65,11 @@ func (r *Roofline) Peak(dtype string) (float64, string) {
 
 // Datasheet figures of NamedRooflines, in bytes/s and FLOP/s.
 const (
-	h200HBM  = 4.8e12  // H200 SXM: HBM3e bandwidth, 4.8 TB/s
-	h200BF16 = 989e12  // H200 SXM: dense BF16 Tensor Core (1,979 TFLOP/s is with sparsity)
-	h200F32  = 67e12   // H200 SXM: FP32 (CUDA cores; a float32 product run as TF32 may exceed it)
-	gbPerS   = 1e9     // --roofline-peaks' bandwidth unit
-	tflopsU  = 1e12    // --roofline-peaks' matmul unit
-	mib      = 1 << 20 // a mebibyte
+	h200HBM  = 4.8e12 // H200 SXM: HBM3e bandwidth, 4.8 TB/s
+	h200BF16 = 989e12 // H200 SXM: dense BF16 Tensor Core (1,979 TFLOP/s is with sparsity)
+	h200F32  = 67e12  // H200 SXM: FP32 (CUDA cores; a float32 product run as TF32 may exceed it)
+	gbPerS   = 1e9    // --roofline-peaks' bandwidth unit
+	tflopsU  = 1e12   // --roofline-peaks' matmul unit
 )
 
 // NamedRooflines are devices' datasheet limits, by the name --roofline-peaks
@@ -89,17 +89,12 @@ func datasheet(name string, bytesPerS, f32, bf16 float64) Roofline {
 // the two matmul peaks of a datasheet), each > 0.
 func ParseRoofline(spec string) (Roofline, error) {
 	if r, ok := NamedRooflines[strings.ToLower(spec)]; ok {
+		r.Matmuls = slices.Clone(r.Matmuls) // the caller's to change
 		return r, nil
 	}
 	parts := strings.Split(spec, ",")
 	if len(parts) != 3 {
-		names := slices.Sorted(func(yield func(string) bool) {
-			for n := range NamedRooflines {
-				if !yield(n) {
-					return
-				}
-			}
-		})
+		names := slices.Sorted(maps.Keys(NamedRooflines))
 		return Roofline{}, fmt.Errorf("bench: roofline peaks %q: want a device (%s) or GB/s,f32 TFLOP/s,bf16 TFLOP/s", spec,
 			strings.Join(names, ", "))
 	}
@@ -129,6 +124,20 @@ type RooflineOptions struct {
 	MatmulMax  int   // largest side of the square matrices; 0: DefaultMatmulMax
 }
 
+// withDefaults fills the zero fields of o.
+func (o RooflineOptions) withDefaults() RooflineOptions {
+	if o.Threads == 0 {
+		o.Threads = runtime.GOMAXPROCS(0)
+	}
+	if o.CopyBuffer == 0 {
+		o.CopyBuffer = DefaultCopyBuffer()
+	}
+	if o.MatmulMax == 0 {
+		o.MatmulMax = DefaultMatmulMax
+	}
+	return o
+}
+
 // DefaultMatmulMax is the largest matmul MeasureRoofline tries by default: a
 // product of 2048² matrices (17 GFLOP) is past the size where a CPU's or a
 // GPU's GEMM kernels reach their steady rate, yet takes a fraction of a second
@@ -143,6 +152,7 @@ const (
 	matmulRepeats = 3                      // timed products per size, after one that compiles
 	copyPasses    = 4                      // timed copies, after the one that faults the pages in
 	copyLeast     = 256 * mib              // smallest copy buffer
+	mib           = 1 << 20                // a mebibyte
 )
 
 // DefaultCopyBuffer is the size of each copy buffer: the largest cache the CPU
@@ -295,15 +305,7 @@ func squareMatrix(n int, dtype dtypes.DType, seed int) *tensors.Tensor {
 // opts.Threads threads, and the float32 and bfloat16 matmul peaks on every
 // backend of sides. Progress goes to log.
 func MeasureRoofline(sides []GoMLXSide, opts RooflineOptions, log io.Writer) (Roofline, error) {
-	if opts.Threads == 0 {
-		opts.Threads = runtime.GOMAXPROCS(0)
-	}
-	if opts.CopyBuffer == 0 {
-		opts.CopyBuffer = DefaultCopyBuffer()
-	}
-	if opts.MatmulMax == 0 {
-		opts.MatmulMax = DefaultMatmulMax
-	}
+	opts = opts.withDefaults()
 	switch {
 	case opts.Threads < 1:
 		return Roofline{}, fmt.Errorf("bench: roofline: threads %d, want >= 1", opts.Threads)
@@ -339,23 +341,21 @@ func (r *Roofline) WriteText(w io.Writer) error {
 	if r.CopyThreads > 0 {
 		fmt.Fprintf(&b, " (%d threads, 2 buffers of %d MiB)", r.CopyThreads, r.CopyBuffer/mib)
 	}
-	b.WriteString("\nroofline matmul peaks:")
-	sep := " "
+	var parts []string
 	for _, dt := range []string{"float32", "bfloat16"} {
-		ms := r.sorted(dt)
-		if len(ms) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "%s%s", sep, dt)
-		for i, m := range ms {
-			fmt.Fprintf(&b, "%s %s %s", map[bool]string{true: "", false: ","}[i == 0], m.On, rate(m.FLOPsPerS, "FLOP"))
+		var sides []string
+		for _, m := range r.sorted(dt) {
+			side := m.On + " " + rate(m.FLOPsPerS, "FLOP")
 			if m.N > 0 {
-				fmt.Fprintf(&b, " (n %d)", m.N)
+				side += fmt.Sprintf(" (n %d)", m.N)
 			}
+			sides = append(sides, side)
 		}
-		sep = "; "
+		if len(sides) > 0 {
+			parts = append(parts, dt+" "+strings.Join(sides, ", "))
+		}
 	}
-	b.WriteString("\n")
+	fmt.Fprintf(&b, "\nroofline matmul peaks: %s\n", strings.Join(parts, "; "))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -407,10 +407,14 @@ func rate(v float64, unit string) string {
 	return fmt.Sprintf("%.*f %s%s/s", prec, x, prefix, unit)
 }
 
-// percent formats a fraction as "31.2%", "-" when it is unknown.
+// percent formats a fraction as "31.2%" (under 0.1%, two digits: "0.0012%"),
+// "-" when it is unknown.
 func percent(f float64) string {
-	if !(f > 0) {
+	switch {
+	case !(f > 0):
 		return "-"
+	case f < 1e-3:
+		return fmt.Sprintf("%.2g%%", 100*f)
 	}
 	return fmt.Sprintf("%.1f%%", 100*f)
 }

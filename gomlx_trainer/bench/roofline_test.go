@@ -99,8 +99,8 @@ func TestBenchSetRates(t *testing.T) {
 		want      float64
 		perS      float64
 	}{
-		{"train", r.TrainFLOPs, r.TrainFLOPsPerS, TrainFLOPs(cfg, 2, 8), 4},                                       // 250 ms
-		{"prefill", r.PrefillFLOPs, r.PrefillFLOPsPerS, PrefillFLOPs(cfg, 3, 4), 500},                            // 2 ms
+		{"train", r.TrainFLOPs, r.TrainFLOPsPerS, TrainFLOPs(cfg, 2, 8), 4},                                        // 250 ms
+		{"prefill", r.PrefillFLOPs, r.PrefillFLOPsPerS, PrefillFLOPs(cfg, 3, 4), 500},                              // 2 ms
 		{"decode", r.DecodeStepBytes, r.DecodeBytesPerS, MeanDecodeStepBytes(cfg, dtypes.BFloat16, 3, 4, 5), 2000}, // 0.5 ms
 	} {
 		if c.work != c.want || math.Abs(c.got-c.perS*c.want) > 1e-12*c.got {
@@ -242,6 +242,17 @@ func TestBenchRate(t *testing.T) {
 		{989e12, "989 TB/s"}, {2e15, "2.00 PB/s"}} {
 		if got := rate(tc.v, "B"); got != tc.want {
 			t.Errorf("rate(%g) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}
+
+func TestBenchPercent(t *testing.T) {
+	for _, tc := range []struct {
+		f    float64
+		want string
+	}{{0, "-"}, {math.NaN(), "-"}, {0.3125, "31.2%"}, {1.5, "150.0%"}, {1.234e-5, "0.0012%"}} {
+		if got := percent(tc.f); got != tc.want {
+			t.Errorf("percent(%g) = %q, want %q", tc.f, got, tc.want)
 		}
 	}
 }
