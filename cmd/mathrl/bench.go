@@ -24,8 +24,14 @@ type benchOptions struct {
 	Torch      bench.TorchOptions
 	Threads    int
 	WholeCache bool
-	Out        io.Writer
-	Log        io.Writer
+	// Roofline measures the machine's limits before the benches; RooflinePeaks
+	// names them instead (a device or three numbers, bench.ParseRoofline).
+	Roofline        bool
+	RooflinePeaks   string
+	RooflineCopyMiB int64 // --roofline's copy buffers; 0: bench.DefaultCopyBuffer
+	RooflineMatmul  int   // --roofline's largest matmul
+	Out             io.Writer
+	Log             io.Writer
 }
 
 func newBenchCmd(runF func(context.Context, *benchOptions) error) *cobra.Command {
@@ -37,8 +43,20 @@ func newBenchCmd(runF func(context.Context, *benchOptions) error) *cobra.Command
 weight on batch x len tokens) and sampler decoding (decode-batch prompts of prompt-len tokens,
 new-tokens generated with the KV cache, greedy unless --temperature, then again with the whole cache
 allocated from the start, as a baseline, unless --whole-cache=false) on a randomly initialised model
-of a named config, or on --model. Compilation is timed apart. With --peak-tflops (default 989, an
-H200's dense bf16 peak, on CUDA) it reports MFU.
+of a named config, or on --model. Compilation is timed apart. Every part reports its rate: the train
+step's and the prefill's model FLOP/s, decoding's bytes/s (the weights a step multiplies by, at the
+dtype's size, plus the key/value cache it attends over).
+
+--roofline measures this machine's limits first, in a few seconds: the copy bandwidth (bytes read +
+written per second copying a buffer into another, each the size of the last-level cache and at least
+256 MiB, on --threads threads) and the float32 and bfloat16 matmul peaks (the best FLOP/s of square matmuls up to
+--roofline-matmul, on every backend benched and, with --baseline torch, in PyTorch; the highest is
+the peak). Each rate is then also given as its fraction of its limit: train and prefill of the
+matmul peak of the model's dtype (MFU), decoding of the copy bandwidth (MBU). A decode step far
+under its bandwidth is losing time elsewhere; one near 100% can only go faster by reading less.
+--roofline-peaks takes the limits from a datasheet instead, without measuring: a device (h200:
+4.8 TB/s, 67 TFLOP/s float32, 989 TFLOP/s bfloat16 dense) or "GB/s,TFLOP/s f32,TFLOP/s bf16". On
+cuda the default is --roofline-peaks h200.
 
 --baseline measures the same shapes again, after --backend, on other GoMLX backends (cpu, xla-cpu,
 cuda) and/or on PyTorch eager + transformers (torch: scripts/bench/torch_qwen3.py run by --python,
@@ -51,7 +69,10 @@ process may run on (use taskset to give it fewer).`,
   mathrl bench --config qwen3-0.6b --dtype bf16 --backend cuda --batch 64 --len 320 --new-tokens 256 --json
   mathrl bench --config qwen3-0.6b-4l --backend xla-cpu --baseline torch --what train --batch 8 --len 256 --steps 2
   mathrl bench --config qwen3-0.6b-4l --backend xla-cpu --baseline torch,cpu --what decode \
-      --decode-batch 16 --prompt-len 64 --new-tokens 32 --whole-cache=false`,
+      --decode-batch 16 --prompt-len 64 --new-tokens 32 --whole-cache=false
+  mathrl bench --config qwen3-0.6b-4l --backend xla-cpu --baseline torch --roofline --what decode \
+      --decode-batch 16 --prompt-len 64 --new-tokens 8 --whole-cache=false
+  mathrl bench --config qwen3-0.6b --dtype bf16 --backend cuda --roofline-peaks 4800,67,989 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Out, opts.Log = cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -74,7 +95,10 @@ process may run on (use taskset to give it fewer).`,
 	f.Float64Var(&opts.Bench.Temperature, "temperature", 0, "decoding temperature; 0 is greedy")
 	f.BoolVar(&opts.WholeCache, "whole-cache", true, "also time decoding with the whole cache allocated from the start")
 	f.IntVar(&opts.Bench.TrainSteps, "steps", 3, "timed training steps")
-	f.Float64Var(&opts.Bench.PeakTFLOPS, "peak-tflops", 0, "device peak TFLOP/s for MFU (default 989 on cuda, none on cpu)")
+	f.BoolVar(&opts.Roofline, "roofline", false, "measure the copy bandwidth and matmul peaks first; report each rate's fraction of them")
+	f.StringVar(&opts.RooflinePeaks, "roofline-peaks", "", "the limits from a datasheet, not measured: h200, or GB/s,TFLOP/s f32,TFLOP/s bf16 (default h200 on cuda)")
+	f.Int64Var(&opts.RooflineCopyMiB, "roofline-copy-mib", 0, "--roofline: MiB of each copy buffer (default the last-level cache, at least 256)")
+	f.IntVar(&opts.RooflineMatmul, "roofline-matmul", bench.DefaultMatmulMax, "--roofline: largest side of the square matmuls timed")
 	f.StringVar(&opts.What, "what", "both", "train, decode or both")
 	f.Uint64Var(&opts.Bench.Seed, "seed", 0, "seed of the random model and tokens")
 	f.BoolVar(&opts.JSON, "json", false, "print the result as one JSON object")
@@ -105,12 +129,15 @@ func runBench(ctx context.Context, opts *benchOptions) error {
 			return fmt.Errorf("bench: --threads: %w", err)
 		}
 	}
+	if err := opts.checkRoofline(); err != nil {
+		return err
+	}
 	b, plan, err := opts.openBackend(opts.Log)
 	if err != nil {
 		return err
 	}
-	if opts.Bench.PeakTFLOPS == 0 && plan.Kind == backend.CUDA {
-		opts.Bench.PeakTFLOPS = 989
+	if opts.RooflinePeaks == "" && !opts.Roofline && plan.Kind == backend.CUDA {
+		opts.RooflinePeaks = "h200"
 	}
 	newModel := func() (*qwen3.Model, error) {
 		if opts.Model != "" {
@@ -124,6 +151,9 @@ func runBench(ctx context.Context, opts *benchOptions) error {
 	}
 	if len(opts.Baseline) > 0 {
 		return runBenchCompare(ctx, opts, bench.GoMLXSide{Name: plan.Kind, Backend: b}, newModel)
+	}
+	if opts.Bench.Roofline, err = benchRoofline(opts, bench.GoMLXSide{Name: plan.Kind, Backend: b}); err != nil {
+		return err
 	}
 	m, err := newModel()
 	if err != nil {
@@ -155,6 +185,15 @@ func runBenchCompare(ctx context.Context, opts *benchOptions, main bench.GoMLXSi
 		}
 		co.Backends = append(co.Backends, bench.GoMLXSide{Name: plan.Kind, Backend: b})
 	}
+	if opts.Roofline {
+		co.Roofline = opts.rooflineOptions()
+	} else if opts.RooflinePeaks != "" {
+		r, err := bench.ParseRoofline(opts.RooflinePeaks)
+		if err != nil {
+			return err
+		}
+		co.Bench.Roofline = &r
+	}
 	c, err := bench.Compare(ctx, co, opts.Log)
 	if err != nil {
 		return err
@@ -163,4 +202,41 @@ func runBenchCompare(ctx context.Context, opts *benchOptions, main bench.GoMLXSi
 		return jsonl.WriteLine(opts.Out, c)
 	}
 	return c.WriteText(opts.Out)
+}
+
+// checkRoofline refuses bad --roofline* flags before anything loads.
+func (opts *benchOptions) checkRoofline() error {
+	switch {
+	case opts.Roofline && opts.RooflinePeaks != "":
+		return fmt.Errorf("bench: --roofline measures the limits, --roofline-peaks gives them: not both")
+	case opts.RooflineCopyMiB < 0:
+		return fmt.Errorf("bench: --roofline-copy-mib %d, want >= 0", opts.RooflineCopyMiB)
+	case opts.RooflineMatmul < 1:
+		return fmt.Errorf("bench: --roofline-matmul %d, want >= 1", opts.RooflineMatmul)
+	case opts.RooflinePeaks != "":
+		if _, err := bench.ParseRoofline(opts.RooflinePeaks); err != nil {
+			return fmt.Errorf("bench: --roofline-peaks: %w", err)
+		}
+	}
+	return nil
+}
+
+// rooflineOptions is how --roofline measures: on the bench's threads, with
+// --roofline-copy-mib and --roofline-matmul.
+func (opts *benchOptions) rooflineOptions() *bench.RooflineOptions {
+	return &bench.RooflineOptions{CopyBuffer: opts.RooflineCopyMiB << 20, MatmulMax: opts.RooflineMatmul}
+}
+
+// benchRoofline returns the limits the rates are read against: measured on
+// side (--roofline), from --roofline-peaks, or nil.
+func benchRoofline(opts *benchOptions, side bench.GoMLXSide) (*bench.Roofline, error) {
+	switch {
+	case opts.Roofline:
+		r, err := bench.MeasureRoofline([]bench.GoMLXSide{side}, *opts.rooflineOptions(), opts.Log)
+		return &r, err
+	case opts.RooflinePeaks != "":
+		r, err := bench.ParseRoofline(opts.RooflinePeaks)
+		return &r, err
+	}
+	return nil, nil
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -60,10 +62,108 @@ func TestBenchCommandErrors(t *testing.T) {
 		{[]string{"--threads", "-1"}, "--threads"},
 		{[]string{"--baseline", "tpu"}, "--baseline tpu"},
 		{[]string{"--baseline", "torch", "--python", "/nonexistent/python"}, "/nonexistent/python"},
+		{[]string{"--roofline", "--roofline-peaks", "h200"}, "not both"},
+		{[]string{"--roofline-peaks", "tpu"}, `--roofline-peaks: bench: roofline peaks "tpu"`},
+		{[]string{"--roofline-peaks", "4800,67"}, `"4800,67"`},
+		{[]string{"--roofline", "--roofline-copy-mib", "-1"}, "--roofline-copy-mib -1"},
+		{[]string{"--roofline", "--roofline-matmul", "0"}, "--roofline-matmul 0"},
 	} {
 		_, _, err := runCLI(t, "", append(tinyBench, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("bench %v: error %v, want one containing %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+func TestBenchCommandRooflineFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		measure  bool
+		peaks    string
+		copyMiB  int64
+		matmulTo int
+	}{
+		{nil, false, "", 0, bench.DefaultMatmulMax},
+		{[]string{"--roofline"}, true, "", 0, bench.DefaultMatmulMax},
+		{[]string{"--roofline", "--roofline-copy-mib", "512", "--roofline-matmul", "4096"}, true, "", 512, 4096},
+		{[]string{"--roofline-peaks", "h200"}, false, "h200", 0, bench.DefaultMatmulMax},
+		{[]string{"--roofline-peaks", "3350,67,989"}, false, "3350,67,989", 0, bench.DefaultMatmulMax},
+	} {
+		var got *benchOptions
+		cmd := newBenchCmd(func(_ context.Context, o *benchOptions) error { got = o; return nil })
+		if _, _, err := execute(cmd, "", tc.args...); err != nil {
+			t.Fatalf("bench %q: %v", tc.args, err)
+		}
+		if got.Roofline != tc.measure || got.RooflinePeaks != tc.peaks || got.RooflineCopyMiB != tc.copyMiB ||
+			got.RooflineMatmul != tc.matmulTo {
+			t.Errorf("bench %q: roofline %v, peaks %q, copy %d MiB, matmul to %d; want %v, %q, %d, %d", tc.args,
+				got.Roofline, got.RooflinePeaks, got.RooflineCopyMiB, got.RooflineMatmul, tc.measure, tc.peaks, tc.copyMiB, tc.matmulTo)
+		}
+	}
+}
+
+// smallRoofline measures the roofline small: buffers of 8 MiB, matmuls up to 64.
+var smallRoofline = []string{"--roofline", "--roofline-copy-mib", "8", "--roofline-matmul", "64"}
+
+// TestBenchCommandRoofline runs a real --roofline bench of the tiny model and
+// checks that every rate and every fraction is there and a rate: positive and
+// finite (not how fast, which depends on the machine).
+func TestBenchCommandRoofline(t *testing.T) {
+	out := mustRunCLI(t, append(append(tinyBench, smallRoofline...), "--json", "--whole-cache=false")...)
+	var r bench.Result
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if r.Roofline == nil || r.Roofline.Source != "measured" || len(r.Roofline.Matmuls) != 2 {
+		t.Fatalf("roofline %+v", r.Roofline)
+	}
+	for name, v := range map[string]float64{"copy_bytes_per_s": r.Roofline.CopyBytesPerS, "train_flops": r.TrainFLOPs,
+		"train_flops_per_s": r.TrainFLOPsPerS, "train_mfu": r.TrainMFU, "prefill_flops": r.PrefillFLOPs,
+		"prefill_flops_per_s": r.PrefillFLOPsPerS, "prefill_mfu": r.PrefillMFU, "decode_step_bytes": r.DecodeStepBytes,
+		"decode_bytes_per_s": r.DecodeBytesPerS, "decode_mbu": r.DecodeMBU} {
+		if !(v > 0) || math.IsInf(v, 0) {
+			t.Errorf("%s = %g, want a positive finite number", name, v)
+		}
+	}
+	if peak, _ := r.Roofline.Peak("float32"); math.Abs(r.TrainMFU-r.TrainFLOPsPerS/peak) > 1e-12 ||
+		math.Abs(r.DecodeMBU-r.DecodeBytesPerS/r.Roofline.CopyBytesPerS) > 1e-12 {
+		t.Errorf("fractions %g, %g; want the rates over the float32 peak %g and the bandwidth %g", r.TrainMFU, r.DecodeMBU,
+			peak, r.Roofline.CopyBytesPerS)
+	}
+}
+
+// TestBenchCommandRooflineTable runs a --roofline comparison of the pure Go
+// backend with itself and reads the text: the roofline, the columns of the
+// rates table, and a rate and a fraction in every cell of its rows.
+func TestBenchCommandRooflineTable(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	out := mustRunCLI(t, append(append(tinyBench, smallRoofline...), "--baseline", "cpu", "--threads", "1",
+		"--whole-cache=false")...)
+	header := "train FLOP/s  of matmul peak  prefill FLOP/s  of matmul peak  decode bytes/s  of copy bandwidth"
+	for _, want := range []string{"roofline (measured): copy bandwidth ", "(1 threads, 2 buffers of 8 MiB)",
+		"roofline matmul peaks: float32 cpu ", "bfloat16 cpu ", header} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	lines := strings.Split(out, "\n")
+	rows := 0
+	for i, l := range lines {
+		if !strings.Contains(l, header) {
+			continue
+		}
+		for _, row := range lines[i+1 : i+3] {
+			f := strings.Fields(row)
+			// cpu, then a rate (number and unit) and a percentage for each part.
+			if len(f) != 10 || f[0] != "cpu" || !strings.HasSuffix(f[2], "FLOP/s") || !strings.HasSuffix(f[3], "%") ||
+				!strings.HasSuffix(f[5], "FLOP/s") || !strings.HasSuffix(f[6], "%") || !strings.HasSuffix(f[8], "B/s") ||
+				!strings.HasSuffix(f[9], "%") {
+				t.Errorf("rates row %q, want cpu and a rate and a percentage for train, prefill and decode", row)
+			}
+			rows++
+		}
+	}
+	if rows != 2 {
+		t.Errorf("%d rows of rates, want 2:\n%s", rows, out)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
 	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL reads best dot-imported
 	mlmodel "github.com/gomlx/gomlx/ml/model"
 
@@ -27,7 +28,6 @@ type Options struct {
 	NewTokens   int     // decoding: tokens generated per sequence
 	Temperature float64 // decoding: 0 is greedy
 	TrainSteps  int     // timed training steps (after one that compiles)
-	PeakTFLOPS  float64 // the device's dense peak for the dtype, for MFU; 0: no MFU
 	Train       bool    // measure the training step
 	Decode      bool    // measure decoding
 	// SkipWholeCache leaves out the second decoding run, with the whole cache
@@ -35,6 +35,9 @@ type Options struct {
 	SkipWholeCache bool
 	Seed           uint64             // token ids are drawn from this seed
 	Model          qwen3.ModelOptions // how the training graph is built (fused or decomposed attention, ...)
+	// Roofline, when set, is the machine's limits the rates are read against
+	// (MFU, MBU); nil: the rates alone.
+	Roofline *Roofline
 	// AdamW is the training step's optimizer (grpo.ApplyAdamW, as the GRPO
 	// trainer applies it) and LR its learning rate; a zero LR takes both from
 	// TrainerAdamW.
@@ -97,7 +100,6 @@ type Result struct {
 	TrainCompileS    float64 `json:"train_compile_s,omitempty"`    // first step, compilation included
 	TrainStepMS      float64 `json:"train_step_ms,omitempty"`      // mean of the timed steps
 	TrainTokensPerS  float64 `json:"train_tokens_per_s,omitempty"` // batch*seq_len / step time
-	TrainMFU         float64 `json:"train_mfu,omitempty"`          // model FLOPs / step time / peak
 	DecodeCompileS   float64 `json:"decode_compile_s,omitempty"`   // warm-up session, compilation included
 	PrefillMS        float64 `json:"prefill_ms,omitempty"`         // reading the prompts and sampling the first tokens
 	DecodeStepMS     float64 `json:"decode_step_ms,omitempty"`     // one token for every sequence
@@ -105,11 +107,59 @@ type Result struct {
 	// DecodeWholeCacheStepMS is the baseline: a decode step with the cache
 	// allocated at full capacity from the start (and attended over in full).
 	DecodeWholeCacheStepMS float64 `json:"decode_whole_cache_step_ms,omitempty"`
+
+	// The work of each part, its rate, and the rate's fraction of the
+	// roofline (SetRates, ApplyRoofline; zero: not measured, or no roofline).
+	TrainFLOPs       float64   `json:"train_flops,omitempty"`         // TrainFLOPs of a step
+	TrainFLOPsPerS   float64   `json:"train_flops_per_s,omitempty"`   // train_flops / step time
+	TrainMFU         float64   `json:"train_mfu,omitempty"`           // train_flops_per_s / the matmul peak
+	PrefillFLOPs     float64   `json:"prefill_flops,omitempty"`       // PrefillFLOPs of the prompts
+	PrefillFLOPsPerS float64   `json:"prefill_flops_per_s,omitempty"` // prefill_flops / prefill time
+	PrefillMFU       float64   `json:"prefill_mfu,omitempty"`         // prefill_flops_per_s / the matmul peak
+	DecodeStepBytes  float64   `json:"decode_step_bytes,omitempty"`   // MeanDecodeStepBytes
+	DecodeBytesPerS  float64   `json:"decode_bytes_per_s,omitempty"`  // decode_step_bytes / step time
+	DecodeMBU        float64   `json:"decode_mbu,omitempty"`          // decode_bytes_per_s / the copy bandwidth
+	Roofline         *Roofline `json:"roofline,omitempty"`            // the limits, in a run of one side
 }
 
-// WriteText writes r as a few lines of text: sizes, then the training step and
-// decoding lines of the parts that were measured (a zero step time means not
-// measured), with MFU when it was computed.
+// SetRates fills r's work counts and rates for a model of cfg in dtype, from
+// its sizes and the step times it holds (a part not measured keeps zeros).
+func (r *Result) SetRates(cfg qwen3.Config, dtype dtypes.DType) {
+	perS := func(work, ms float64) float64 {
+		if !(ms > 0) {
+			return 0
+		}
+		return work / (ms / 1000)
+	}
+	if r.TrainStepMS > 0 {
+		r.TrainFLOPs = TrainFLOPs(cfg, r.Batch, r.SeqLen)
+		r.TrainFLOPsPerS = perS(r.TrainFLOPs, r.TrainStepMS)
+	}
+	if r.PrefillMS > 0 {
+		r.PrefillFLOPs = PrefillFLOPs(cfg, r.DecodeBatch, r.PromptLen)
+		r.PrefillFLOPsPerS = perS(r.PrefillFLOPs, r.PrefillMS)
+	}
+	if r.DecodeStepMS > 0 {
+		r.DecodeStepBytes = MeanDecodeStepBytes(cfg, dtype, r.DecodeBatch, r.PromptLen, r.NewTokens)
+		r.DecodeBytesPerS = perS(r.DecodeStepBytes, r.DecodeStepMS)
+	}
+}
+
+// ApplyRoofline sets r's fractions of roof: the train step's and the
+// prefill's FLOP/s over roof's matmul peak for dtype (float32 or bfloat16),
+// decoding's bytes/s over its copy bandwidth. A limit roof lacks, or a rate
+// not measured, leaves its fraction zero.
+func (r *Result) ApplyRoofline(roof *Roofline, dtype string) {
+	peak, _ := roof.Peak(dtype)
+	r.TrainMFU = fraction(r.TrainFLOPsPerS, peak)
+	r.PrefillMFU = fraction(r.PrefillFLOPsPerS, peak)
+	r.DecodeMBU = fraction(r.DecodeBytesPerS, roof.CopyBytesPerS)
+}
+
+// WriteText writes r as a few lines of text: sizes, the roofline if any, then
+// the training step and decoding lines of the parts that were measured (a zero
+// step time means not measured), each with its rate and, against a roofline,
+// the rate's fraction of it.
 func (r Result) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "params %.3g, batch %d, len %d, new tokens %d", float64(r.Params), r.Batch, r.SeqLen, r.NewTokens)
@@ -117,16 +167,25 @@ func (r Result) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, ", decode batch %d, prompt len %d", r.DecodeBatch, r.PromptLen)
 	}
 	b.WriteString("\n")
-	if r.TrainStepMS > 0 {
-		fmt.Fprintf(&b, "train step: %.1f ms, %.0f tokens/s", r.TrainStepMS, r.TrainTokensPerS)
-		if r.TrainMFU > 0 {
-			fmt.Fprintf(&b, ", MFU %.1f%%", 100*r.TrainMFU)
+	if r.Roofline != nil {
+		if err := r.Roofline.WriteText(&b); err != nil {
+			return err
 		}
-		fmt.Fprintf(&b, " (first step %.1f s)\n", r.TrainCompileS)
+	}
+	of := func(f float64, limit string) string {
+		if !(f > 0) {
+			return ""
+		}
+		return fmt.Sprintf(", %s of %s", percent(f), limit)
+	}
+	if r.TrainStepMS > 0 {
+		fmt.Fprintf(&b, "train step: %.1f ms, %.0f tokens/s, %s%s (first step %.1f s)\n", r.TrainStepMS,
+			r.TrainTokensPerS, rate(r.TrainFLOPsPerS, "FLOP"), of(r.TrainMFU, "the matmul peak"), r.TrainCompileS)
 	}
 	if r.DecodeStepMS > 0 {
-		fmt.Fprintf(&b, "decode: %.2f ms/step, %.0f tokens/s, prefill %.1f ms (warm-up %.1f s)\n",
-			r.DecodeStepMS, r.DecodeTokensPerS, r.PrefillMS, r.DecodeCompileS)
+		fmt.Fprintf(&b, "decode: %.2f ms/step, %.0f tokens/s, %s%s; prefill %.1f ms, %s%s (warm-up %.1f s)\n",
+			r.DecodeStepMS, r.DecodeTokensPerS, rate(r.DecodeBytesPerS, "B"), of(r.DecodeMBU, "the copy bandwidth"),
+			r.PrefillMS, rate(r.PrefillFLOPsPerS, "FLOP"), of(r.PrefillMFU, "the matmul peak"), r.DecodeCompileS)
 	}
 	if r.DecodeWholeCacheStepMS > 0 && r.DecodeStepMS > 0 {
 		fmt.Fprintf(&b, "decode with the whole cache from the start (baseline): %.2f ms/step, %.2fx the time\n",
@@ -141,12 +200,60 @@ func (r Result) WriteText(w io.Writer) error {
 // it is the head) plus attention's 12 * layers * heads * headDim * seqLen per
 // token, as in PaLM's MFU.
 func TrainFLOPs(cfg qwen3.Config, batch, seqLen int) float64 {
+	perToken := 6*multiplied(cfg) + 12*float64(cfg.Layers*cfg.Heads*cfg.HeadDim*seqLen)
+	return perToken * float64(batch*seqLen)
+}
+
+// multiplied is the number of weights a token's forward pass multiplies by:
+// every parameter but the embedding table, which is looked up, unless the
+// head is tied to it (then the table counts once, as the head).
+func multiplied(cfg qwen3.Config) float64 {
 	n := float64(cfg.Params())
 	if !cfg.TieEmbeddings {
 		n -= float64(cfg.VocabSize * cfg.Hidden)
 	}
-	perToken := 6*n + 12*float64(cfg.Layers*cfg.Heads*cfg.HeadDim*seqLen)
-	return perToken * float64(batch*seqLen)
+	return n
+}
+
+// PrefillFLOPs is the model FLOPs of reading batch prompts of promptLen
+// tokens: the forward third of TrainFLOPs' count for every prompt token (2 per
+// weight multiplied, and 4 * layers * heads * headDim * promptLen for
+// attention's two products), except that the head (vocab x hidden weights)
+// runs at each prompt's last token only, where the sampler's prefill (and
+// transformers' generate) computes logits.
+func PrefillFLOPs(cfg qwen3.Config, batch, promptLen int) float64 {
+	head := float64(cfg.VocabSize * cfg.Hidden)
+	perToken := 2*(multiplied(cfg)-head) + 4*float64(cfg.Layers*cfg.Heads*cfg.HeadDim*promptLen)
+	return perToken*float64(batch*promptLen) + 2*head*float64(batch)
+}
+
+// DecodeStepBytes is the bytes a decode step of batch sequences must read from
+// memory when each sequence attends over context cached positions (its new
+// token's included): every weight the step multiplies by, at dtype's size (the
+// whole model but an untied embedding table, of which it reads only the batch
+// rows looked up), and the key/value cache at that length
+// (qwen3.Config.CacheShapes). What it writes, the new cache slots and the
+// logits, and the activations are left out (about 10 MB for Qwen3-0.6B at
+// batch 16, beside 0.6 to 1.2 GB).
+func DecodeStepBytes(cfg qwen3.Config, dtype dtypes.DType, batch, context int) float64 {
+	weights := multiplied(cfg)
+	if !cfg.TieEmbeddings {
+		weights += float64(batch * cfg.Hidden)
+	}
+	var cache int64
+	for _, s := range cfg.CacheShapes(batch, context, dtype) {
+		cache += s.ByteSize()
+	}
+	return weights*float64(dtype.Size()) + float64(cache)
+}
+
+// MeanDecodeStepBytes is DecodeStepBytes averaged over the timed decode steps
+// of prompts of promptLen tokens and newTokens new ones: the prefill gives the
+// first token, then step i (1 to newTokens-1) attends over promptLen+i
+// positions. The bytes grow linearly with the context, so the mean is that of
+// the first and the last step.
+func MeanDecodeStepBytes(cfg qwen3.Config, dtype dtypes.DType, batch, promptLen, newTokens int) float64 {
+	return (DecodeStepBytes(cfg, dtype, batch, promptLen+1) + DecodeStepBytes(cfg, dtype, batch, promptLen+newTokens-1)) / 2
 }
 
 // Run measures m on b, writing progress lines to log. The training step
@@ -182,6 +289,15 @@ func Run(b compute.Backend, m *qwen3.Model, opts Options, log io.Writer) (Result
 		if err := decodeBench(b, m, opts, prompts, &res, log); err != nil {
 			return res, err
 		}
+	}
+	res.SetRates(m.Config, m.DType)
+	if opts.Roofline != nil {
+		dt, err := dtypeName(m.DType)
+		if err != nil {
+			return res, err
+		}
+		res.Roofline = opts.Roofline
+		res.ApplyRoofline(opts.Roofline, dt)
 	}
 	return res, nil
 }
@@ -234,9 +350,6 @@ func trainBench(b compute.Backend, m *qwen3.Model, opts Options, ids [][]int32, 
 	sec := time.Since(t0).Seconds() / float64(steps)
 	res.TrainStepMS = sec * 1000
 	res.TrainTokensPerS = float64(opts.Batch*opts.SeqLen) / sec
-	if opts.PeakTFLOPS > 0 {
-		res.TrainMFU = TrainFLOPs(m.Config, opts.Batch, opts.SeqLen) / sec / (opts.PeakTFLOPS * 1e12)
-	}
 	fmt.Fprintf(log, "train: %.1f ms/step, %.0f tokens/s\n", res.TrainStepMS, res.TrainTokensPerS)
 	return nil
 }

@@ -39,13 +39,18 @@ func TestBenchRunTiny(t *testing.T) {
 	m := tinyModel(t)
 	before, _ := qwen3.Float32s(m.Weight("model.layers.0.mlp.up_proj.weight").MustValue())
 	res, err := Run(b, m, Options{Batch: 2, SeqLen: 8, DecodeBatch: 3, PromptLen: 5, NewTokens: 3, TrainSteps: 1,
-		Train: true, Decode: true, PeakTFLOPS: 1}, io.Discard)
+		Train: true, Decode: true, Roofline: &Roofline{CopyBytesPerS: 1, Matmuls: []Matmul{{DType: "float32", FLOPsPerS: 1}}}}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.TrainStepMS <= 0 || res.TrainTokensPerS <= 0 || res.TrainMFU <= 0 || res.DecodeStepMS <= 0 || res.DecodeTokensPerS <= 0 ||
-		res.DecodeWholeCacheStepMS <= 0 {
+		res.DecodeWholeCacheStepMS <= 0 || res.PrefillMFU <= 0 || res.DecodeMBU <= 0 || res.Roofline == nil {
 		t.Errorf("result %+v", res)
+	}
+	// Against limits of 1 FLOP/s and 1 byte/s the fractions are the rates.
+	if res.TrainMFU != res.TrainFLOPsPerS || res.PrefillMFU != res.PrefillFLOPsPerS || res.DecodeMBU != res.DecodeBytesPerS {
+		t.Errorf("fractions of a roofline of ones: %g, %g, %g; want the rates %g, %g, %g", res.TrainMFU, res.PrefillMFU,
+			res.DecodeMBU, res.TrainFLOPsPerS, res.PrefillFLOPsPerS, res.DecodeBytesPerS)
 	}
 	if res.Batch != 2 || res.SeqLen != 8 || res.DecodeBatch != 3 || res.PromptLen != 5 || res.NewTokens != 3 {
 		t.Errorf("sizes in the result %+v, want batch 2, len 8, decode batch 3, prompt len 5, new tokens 3", res)
@@ -92,19 +97,23 @@ func TestBenchResultWriteText(t *testing.T) {
 		res  Result
 		want string
 	}{
-		{"both, with MFU", Result{Params: 1234567, Batch: 8, SeqLen: 64, DecodeBatch: 8, PromptLen: 64, NewTokens: 32,
-			TrainCompileS: 2.04, TrainStepMS: 12.345, TrainTokensPerS: 41475.3, TrainMFU: 0.3125, DecodeCompileS: 1.25,
-			PrefillMS: 3.05, DecodeStepMS: 0.756, DecodeTokensPerS: 10582.01},
+		{"both, with a roofline", Result{Params: 1234567, Batch: 8, SeqLen: 64, DecodeBatch: 8, PromptLen: 64, NewTokens: 32,
+			TrainCompileS: 2.04, TrainStepMS: 12.345, TrainTokensPerS: 41475.3, TrainFLOPsPerS: 52.14e9, TrainMFU: 0.3125,
+			DecodeCompileS: 1.25, PrefillMS: 3.05, PrefillFLOPsPerS: 1.5e12, PrefillMFU: 0.5, DecodeStepMS: 0.756,
+			DecodeTokensPerS: 10582.01, DecodeBytesPerS: 4.523e9, DecodeMBU: 0.65,
+			Roofline: &Roofline{Source: "h200", CopyBytesPerS: 4.8e12, Matmuls: []Matmul{{On: "h200", DType: "float32", FLOPsPerS: 67e12}}}},
 			"params 1.23e+06, batch 8, len 64, new tokens 32\n" +
-				"train step: 12.3 ms, 41475 tokens/s, MFU 31.2% (first step 2.0 s)\n" +
-				"decode: 0.76 ms/step, 10582 tokens/s, prefill 3.0 ms (warm-up 1.2 s)\n"},
-		{"train only, no MFU", Result{Params: 300, Batch: 1, SeqLen: 2, DecodeBatch: 1, PromptLen: 2, NewTokens: 0,
-			TrainCompileS: 0.5, TrainStepMS: 1, TrainTokensPerS: 2000},
-			"params 300, batch 1, len 2, new tokens 0\ntrain step: 1.0 ms, 2000 tokens/s (first step 0.5 s)\n"},
+				"roofline (h200): copy bandwidth 4.80 TB/s\nroofline matmul peaks: float32 h200 67.0 TFLOP/s\n" +
+				"train step: 12.3 ms, 41475 tokens/s, 52.1 GFLOP/s, 31.2% of the matmul peak (first step 2.0 s)\n" +
+				"decode: 0.76 ms/step, 10582 tokens/s, 4.52 GB/s, 65.0% of the copy bandwidth; " +
+				"prefill 3.0 ms, 1.50 TFLOP/s, 50.0% of the matmul peak (warm-up 1.2 s)\n"},
+		{"train only, no roofline", Result{Params: 300, Batch: 1, SeqLen: 2, DecodeBatch: 1, PromptLen: 2, NewTokens: 0,
+			TrainCompileS: 0.5, TrainStepMS: 1, TrainTokensPerS: 2000, TrainFLOPsPerS: 3.6e6},
+			"params 300, batch 1, len 2, new tokens 0\ntrain step: 1.0 ms, 2000 tokens/s, 3.60 MFLOP/s (first step 0.5 s)\n"},
 		{"decode shapes of their own", Result{Params: 300, Batch: 8, SeqLen: 256, DecodeBatch: 16, PromptLen: 64, NewTokens: 32,
-			DecodeCompileS: 3, PrefillMS: 40, DecodeStepMS: 2, DecodeTokensPerS: 8000},
+			DecodeCompileS: 3, PrefillMS: 40, DecodeStepMS: 2, DecodeTokensPerS: 8000, DecodeBytesPerS: 999.7, PrefillFLOPsPerS: 12},
 			"params 300, batch 8, len 256, new tokens 32, decode batch 16, prompt len 64\n" +
-				"decode: 2.00 ms/step, 8000 tokens/s, prefill 40.0 ms (warm-up 3.0 s)\n"},
+				"decode: 2.00 ms/step, 8000 tokens/s, 1000 B/s; prefill 40.0 ms, 12.0 FLOP/s (warm-up 3.0 s)\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder

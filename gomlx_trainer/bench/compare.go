@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -36,10 +37,12 @@ type Ratio struct {
 }
 
 // Comparison is what Compare measured: the sides in order, then the ratio of
-// every side over every later one.
+// every side over every later one, and the roofline every side's fractions are
+// of (nil: none).
 type Comparison struct {
-	Sides  []Side  `json:"sides"`
-	Ratios []Ratio `json:"ratios"`
+	Sides    []Side    `json:"sides"`
+	Ratios   []Ratio   `json:"ratios"`
+	Roofline *Roofline `json:"roofline,omitempty"`
 }
 
 // GoMLXSide is a GoMLX backend for Compare to measure.
@@ -57,6 +60,10 @@ type CompareOptions struct {
 	// given, so every backend gets a fresh one.
 	NewModel func() (*qwen3.Model, error)
 	Torch    *TorchOptions // the PyTorch baseline, measured last; nil for none
+	// Roofline, when set, measures the roofline before the benches (on every
+	// backend, and in the PyTorch baseline's run its own matmul peaks, up to
+	// the same size) and replaces Bench.Roofline with it.
+	Roofline *RooflineOptions
 }
 
 // SetThreads makes the GoMLX pure Go backend compute on n threads (GOMAXPROCS)
@@ -79,7 +86,10 @@ func backendThreads(kind string) int {
 
 // Compare measures opts.Bench on every backend of opts.Backends and then on the
 // PyTorch baseline (with the Go side's thread count unless opts.Torch.Threads
-// says otherwise), writing progress to log.
+// says otherwise), writing progress to log. With opts.Roofline or
+// opts.Bench.Roofline, every side's rates are read against the roofline, with
+// torch's matmul peaks (when opts.Torch.MatmulMax asks for them) added to its
+// own.
 func Compare(ctx context.Context, opts CompareOptions, log io.Writer) (Comparison, error) {
 	var c Comparison
 	if opts.Torch != nil { // find python and the script before the long GoMLX runs
@@ -89,8 +99,20 @@ func Compare(ctx context.Context, opts CompareOptions, log io.Writer) (Compariso
 		}
 		opts.Torch = &t
 	}
+	if opts.Roofline != nil {
+		ro := opts.Roofline.withDefaults()
+		roof, err := MeasureRoofline(opts.Backends, ro, log)
+		if err != nil {
+			return c, err
+		}
+		opts.Bench.Roofline = &roof
+		if opts.Torch != nil {
+			opts.Torch.MatmulMax = ro.MatmulMax
+		}
+	}
 	var cfg qwen3.Config
 	var m *qwen3.Model
+	var torchMatmuls []Matmul
 	for _, s := range opts.Backends {
 		var err error
 		if m, err = opts.NewModel(); err != nil {
@@ -125,9 +147,29 @@ func Compare(ctx context.Context, opts CompareOptions, log io.Writer) (Compariso
 		}
 		label := fmt.Sprintf("PyTorch %s eager, transformers %s, attention %s, %s", r.Torch, r.Transformers, r.Attention, r.DType)
 		c.Sides = append(c.Sides, Side{Name: TorchName, Label: label, Threads: r.Threads, Result: r.Result})
+		torchMatmuls = r.Matmuls
 	}
 	c.Ratios = ratios(c.Sides)
+	if opts.Bench.Roofline != nil && m != nil {
+		dt, err := dtypeName(m.DType)
+		if err != nil {
+			return c, err
+		}
+		c.Roofline = c.applyRoofline(*opts.Bench.Roofline, torchMatmuls, dt)
+	}
 	return c, nil
+}
+
+// applyRoofline adds torch's matmul peaks to roof and reads every side's rates
+// against it; the sides share the comparison's roofline and keep none of
+// their own. It returns the roofline.
+func (c *Comparison) applyRoofline(roof Roofline, torchMatmuls []Matmul, dtype string) *Roofline {
+	roof.Matmuls = append(slices.Clone(roof.Matmuls), torchMatmuls...)
+	for i := range c.Sides {
+		c.Sides[i].ApplyRoofline(&roof, dtype)
+		c.Sides[i].Roofline = nil
+	}
+	return &roof
 }
 
 // ratios compares every side with every later one.
@@ -157,6 +199,11 @@ func (c Comparison) WriteText(w io.Writer) error {
 	if len(c.Sides) > 0 {
 		b.WriteString(c.shapes())
 	}
+	if c.Roofline != nil {
+		if err := c.Roofline.WriteText(&b); err != nil {
+			return err
+		}
+	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tthreads\ttrain ms/step\ttrain tokens/s\tfirst step s\tprefill ms\tdecode ms/step\tdecode tokens/s\twarm-up s\t")
 	for _, s := range c.Sides {
@@ -165,6 +212,9 @@ func (c Comparison) WriteText(w io.Writer) error {
 			num(s.PrefillMS, 1), num(s.DecodeStepMS, 2), num(s.DecodeTokensPerS, 0), num(s.DecodeCompileS, 1))
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := c.writeRates(&b); err != nil {
 		return err
 	}
 	for _, r := range c.Ratios {
@@ -176,6 +226,23 @@ func (c Comparison) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeRates writes the table of each side's rates and, against a roofline,
+// their fractions of it; nothing when no side has a rate.
+func (c Comparison) writeRates(w io.Writer) error {
+	if !slices.ContainsFunc(c.Sides, func(s Side) bool {
+		return s.TrainFLOPsPerS > 0 || s.PrefillFLOPsPerS > 0 || s.DecodeBytesPerS > 0
+	}) {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\ttrain FLOP/s\tof matmul peak\tprefill FLOP/s\tof matmul peak\tdecode bytes/s\tof copy bandwidth\t")
+	for _, s := range c.Sides {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Name, rate(s.TrainFLOPsPerS, "FLOP"), percent(s.TrainMFU),
+			rate(s.PrefillFLOPsPerS, "FLOP"), percent(s.PrefillMFU), rate(s.DecodeBytesPerS, "B"), percent(s.DecodeMBU))
+	}
+	return tw.Flush()
 }
 
 // shapes is the line of sizes, of the parts that were measured.

@@ -56,6 +56,49 @@ func TestBenchComparisonWriteText(t *testing.T) {
 	}
 }
 
+// TestBenchComparisonRoofline reads two sides against a measured roofline to
+// which torch adds its matmul peaks: torch's float32 peak, the higher, sets
+// both sides' MFU.
+func TestBenchComparisonRoofline(t *testing.T) {
+	own := &Roofline{Source: "measured", CopyBytesPerS: 20e9, CopyThreads: 2, CopyBuffer: 256 << 20,
+		Matmuls: []Matmul{{On: "xla-cpu", DType: "float32", N: 1024, FLOPsPerS: 200e9}}}
+	c := Comparison{Sides: []Side{
+		{Name: "xla-cpu", Label: "mathrl xla-cpu", Threads: 2, Result: Result{Params: 2.19e8, DecodeBatch: 16, PromptLen: 64,
+			NewTokens: 8, PrefillMS: 500, PrefillFLOPsPerS: 50e9, DecodeStepMS: 50, DecodeTokensPerS: 320,
+			DecodeBytesPerS: 18e9, DecodeCompileS: 9, Roofline: own}},
+		{Name: "torch", Label: "PyTorch", Threads: 2, Result: Result{PrefillMS: 1000, PrefillFLOPsPerS: 25e9, DecodeStepMS: 100,
+			DecodeTokensPerS: 160, DecodeBytesPerS: 9e9, DecodeCompileS: 2}},
+	}}
+	c.Ratios = ratios(c.Sides)
+	c.Roofline = c.applyRoofline(*own, []Matmul{{On: TorchName, DType: "float32", N: 2048, FLOPsPerS: 250e9}}, "float32")
+	if len(own.Matmuls) != 1 || len(c.Roofline.Matmuls) != 2 || c.Sides[0].Roofline != nil {
+		t.Errorf("the measured roofline changed (%+v), or the comparison's lacks torch's (%+v), or a side kept its own",
+			own, c.Roofline)
+	}
+	if s := c.Sides; s[0].PrefillMFU != 0.2 || s[1].PrefillMFU != 0.1 || s[0].DecodeMBU != 0.9 || s[1].DecodeMBU != 0.45 {
+		t.Errorf("fractions: prefill %g, %g, decode %g, %g; want 0.2, 0.1 (of torch's 250 GFLOP/s), 0.9, 0.45",
+			s[0].PrefillMFU, s[1].PrefillMFU, s[0].DecodeMBU, s[1].DecodeMBU)
+	}
+	var b strings.Builder
+	if err := c.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "params 2.19e+08; decode: batch 16, prompts of 64 tokens, 8 new tokens\n" +
+		"roofline (measured): copy bandwidth 20.0 GB/s (2 threads, 2 buffers of 256 MiB)\n" +
+		"roofline matmul peaks: float32 torch 250 GFLOP/s (n 2048), xla-cpu 200 GFLOP/s (n 1024)\n" +
+		"           threads  train ms/step  train tokens/s  first step s  prefill ms  decode ms/step  decode tokens/s  warm-up s\n" +
+		"  xla-cpu        2              -               -             -       500.0           50.00              320        9.0\n" +
+		"    torch        2              -               -             -      1000.0          100.00              160        2.0\n" +
+		"           train FLOP/s  of matmul peak  prefill FLOP/s  of matmul peak  decode bytes/s  of copy bandwidth\n" +
+		"  xla-cpu             -               -    50.0 GFLOP/s           20.0%       18.0 GB/s              90.0%\n" +
+		"    torch             -               -    25.0 GFLOP/s           10.0%       9.00 GB/s              45.0%\n" +
+		"xla-cpu vs torch (torch's step time / xla-cpu's; > 1: xla-cpu is faster): train -, decode 2.00x, prefill 2.00x\n" +
+		"xla-cpu: mathrl xla-cpu\ntorch: PyTorch\n"
+	if b.String() != want {
+		t.Errorf("WriteText:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
 func TestBenchComparisonShapesMeasuredOnly(t *testing.T) {
 	c := Comparison{Sides: []Side{{Name: "cpu", Result: Result{Params: 300, Batch: 8, SeqLen: 64, DecodeBatch: 16, PromptLen: 4,
 		NewTokens: 3, DecodeStepMS: 2}}}}
@@ -69,7 +112,8 @@ func TestBenchComparisonShapesMeasuredOnly(t *testing.T) {
 func TestBenchCompareTiny(t *testing.T) {
 	b := backendtest.New(t)
 	opts := CompareOptions{Bench: tinyOptions, NewModel: func() (*qwen3.Model, error) { return tinyModel(t), nil },
-		Backends: []GoMLXSide{{Name: "first", Backend: b}, {Name: "second", Backend: b}}}
+		Backends: []GoMLXSide{{Name: "first", Backend: b}, {Name: "second", Backend: b}},
+		Roofline: &RooflineOptions{CopyBuffer: 4 << 20, MatmulMax: 64}}
 	c, err := Compare(context.Background(), opts, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -88,12 +132,24 @@ func TestBenchCompareTiny(t *testing.T) {
 	if len(back.Ratios) != 1 || back.Ratios[0].Of != "first" || back.Ratios[0].Train <= 0 {
 		t.Errorf("ratios %+v", back.Ratios)
 	}
+	// The roofline was measured on both backends, and both sides are read against it.
+	if r := back.Roofline; r == nil || r.Source != "measured" || len(r.Matmuls) != 4 || r.Matmuls[2].On != "second" {
+		t.Fatalf("roofline %+v, want float32 and bfloat16 matmuls of first and second", r)
+	}
+	for _, s := range back.Sides {
+		if !(s.TrainMFU > 0) || !(s.PrefillMFU > 0) || !(s.DecodeMBU > 0) {
+			t.Errorf("%s: fractions %g, %g, %g; want all three", s.Name, s.TrainMFU, s.PrefillMFU, s.DecodeMBU)
+		}
+	}
 }
 
 func TestBenchCompareWithTorch(t *testing.T) {
 	topts := torchTiny(t)
+	topts.MatmulMax = 64
 	b := backendtest.New(t)
-	opts := CompareOptions{Bench: tinyOptions, NewModel: func() (*qwen3.Model, error) { return tinyModel(t), nil },
+	bo := tinyOptions
+	bo.Roofline = &Roofline{Source: "measured", CopyBytesPerS: 1e9, Matmuls: []Matmul{{On: "go", DType: "float32", FLOPsPerS: 1}}}
+	opts := CompareOptions{Bench: bo, NewModel: func() (*qwen3.Model, error) { return tinyModel(t), nil },
 		Backends: []GoMLXSide{{Name: "go", Backend: b}}, Torch: &topts}
 	c, err := Compare(context.Background(), opts, io.Discard)
 	if err != nil {
@@ -104,5 +160,15 @@ func TestBenchCompareWithTorch(t *testing.T) {
 	}
 	if r := c.Ratios[0]; r.Of != "go" || r.Over != TorchName || r.Train <= 0 || r.Decode <= 0 || r.Prefill <= 0 {
 		t.Errorf("ratio %+v, want every part measured", r)
+	}
+	// torch's float32 matmul beats the given 1 FLOP/s and becomes the peak.
+	if peak, on := c.Roofline.Peak("float32"); on != TorchName || len(c.Roofline.Matmuls) != 3 {
+		t.Errorf("roofline %+v: float32 peak %g on %q, want torch's", c.Roofline, peak, on)
+	}
+	for _, s := range c.Sides {
+		if !(s.TrainMFU > 0) || !(s.PrefillMFU > 0) || !(s.DecodeMBU > 0) || s.Roofline != nil {
+			t.Errorf("%s: fractions %g, %g, %g, roofline %v; want three and none of its own", s.Name, s.TrainMFU,
+				s.PrefillMFU, s.DecodeMBU, s.Roofline)
+		}
 	}
 }

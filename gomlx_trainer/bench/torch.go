@@ -30,6 +30,10 @@ type TorchOptions struct {
 	Script     string // the baseline script; "": FindTorchScript
 	Threads    int    // torch.set_num_threads (and OMP_NUM_THREADS); 0: torch's default
 	Checkpoint string // checkpoint folder to load instead of a random model of the config
+	// MatmulMax > 0 also measures torch's float32 and bfloat16 matmul peaks,
+	// as MeasureMatmul does, up to matrices of this side (the script's
+	// --matmul-peak).
+	MatmulMax int
 }
 
 // TorchResult is what the baseline script reports: Result's fields (those it
@@ -41,6 +45,8 @@ type TorchResult struct {
 	Threads      int    `json:"threads"`             // torch.get_num_threads()
 	Attention    string `json:"attn_implementation"` // the model's attention implementation (sdpa, eager)
 	DType        string `json:"dtype"`               // float32 or bfloat16
+	// Matmuls are torch's matmul peaks (TorchOptions.MatmulMax), On TorchName.
+	Matmuls []Matmul `json:"matmuls,omitempty"`
 }
 
 // FindPython returns the references' venv python: under MATHRL_TEST_CACHE when
@@ -97,20 +103,21 @@ func (t TorchOptions) resolve() (TorchOptions, error) {
 	return t, nil
 }
 
-// torchDType names dtype as torch does.
-func torchDType(dtype dtypes.DType) (string, error) {
+// dtypeName names dtype as torch and Roofline do.
+func dtypeName(dtype dtypes.DType) (string, error) {
 	switch dtype {
 	case dtypes.Float32:
 		return "float32", nil
 	case dtypes.BFloat16:
 		return "bfloat16", nil
 	}
-	return "", fmt.Errorf("bench: torch baseline: dtype %s not supported (float32 or bfloat16)", dtype)
+	return "", fmt.Errorf("bench: dtype %s not supported (float32 or bfloat16)", dtype)
 }
 
 // torchArgs returns the script's command line for the shapes of opts (with its
-// defaults filled); source is "--config" or "--model" and path its file or folder.
-func torchArgs(script, source, path, dtype string, opts Options, threads int) []string {
+// defaults filled) and t's threads and matmul size; source is "--config" or
+// "--model" and path its file or folder.
+func torchArgs(script, source, path, dtype string, opts Options, t TorchOptions) []string {
 	what := "both"
 	switch {
 	case !opts.Decode:
@@ -123,14 +130,15 @@ func torchArgs(script, source, path, dtype string, opts Options, threads int) []
 	return []string{script, source, path, "--dtype", dtype, "--what", what,
 		"--batch", i(opts.Batch), "--seq-len", i(opts.SeqLen), "--steps", i(max(opts.TrainSteps, 1)),
 		"--decode-batch", i(opts.DecodeBatch), "--prompt-len", i(opts.PromptLen), "--new-tokens", i(opts.NewTokens),
-		"--temperature", f(opts.Temperature), "--threads", i(threads), "--seed", strconv.FormatUint(opts.Seed, 10),
+		"--temperature", f(opts.Temperature), "--threads", i(t.Threads), "--matmul-peak", i(t.MatmulMax), "--seed", strconv.FormatUint(opts.Seed, 10),
 		"--lr", f(opts.LR), "--beta1", f(opts.AdamW.Beta1), "--beta2", f(opts.AdamW.Beta2), "--eps", f(opts.AdamW.Eps),
 		"--weight-decay", f(opts.AdamW.WeightDecay), "--clip-norm", f(opts.AdamW.ClipNorm)}
 }
 
 // RunTorch runs the PyTorch baseline on the shapes of opts: a random model of
 // cfg (written to a temporary config.json) or t.Checkpoint, in dtype, with the
-// same AdamW settings. The script's progress lines go to log.
+// same AdamW settings. The script's progress lines go to log. The result's
+// rates are set (Result.SetRates), its fractions of a roofline are not.
 func RunTorch(ctx context.Context, cfg qwen3.Config, dtype dtypes.DType, opts Options, t TorchOptions, log io.Writer) (TorchResult, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
@@ -140,7 +148,7 @@ func RunTorch(ctx context.Context, cfg qwen3.Config, dtype dtypes.DType, opts Op
 	if err != nil {
 		return TorchResult{}, err
 	}
-	dt, err := torchDType(dtype)
+	dt, err := dtypeName(dtype)
 	if err != nil {
 		return TorchResult{}, err
 	}
@@ -153,7 +161,7 @@ func RunTorch(ctx context.Context, cfg qwen3.Config, dtype dtypes.DType, opts Op
 		defer os.RemoveAll(dir)
 		source, path = "--config", filepath.Join(dir, "config.json")
 	}
-	cmd := exec.CommandContext(ctx, t.Python, torchArgs(t.Script, source, path, dt, opts, t.Threads)...)
+	cmd := exec.CommandContext(ctx, t.Python, torchArgs(t.Script, source, path, dt, opts, t)...)
 	cmd.Env = os.Environ()
 	if t.Threads > 0 {
 		n := strconv.Itoa(t.Threads)
@@ -164,7 +172,15 @@ func RunTorch(ctx context.Context, cfg qwen3.Config, dtype dtypes.DType, opts Op
 	if err := cmd.Run(); err != nil {
 		return TorchResult{}, fmt.Errorf("bench: torch baseline: %s %s: %w", t.Python, t.Script, err)
 	}
-	return ParseTorch(stdout.Bytes(), opts)
+	r, err := ParseTorch(stdout.Bytes(), opts)
+	if err != nil {
+		return r, err
+	}
+	if t.MatmulMax > 0 && len(r.Matmuls) != 2 {
+		return r, fmt.Errorf("bench: torch baseline: %d matmul peaks, want 2 (float32, bfloat16)", len(r.Matmuls))
+	}
+	r.SetRates(cfg, dtype)
+	return r, nil
 }
 
 // writeHFConfig writes cfg as config.json in a new temporary folder, which it

@@ -25,6 +25,7 @@ func torchTiny(t *testing.T) TorchOptions {
 
 func TestBenchTorchBaselineTiny(t *testing.T) {
 	topts := torchTiny(t)
+	topts.MatmulMax = 64
 	cfg, _ := qwen3.NamedConfig("tiny")
 	var log strings.Builder
 	r, err := RunTorch(context.Background(), cfg, dtypes.Float32, tinyOptions, topts, &log)
@@ -33,7 +34,8 @@ func TestBenchTorchBaselineTiny(t *testing.T) {
 	}
 	for name, v := range map[string]float64{"train_compile_s": r.TrainCompileS, "train_step_ms": r.TrainStepMS,
 		"train_tokens_per_s": r.TrainTokensPerS, "decode_compile_s": r.DecodeCompileS, "prefill_ms": r.PrefillMS,
-		"decode_step_ms": r.DecodeStepMS, "decode_tokens_per_s": r.DecodeTokensPerS} {
+		"decode_step_ms": r.DecodeStepMS, "decode_tokens_per_s": r.DecodeTokensPerS, "train_flops_per_s": r.TrainFLOPsPerS,
+		"prefill_flops_per_s": r.PrefillFLOPsPerS, "decode_bytes_per_s": r.DecodeBytesPerS} {
 		if !(v > 0) {
 			t.Errorf("%s = %g, want > 0", name, v)
 		}
@@ -48,6 +50,14 @@ func TestBenchTorchBaselineTiny(t *testing.T) {
 	if r.Torch == "" || r.Transformers == "" || r.Attention == "" {
 		t.Errorf("versions: torch %q, transformers %q, attention %q", r.Torch, r.Transformers, r.Attention)
 	}
+	if len(r.Matmuls) != 2 || r.Matmuls[0].DType != "float32" || r.Matmuls[1].DType != "bfloat16" {
+		t.Fatalf("matmuls %+v, want float32 and bfloat16", r.Matmuls)
+	}
+	for _, m := range r.Matmuls {
+		if m.On != TorchName || m.N != 64 || !(m.FLOPsPerS > 0) {
+			t.Errorf("matmul %+v, want torch's at n 64", m)
+		}
+	}
 	if !strings.Contains(log.String(), "torch: train:") {
 		t.Errorf("the script's progress lines did not reach the log:\n%s", log.String())
 	}
@@ -57,9 +67,9 @@ func TestBenchTorchArgs(t *testing.T) {
 	o := tinyOptions
 	o.AdamW = grpo.AdamWConfig{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.1, ClipNorm: 1}
 	o.LR, o.Train = 3e-6, false
-	got := strings.Join(torchArgs("s.py", "--config", "c.json", "float32", o, 2), " ")
+	got := strings.Join(torchArgs("s.py", "--config", "c.json", "float32", o, TorchOptions{Threads: 2, MatmulMax: 512}), " ")
 	for _, want := range []string{"s.py --config c.json --dtype float32 --what decode", "--batch 2 --seq-len 8 --steps 1",
-		"--decode-batch 3 --prompt-len 4 --new-tokens 3", "--temperature 0 --threads 2", "--lr 3e-06 --beta1 0.9 --beta2 0.999 --eps 1e-08",
+		"--decode-batch 3 --prompt-len 4 --new-tokens 3", "--temperature 0 --threads 2 --matmul-peak 512", "--lr 3e-06 --beta1 0.9 --beta2 0.999 --eps 1e-08",
 		"--weight-decay 0.1 --clip-norm 1"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("torchArgs = %q, want it to contain %q", got, want)

@@ -19,6 +19,10 @@ goes to stderr). The field names are those of `mathrl bench --json`:
     A stopping criterion records the time after every token: the first token
     (prefill) is prefill_ms, the others give decode_step_ms. A short generate
     call before it warms up (decode_compile_s).
+  matmul peak (--matmul-peak N > 0): torch.mm of two square matrices in
+    float32 and in bfloat16, as `mathrl bench --roofline` times its own: sides
+    doubling from 256 while a product takes under 100 ms, up to N, one product
+    then three timed at each; the best rate of each dtype goes in "matmuls".
 """
 import argparse
 import json
@@ -52,10 +56,13 @@ def parse_args(argv=None):
     p.add_argument("--eps", type=float, default=1e-8)
     p.add_argument("--weight-decay", type=float, default=0.0)
     p.add_argument("--clip-norm", type=float, default=1.0, help="global gradient-norm clip (0: none)")
+    p.add_argument("--matmul-peak", type=int, default=0, help="largest side of the timed square matmuls (0: none)")
     args = p.parse_args(argv)
     for name in ("batch", "seq_len", "steps", "decode_batch", "prompt_len", "new_tokens"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} {getattr(args, name)}, want >= 1")
+    if args.matmul_peak < 0:
+        p.error(f"--matmul-peak {args.matmul_peak}, want >= 0")
     if args.seq_len < 2:
         p.error(f"--seq-len {args.seq_len}, want >= 2")
     if args.new_tokens < 2:
@@ -105,6 +112,40 @@ def train_bench(args, torch, model):
     del opt
     return {"train_compile_s": first, "train_step_ms": sec * 1000,
             "train_tokens_per_s": args.batch * args.seq_len / sec}
+
+
+MATMUL_FIRST, MATMUL_LONG_S, MATMUL_REPEATS = 256, 0.1, 3  # as MeasureMatmul in gomlx_trainer/bench
+
+
+def matmul_peak(torch, dtype, max_n):
+    """The best FLOP/s of torch.mm on square matrices of dtype, and the side that gave it."""
+    best, best_n = 0.0, 0
+    n = min(MATMUL_FIRST, max_n)
+    while n <= max_n:
+        a = torch.rand(n, n, dtype=dtype) * 2 - 1
+        b = torch.rand(n, n, dtype=dtype) * 2 - 1
+        torch.mm(a, b)
+        fastest = float("inf")
+        for _ in range(MATMUL_REPEATS):
+            t0 = time.perf_counter()
+            torch.mm(a, b)
+            fastest = min(fastest, time.perf_counter() - t0)
+        if 2 * n ** 3 / fastest > best:
+            best, best_n = 2 * n ** 3 / fastest, n
+        if fastest >= MATMUL_LONG_S:
+            break
+        n *= 2
+    return best, best_n
+
+
+def matmul_bench(args, torch):
+    """The float32 and bfloat16 matmul peaks, as the "matmuls" of `mathrl bench --json`'s roofline."""
+    out = []
+    for name in ("float32", "bfloat16"):
+        rate, n = matmul_peak(torch, getattr(torch, name), args.matmul_peak)
+        log(f"matmul {name}: {rate / 1e9:.1f} GFLOP/s at n {n}")
+        out.append({"on": "torch", "dtype": name, "n": n, "flops_per_s": rate})
+    return {"matmuls": out}
 
 
 class TokenClock:
@@ -168,6 +209,8 @@ def main(argv=None):
            "batch": args.batch, "seq_len": args.seq_len, "decode_batch": args.decode_batch,
            "prompt_len": args.prompt_len, "new_tokens": args.new_tokens}
     log(f"{res['params'] / 1e6:.1f}M parameters, {args.dtype}, {res['threads']} threads, attention {attn}")
+    if args.matmul_peak > 0:
+        res.update(matmul_bench(args, torch))
     if args.what in ("train", "both"):
         res.update(train_bench(args, torch, model))
     if args.what in ("decode", "both"):

@@ -5,6 +5,9 @@
 # 64 sequences x 320 tokens and sampling 256 new tokens for 64 prompts of 320
 # (mathrl also times decoding that attends over the whole cache, as a baseline).
 # Prints both results and the ratios; writes them under $OUT (default ./bench-out).
+# Each figure comes with its fraction of the H200's datasheet roofline (4.8 TB/s HBM3e,
+# 989 TFLOP/s dense bf16, 67 TFLOP/s fp32; `mathrl bench --roofline-peaks h200`): the
+# train step and the prefill of the matmul peak (MFU), decoding of the bandwidth (MBU).
 # Usually run through check_h200.sh, which runs every GPU check in one command.
 #
 # The GPU machine needs no Go: build the binary beforehand (scripts/device/prepare.sh)
@@ -19,7 +22,8 @@
 # SKIP_TORCH=1 (no PyTorch side: a dry run of the mathrl side, e.g. on a CPU), GOMLX_LIMIT (130 s)
 # TORCH_LIMIT (65 s) and DECOMPOSED_LIMIT (50 s, the training step again with the
 # decomposed attention, --decomposed-attention): time limits of the benches, so that an
-# overrun of one still leaves the others' JSON; PYTHON (python3).
+# overrun of one still leaves the others' JSON; PYTHON (python3); ROOFLINE_PEAKS (h200: the
+# datasheet limits the fractions are of; GB/s,TFLOP/s f32,TFLOP/s bf16 for another device).
 # A failed step is reported and the next one still runs; the exit status is 1 if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,6 +33,7 @@ mkdir -p "$out"
 batch=${BATCH:-64} len=${LEN:-320} new=${NEW_TOKENS:-256} steps=${STEPS:-5}
 backend=${BACKEND:-cuda} model=${MODEL:-qwen3-0.6b} dtype=${DTYPE:-bfloat16}
 py=${PYTHON:-python3}
+peaks=${ROOFLINE_PEAKS:-h200}
 gomlx_limit=${GOMLX_LIMIT:-130} torch_limit=${TORCH_LIMIT:-65} decomposed_limit=${DECOMPOSED_LIMIT:-50}
 failed=0
 fail() { echo "FAILED: $*"; failed=1; }
@@ -49,7 +54,7 @@ if [ -n "${TINY_MODEL:-}" ]; then
 fi
 
 echo "== mathrl bench (GoMLX + XLA, $dtype, $backend)"
-timeout -k 5 "$gomlx_limit" "$bin" bench --backend "$backend" --config "$model" --dtype "$dtype" \
+timeout -k 5 "$gomlx_limit" "$bin" bench --backend "$backend" --config "$model" --dtype "$dtype" --roofline-peaks "$peaks" \
   --batch "$batch" --len "$len" --new-tokens "$new" --steps "$steps" --temperature 1 --json > "$out/gomlx.json" || fail "mathrl bench"
 cat "$out/gomlx.json"
 
@@ -66,7 +71,7 @@ fi
 # (XLA on CUDA, bfloat16); this one builds the decomposed graph, with [B, heads, T, T]
 # scores, to compare the two paths on the same shapes.
 echo "== mathrl bench, training step with the decomposed attention"
-timeout -k 5 "$decomposed_limit" "$bin" bench --backend "$backend" --config "$model" --dtype "$dtype" --what train \
+timeout -k 5 "$decomposed_limit" "$bin" bench --backend "$backend" --config "$model" --dtype "$dtype" --what train --roofline-peaks "$peaks" \
   --decomposed-attention --batch "$batch" --len "$len" --steps "$steps" --json > "$out/gomlx_decomposed.json" ||
   fail "mathrl bench --decomposed-attention"
 cat "$out/gomlx_decomposed.json"

@@ -107,9 +107,29 @@ def compare(gomlx_path, torch_path):
     if g.get("decode_whole_cache_step_ms") and g.get("decode_step_ms"):
         w, d = g["decode_whole_cache_step_ms"], g["decode_step_ms"]
         print(f"mathrl decode attending over the whole cache: {w:.2f} ms/step ({w / d:.2f}x the windowed step)")
-    if g.get("train_mfu"):
-        print(f"mathrl train MFU {100 * g['train_mfu']:.1f}% (of 989 TFLOP/s); first step {g.get('train_compile_s', 0):.1f} s")
+    roofline(g, t)
+    if g.get("train_compile_s"):
+        print(f"mathrl first train step {g['train_compile_s']:.1f} s")
     print("targets: train step >= 2x torch; decode <= 1.5 ms/step at batch 64")
+
+
+def roofline(g, t):
+    """Each side's fraction of the roofline mathrl's figures were read against (`mathrl bench
+    --roofline-peaks`): mathrl's own, and torch's from the same work in its own time (both ran the
+    same shapes, so a fraction scales as 1 / step time)."""
+    roof = g.get("roofline")
+    if not roof:
+        return
+    parts = [("train MFU", "train_mfu", "train_step_ms", "matmul peak"),
+             ("prefill MFU", "prefill_mfu", "prefill_ms", "matmul peak"),
+             ("decode MBU", "decode_mbu", "decode_step_ms", "bandwidth")]
+    for name, frac, ms, limit in parts:
+        if not g.get(frac):
+            continue
+        line = f"{name} (of the {roof['source']} {limit}): mathrl {100 * g[frac]:.3g}%"
+        if t.get(ms) and g.get(ms):
+            line += f", torch {100 * g[frac] * g[ms] / t[ms]:.3g}%"
+        print(line)
 
 
 def parity_prompt(ref_path):

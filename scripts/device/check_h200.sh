@@ -97,7 +97,7 @@ stage() { # name limit command...: runs a stage, logs it, notes the outcome
   if [ -s "$work/logs/$name.memory" ]; then
     note "  device memory peak (nvidia-smi, 0.5 s samples): $(sort -n "$work/logs/$name.memory" | tail -1) MiB"
   fi
-  grep -E "^== parity|FAILED|PASS|FAIL|max error|split after|rollout/trainer|mathrl decode|train MFU|newest checkpoint|loaded it|^(train|decode|prefill) " \
+  grep -E "^== parity|FAILED|PASS|FAIL|max error|split after|rollout/trainer|mathrl decode|train MFU|prefill MFU|decode MBU|newest checkpoint|loaded it|^(train|decode|prefill) " \
     "$work/logs/$name.log" | sed 's/^/  /' >> "$summary"
   if [ "$rc" -ne 0 ]; then
     status=1
