@@ -66,6 +66,14 @@ func (c *Compiles) By(pkg string) CompileStats {
 	return c.byPkg[pkg]
 }
 
+// Split is By(pkg) and what the rest of the code asked for (Total less
+// By(pkg)), read at one moment.
+func (c *Compiles) Split(pkg string) (by, rest CompileStats) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byPkg[pkg], c.total.Sub(c.byPkg[pkg])
+}
+
 // Total is what has been compiled so far.
 func (c *Compiles) Total() CompileStats {
 	c.mu.Lock()
