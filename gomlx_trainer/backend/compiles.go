@@ -109,8 +109,9 @@ func stackPackages() []string {
 	}
 }
 
-// maxStack is the deepest stack stackPackages reads: GoMLX's own frames
-// between an executor's call and its builder are about 20.
+// maxStack is the most frames stackPackages reads, innermost first: room for
+// GoMLX's frames between an executor's call and its builder and for many
+// callers above.
 const maxStack = 256
 
 // funcPackage is the import path of the package of the function the Go
