@@ -89,15 +89,23 @@ func goodStep(step int) StepMetrics {
 }
 
 func TestStepMetricsRoundTrip(t *testing.T) {
-	kl := 0.001
+	kl, rollSec, rollN, trainSec, trainN := 0.001, 12.5, 1.5, 3.0, 0.0
 	a, b := goodStep(1), goodStep(2)
 	b.KL, b.Extra = &kl, map[string]float64{"dropped_groups": 3}
+	b.RolloutCompileSeconds, b.RolloutCompiles, b.TrainCompileSeconds, b.TrainCompiles = &rollSec, &rollN, &trainSec, &trainN
 	var buf bytes.Buffer
 	if err := WriteStepMetrics(&buf, a, b); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Count(buf.String(), `"kl"`) != 1 || !strings.Contains(buf.String(), `"tool_calls_per_sample":1.5`) {
 		t.Errorf("unexpected encoding: %s", buf.String())
+	}
+	// unknown compile times are absent, a known 0 is written
+	if first, _, _ := strings.Cut(buf.String(), "\n"); strings.Contains(first, "compile") {
+		t.Errorf("a line without compile times writes compile fields: %s", first)
+	}
+	if !strings.Contains(buf.String(), `"rollout_compile_seconds":12.5,"rollout_compiles":1.5,"train_compile_seconds":3,"train_compiles":0`) {
+		t.Errorf("compile fields not as written: %s", buf.String())
 	}
 	got, err := ReadStepMetrics(&buf, "train.jsonl")
 	if err != nil {
@@ -106,6 +114,20 @@ func TestStepMetricsRoundTrip(t *testing.T) {
 	a.Version, b.Version = StepMetricsVersion, StepMetricsVersion
 	if want := []StepMetrics{a, b}; !reflect.DeepEqual(got, want) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestStepMetricsBeforeCompileFields reads a line written before the compile
+// fields: they are unknown (nil), not 0.
+func TestStepMetricsBeforeCompileFields(t *testing.T) {
+	old := `{"version":1,"step":3,"samples":4,"reward_mean":0,"reward_std":0,"accuracy":0,"response_len_mean":1,"response_len_max":1,"truncation_rate":0,"tool_calls_per_sample":0,"tool_error_rate":0,"loss":0,"clip_fraction":0,"entropy":0,"grad_norm":0,"lr":0,"rollout_seconds":2,"tool_seconds":0,"score_seconds":0,"train_seconds":1,"tokens_per_second":0}`
+	steps, err := ReadStepMetrics(strings.NewReader(old+"\n"), "train.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := steps[0]
+	if m.RolloutCompileSeconds != nil || m.RolloutCompiles != nil || m.TrainCompileSeconds != nil || m.TrainCompiles != nil {
+		t.Errorf("compile fields of a line without them: %v %v %v %v, want nil", m.RolloutCompileSeconds, m.RolloutCompiles, m.TrainCompileSeconds, m.TrainCompiles)
 	}
 }
 
@@ -130,6 +152,8 @@ func TestReadStepMetricsErrors(t *testing.T) {
 		{"repeated step", line(func(m *StepMetrics) { m.Step = 5 }), "step"},
 		{"accuracy above 1", line(func(m *StepMetrics) { m.Accuracy = 1.5 }), "accuracy"},
 		{"negative seconds", line(func(m *StepMetrics) { m.TrainSeconds = -1 }), "train_seconds"},
+		{"negative compiles", line(func(m *StepMetrics) { n := -1.0; m.TrainCompiles = &n }), "train_compiles"},
+		{"negative compile time", line(func(m *StepMetrics) { s := -0.5; m.RolloutCompileSeconds = &s }), "rollout_compile_seconds"},
 		{"mean above max", line(func(m *StepMetrics) { m.ResponseLenMean = 9000 }), "response_len_mean"},
 		{"missing field", strings.Replace(line(func(*StepMetrics) {}), `"grad_norm":0.3,`, "", 1), "grad_norm"},
 		{"unknown field", strings.Replace(line(func(*StepMetrics) {}), `"lr":`, `"learning_rate":1,"lr":`, 1), "learning_rate"},

@@ -50,11 +50,24 @@ type StepMetrics struct {
 	TrainSeconds    float64 `json:"train_seconds"`     // forward, backward and optimizer
 	TokensPerSecond float64 `json:"tokens_per_second"` // generated tokens per second of rollout time
 
+	// Compilation, part of the time above: the graphs built and compiled in a
+	// phase and the seconds that took. GoMLX compiles a graph the first time
+	// it meets new shapes (a batch size, sequence length or cache length),
+	// so a step that compiles nothing ran on graphs compiled before. The
+	// rollout's share is split between its steps as rollout_seconds is, so a
+	// count can be fractional. Absent when unknown: rollouts sampled on
+	// servers, and files written before these fields.
+	RolloutCompileSeconds *float64 `json:"rollout_compile_seconds,omitempty"` // within rollout_seconds
+	RolloutCompiles       *float64 `json:"rollout_compiles,omitempty"`        // graphs compiled by the sampling
+	TrainCompileSeconds   *float64 `json:"train_compile_seconds,omitempty"`   // within train_seconds
+	TrainCompiles         *float64 `json:"train_compiles,omitempty"`          // graphs compiled by the optimizer step
+
 	// Extra holds any further named numbers (e.g. dropped groups under dynamic sampling).
 	Extra map[string]float64 `json:"extra,omitempty"`
 }
 
-// stepRequired lists the fields every line must carry (kl and extra are optional).
+// stepRequired lists the fields every line must carry (kl, the compile
+// fields and extra are optional).
 var stepRequired = []string{"version", "step", "samples", "reward_mean", "reward_std", "accuracy",
 	"response_len_mean", "response_len_max", "truncation_rate", "tool_calls_per_sample", "tool_error_rate",
 	"loss", "clip_fraction", "entropy", "grad_norm", "lr",
@@ -106,6 +119,17 @@ func (m StepMetrics) Validate() error {
 	}
 	if m.KL != nil {
 		nums = append(nums, num{"kl", *m.KL, -inf, inf})
+	}
+	for _, c := range []struct {
+		field string
+		v     *float64
+	}{
+		{"rollout_compile_seconds", m.RolloutCompileSeconds}, {"rollout_compiles", m.RolloutCompiles},
+		{"train_compile_seconds", m.TrainCompileSeconds}, {"train_compiles", m.TrainCompiles},
+	} {
+		if c.v != nil {
+			nums = append(nums, num{c.field, *c.v, 0, inf})
+		}
 	}
 	for _, n := range nums {
 		if math.IsNaN(n.v) || math.IsInf(n.v, 0) {

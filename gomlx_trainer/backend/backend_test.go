@@ -277,6 +277,10 @@ func TestResolveXLACPU(t *testing.T) {
 func TestOpenUnloadableCPUPlugin(t *testing.T) {
 	_, plugin := fakeCache(t)
 	t.Setenv("MATHRL_PJRT_CPU_PLUGIN", plugin)
+	// New applies the plan to the process before it fails to open the
+	// plugin: restore what it sets for the later tests
+	t.Setenv("GOMLX_BACKEND", os.Getenv("GOMLX_BACKEND"))
+	t.Setenv("GOMLX_NO_AUTO_INSTALL", os.Getenv("GOMLX_NO_AUTO_INSTALL"))
 	_, _, err := New(Options{Kind: XLACPU})
 	if err == nil || !strings.Contains(err.Error(), "cannot load the PJRT CPU plugin "+plugin) {
 		t.Errorf("unloadable plugin: %v", err)

@@ -23,4 +23,8 @@
 // Resolve only computes a Plan (tests feed it a fake machine); Apply changes the
 // process; New does both and opens the backend; Report writes what was found for
 // `mathrl doctor`.
+//
+// Compiles.Watch wraps a backend to count the graphs compiled on it and the
+// time they took, apart for the code that asked for them (the trainer splits
+// them between sampling and training); it changes nothing that is computed.
 package backend

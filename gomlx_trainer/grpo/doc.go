@@ -36,6 +36,14 @@
 // rollouts' schema) from the arrays its loss took: the masks, old log-probs
 // and advantages of the sequences after every correction.
 //
+// Each optimizer step writes a line of train.jsonl (metrics.StepMetrics): what
+// the rollout sampled and scored, the step's loss and norms, and where the
+// time went, rollout, tools, scoring and step, with the part of the sampling
+// and of the step spent building and compiling graphs. The run's backends are
+// watched (backend.Compiles): a graph compiled by the in-process engine's
+// code counts for the rollout, any other during a step for the step, so with
+// async_rollouts, where both run at once, each keeps its own.
+//
 // # Words
 //
 // The word "rollout" could mean several things; in this package each has its

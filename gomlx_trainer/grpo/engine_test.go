@@ -98,6 +98,19 @@ func serverRunEqualsInProcessRun(t *testing.T, base Config) {
 			t.Errorf("%s differs between the in-process run and the run through the server", f)
 		}
 	}
+
+	// the server compiles out of sight: the run through it cannot say what
+	// its rollouts compiled, only what its steps did
+	steps, err := RunFolder(remote.Save).ReadSteps(1 << 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range steps {
+		if m.RolloutCompiles != nil || m.RolloutCompileSeconds != nil || m.TrainCompiles == nil || m.TrainCompileSeconds == nil {
+			t.Errorf("run through the server, step %d: rollout compiles %v in %v s (want unknown), train %v in %v s (want known)", m.Step,
+				deref(m.RolloutCompiles), deref(m.RolloutCompileSeconds), deref(m.TrainCompiles), deref(m.TrainCompileSeconds))
+		}
+	}
 }
 
 // TestServedEvalEqualsInProcessEval evaluates one checkpoint twice, as

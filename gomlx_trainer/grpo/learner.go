@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/distributed"
 	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
 	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck // graph-building code reads better unqualified
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/core/tensors/dtensor"
@@ -73,6 +74,8 @@ type Learner struct {
 	ready   bool           // the optimizer state exists (prepare)
 	host    *hostOptimizer // the update of some weights on the host (OffloadOptimizer); nil: all on the device
 	grouped *groupedUpdate // the optimizer step on one device, weight by weight (built by the first Apply)
+	zeros   *Exec          // () -> a zero gradient accumulator per weight of vars, on one device (zeroAccumulators)
+	zeroed  []shapes.Shape // the shapes zeros makes
 }
 
 // sharded is how the learner's graphs run on several devices: over a
@@ -420,12 +423,60 @@ func (l *Learner) freeAccumulators() error {
 }
 
 // readyAccumulators creates the accumulators that freeAccumulators released,
-// at zero on the device (GoMLX's variable initialisation: nothing moves from
-// the host).
+// at zero on the device, by a graph (nothing moves from the host): on one
+// device zeroAccumulators', compiled once, and then GoMLX's variable
+// initialisation for any other variable without a value (it compiles a graph
+// at each call that finds one).
 func (l *Learner) readyAccumulators() error {
-	for _, v := range l.vars {
-		if !accumulator(l.Model.Store, v).HasValue() {
-			return l.Model.Store.InitializeVariables(l.backend, func(*mlmodel.Exec) error { return nil })
+	accs := make([]*mlmodel.Variable, len(l.vars))
+	missing := 0
+	for i, v := range l.vars {
+		if accs[i] = accumulator(l.Model.Store, v); !accs[i].HasValue() {
+			missing++
+		}
+	}
+	if missing == 0 {
+		return nil
+	}
+	if l.sh == nil && missing == len(accs) {
+		if err := l.zeroAccumulators(accs); err != nil {
+			return err
+		}
+	}
+	return l.Model.Store.InitializeVariables(l.backend, func(*mlmodel.Exec) error { return nil })
+}
+
+// zeroAccumulators sets accs, the accumulators of vars in order, to zeros
+// made on the device by one graph, compiled at its first call (and again
+// should the accumulators' shapes change).
+func (l *Learner) zeroAccumulators(accs []*mlmodel.Variable) error {
+	want := make([]shapes.Shape, len(accs))
+	for i, a := range accs {
+		want[i] = a.Shape()
+	}
+	if l.zeros == nil || !slices.EqualFunc(want, l.zeroed, shapes.Shape.Equal) {
+		e, err := NewExec(l.backend, func(g *Graph) []*Node {
+			out := make([]*Node, len(want))
+			for i, s := range want {
+				out[i] = Zeros(g, s)
+			}
+			return out
+		})
+		if err != nil {
+			return fmt.Errorf("grpo: gradient accumulators: %w", err)
+		}
+		if l.zeros != nil {
+			l.zeros.Finalize()
+		}
+		l.zeros, l.zeroed = e, want
+	}
+	zeros, err := l.zeros.Call()
+	if err != nil {
+		return fmt.Errorf("grpo: gradient accumulators: %w", err)
+	}
+	for i, a := range accs {
+		if err := a.SetValue(zeros[i]); err != nil {
+			return fmt.Errorf("grpo: gradient accumulator %s: %w", a.Path(), err)
 		}
 	}
 	return nil

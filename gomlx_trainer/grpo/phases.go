@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
+	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
@@ -99,11 +100,12 @@ func (t *trainer) evaluate(ctx context.Context) error {
 // draw is what sampling some prompt groups once produced: n_samples_per_prompt
 // samples of each problem, problem by problem.
 type draw struct {
-	problems      []Problem         // one per group
-	prompts       [][]int           // one per sample: its problem's prompt
-	samples       []toolloop.Sample // one per prompt
-	gen           toolloop.Stats    // generation and tool times
-	sampleSeconds float64           // wall time of the sampling
+	problems      []Problem            // one per group
+	prompts       [][]int              // one per sample: its problem's prompt
+	samples       []toolloop.Sample    // one per prompt
+	gen           toolloop.Stats       // generation and tool times
+	sampleSeconds float64              // wall time of the sampling
+	compiled      backend.CompileStats // graphs the in-process engine compiled while sampling
 }
 
 // plus is d followed by o's groups.
@@ -115,6 +117,7 @@ func (d draw) plus(o draw) draw {
 	d.gen.ToolSeconds += o.gen.ToolSeconds
 	d.gen.SampledTokens += o.gen.SampledTokens
 	d.sampleSeconds += o.sampleSeconds
+	d.compiled = d.compiled.Add(o.compiled)
 	return d
 }
 
@@ -148,6 +151,7 @@ type batch struct {
 // sequences at a time, for rollout (numbered from 1).
 func (t *trainer) sample(ctx context.Context, rollout, groups int) (draw, error) {
 	cfg, start := t.cfg, time.Now()
+	compiledBefore, _ := t.compiled()
 	var d draw
 	for skipped := 0; len(d.problems) < groups; {
 		p := t.data.next()
@@ -185,6 +189,8 @@ func (t *trainer) sample(ctx context.Context, rollout, groups int) (draw, error)
 		d = d.plus(draw{samples: part, gen: stats})
 	}
 	d.sampleSeconds = time.Since(start).Seconds()
+	compiled, _ := t.compiled()
+	d.compiled = compiled.Sub(compiledBefore)
 	return d, nil
 }
 
@@ -272,6 +278,7 @@ func (t *trainer) optimize(b batch, trained []Sequence, mm mismatchStats) ([]met
 	firstClip := 0.0 // the clip fraction of the rollout's first step
 	for k, part := range parts {
 		start := time.Now()
+		_, compiledBefore := t.compiled()
 		lr := LearningRate(t.st.Step, cfg.LRWarmupIters, cfg.LR)
 		t.marks.mark("step %d", t.st.Step+1)
 		o := t.stepOptions(lr)
@@ -293,6 +300,8 @@ func (t *trainer) optimize(b batch, trained []Sequence, mm mismatchStats) ([]met
 		}
 		m.Extra["first_step_clip_fraction"] = firstClip
 		m.TrainSeconds = time.Since(start).Seconds()
+		_, compiled := t.compiled()
+		m.TrainCompileSeconds, m.TrainCompiles = compileFields(compiled.Sub(compiledBefore), 1)
 		t.steps = append(t.steps, m)
 		if err := t.run.AppendStep(m); err != nil {
 			return nil, nil, err
@@ -332,6 +341,9 @@ func (t *trainer) stepMetrics(b batch, mm mismatchStats, part []Sequence, kept, 
 	m.RolloutSeconds = math.Max(b.sampleSeconds-b.gen.ToolSeconds, 0) / per
 	m.ToolSeconds = b.gen.ToolSeconds / per
 	m.ScoreSeconds = b.scoreSeconds / per
+	if t.localRollouts { // servers compile out of sight
+		m.RolloutCompileSeconds, m.RolloutCompiles = compileFields(b.compiled, per)
+	}
 	if b.gen.GenerateSeconds > 0 {
 		m.TokensPerSecond = float64(b.gen.SampledTokens) / b.gen.GenerateSeconds
 	}
@@ -373,6 +385,13 @@ func (t *trainer) stepMetrics(b batch, mm mismatchStats, part []Sequence, kept, 
 		m.Extra["tool_no_output_rate"] = float64(b.stats.toolNoOutput) / float64(b.stats.toolCalls)
 	}
 	return m
+}
+
+// compileFields are train.jsonl's seconds and count of the graphs c, shared
+// out between n steps.
+func compileFields(c backend.CompileStats, n float64) (seconds, graphs *float64) {
+	s, g := c.Seconds/n, float64(c.Graphs)/n
+	return &s, &g
 }
 
 // report writes the rollout's progress line and now and then a sample, and

@@ -3,13 +3,16 @@ package grpo
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 
+	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
+	"github.com/mathrl/mathrl/gomlx_trainer/engine/inprocess"
 	"github.com/mathrl/mathrl/gomlx_trainer/precision"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
@@ -31,6 +34,11 @@ type trainer struct {
 	tools   toolloop.ToolRunner
 	marks   *PhaseMarks // nil: none
 	closers []func()
+
+	// compiles counts the graphs compiled on the run's backends; with
+	// localRollouts the engine samples in process, on them
+	compiles      *backend.Compiles
+	localRollouts bool
 
 	train   []Problem
 	evalSet []Problem
@@ -158,7 +166,9 @@ func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation s
 	if t.tools != nil && t.marks != nil {
 		t.tools = markedTools{t.tools, t.marks}
 	}
-	t.learner = NewLearnerWith(opt.Backend, model, lossConfig(cfg), adamConfig(cfg), cfg.RolloutTemperature, modelOptions(cfg))
+	t.compiles, t.localRollouts = backend.NewCompiles(), cfg.engineConfig().Name == inprocess.Name
+	b := t.watch(opt.Backend)
+	t.learner = NewLearnerWith(b, model, lossConfig(cfg), adamConfig(cfg), cfg.RolloutTemperature, modelOptions(cfg))
 	if err := t.learner.Shard(cfg.NumDevices, cfg.Sharding); err != nil {
 		return "", err
 	}
@@ -167,7 +177,7 @@ func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation s
 			return "", err
 		}
 	}
-	if t.engine, err = newEngine(cfg, opt.Backend, model, t.learner.Mesh(), t.log); err != nil {
+	if t.engine, err = newEngine(cfg, b, model, t.learner.Mesh(), t.log); err != nil {
 		return "", err
 	}
 	if klCoef(cfg) != 0 {
@@ -193,7 +203,25 @@ func (t *trainer) offloadOptimizer(opt TrainOptions) error {
 		t.log.Printf("optimizer_cpu_offload: the update of %.0f%% of the parameters runs on the host: %s", 100*t.cfg.OptimizerOffloadFraction, plan.Line())
 		host = b
 	}
-	return t.learner.OffloadOptimizer(host, t.cfg.OptimizerOffloadFraction)
+	return t.learner.OffloadOptimizer(t.watch(host), t.cfg.OptimizerOffloadFraction)
+}
+
+// watch is b with its compiles counted in t.compiles (nil stays nil).
+func (t *trainer) watch(b compute.Backend) compute.Backend {
+	if b == nil {
+		return nil
+	}
+	return t.compiles.Watch(b)
+}
+
+// rolloutPackage is the in-process engine's package: the graphs its code
+// asks for are the rollouts' (and the evaluations'), the others the learner's.
+var rolloutPackage = reflect.TypeFor[inprocess.Engine]().PkgPath()
+
+// compiled is what the run's backends have compiled so far: for the
+// in-process engine's sampling, and the rest (the learner's steps).
+func (t *trainer) compiled() (rollout, train backend.CompileStats) {
+	return t.compiles.Split(rolloutPackage)
 }
 
 // lossConfig is the policy loss of a recipe.

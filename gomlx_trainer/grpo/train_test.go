@@ -283,9 +283,11 @@ func (c *cancelOn) Write(p []byte) (int, error) {
 	return c.log.Write(p)
 }
 
-// withoutTimes is m without its wall-clock fields.
+// withoutTimes is m without its wall-clock fields and its compiles (a
+// resumed run compiles its graphs again).
 func withoutTimes(m metrics.StepMetrics) metrics.StepMetrics {
 	m.RolloutSeconds, m.ToolSeconds, m.ScoreSeconds, m.TrainSeconds, m.TokensPerSecond = 0, 0, 0, 0, 0
+	m.RolloutCompileSeconds, m.RolloutCompiles, m.TrainCompileSeconds, m.TrainCompiles = nil, nil, nil, nil
 	return m
 }
 

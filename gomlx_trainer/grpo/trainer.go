@@ -158,8 +158,9 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 	} else if err := t.run.Figures(filepath.Base(cfg.Save)); err != nil {
 		t.log.Printf("figures: %v", err)
 	}
-	t.log.Printf("done: %d rollouts, %d optimizer steps in %s; run folder %s",
-		t.st.Rollout, t.st.Step, time.Since(start).Round(time.Second), t.run.Abs())
+	c := t.compiles.Total()
+	t.log.Printf("done: %d rollouts, %d optimizer steps in %s; %d graphs compiled in %.1fs in all; run folder %s",
+		t.st.Rollout, t.st.Step, time.Since(start).Round(time.Second), c.Graphs, c.Seconds, t.run.Abs())
 	return nil
 }
 
