@@ -3,6 +3,7 @@ package metrics
 import (
 	"bytes"
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -128,6 +129,34 @@ func TestStepMetricsBeforeCompileFields(t *testing.T) {
 	m := steps[0]
 	if m.RolloutCompileSeconds != nil || m.RolloutCompiles != nil || m.TrainCompileSeconds != nil || m.TrainCompiles != nil {
 		t.Errorf("compile fields of a line without them: %v %v %v %v, want nil", m.RolloutCompileSeconds, m.RolloutCompiles, m.TrainCompileSeconds, m.TrainCompiles)
+	}
+}
+
+// TestStepMetricsCompileFieldsChecked sets each compile field alone to a
+// value out of range: Validate must name that field, and take 0 and a
+// fraction of a graph.
+func TestStepMetricsCompileFieldsChecked(t *testing.T) {
+	for _, f := range []struct {
+		name string
+		ptr  func(m *StepMetrics) **float64
+	}{
+		{"rollout_compile_seconds", func(m *StepMetrics) **float64 { return &m.RolloutCompileSeconds }},
+		{"rollout_compiles", func(m *StepMetrics) **float64 { return &m.RolloutCompiles }},
+		{"train_compile_seconds", func(m *StepMetrics) **float64 { return &m.TrainCompileSeconds }},
+		{"train_compiles", func(m *StepMetrics) **float64 { return &m.TrainCompiles }},
+	} {
+		for _, v := range []float64{-1, math.NaN(), math.Inf(1), 0, 2.5} {
+			m := goodStep(1)
+			m.Version = StepMetricsVersion
+			*f.ptr(&m) = &v
+			err := m.Validate()
+			var fe *jsonl.FieldError
+			if ok := v >= 0 && !math.IsInf(v, 0); ok && err != nil {
+				t.Errorf("%s %g: %v, want it valid", f.name, v, err)
+			} else if !ok && (!errors.As(err, &fe) || fe.Field != f.name) {
+				t.Errorf("%s %g: error %v, want one naming %s", f.name, v, err, f.name)
+			}
+		}
 	}
 }
 

@@ -167,3 +167,28 @@ func TestBenchCommandRooflineTable(t *testing.T) {
 		t.Errorf("%d rows of rates, want 2:\n%s", rows, out)
 	}
 }
+
+// TestBenchCommandRooflinePeaksCompared gives the limits of a comparison
+// (--roofline-peaks with --baseline): its roofline is the given one, and
+// every side's fractions are its rates over them.
+func TestBenchCommandRooflinePeaksCompared(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	out := mustRunCLI(t, append(tinyBench, "--baseline", "cpu", "--threads", "1", "--whole-cache=false",
+		"--roofline-peaks", "2,0.003,0.005", "--json")...)
+	var c bench.Comparison
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if c.Roofline == nil || c.Roofline.Source != "given" || c.Roofline.CopyBytesPerS != 2e9 {
+		t.Fatalf("roofline %+v, want the given 2 GB/s", c.Roofline)
+	}
+	const f32 = 0.003e12 // the model is float32
+	for _, s := range c.Sides {
+		if !(s.TrainFLOPsPerS > 0) || !(s.PrefillFLOPsPerS > 0) || !(s.DecodeBytesPerS > 0) ||
+			math.Abs(s.TrainMFU-s.TrainFLOPsPerS/f32) > 1e-12*s.TrainMFU ||
+			math.Abs(s.PrefillMFU-s.PrefillFLOPsPerS/f32) > 1e-12*s.PrefillMFU || math.Abs(s.DecodeMBU-s.DecodeBytesPerS/2e9) > 1e-12*s.DecodeMBU {
+			t.Errorf("%s: rates %g, %g FLOP/s, %g B/s, fractions %g, %g, %g; want the rates over 3 GFLOP/s and 2 GB/s", s.Name,
+				s.TrainFLOPsPerS, s.PrefillFLOPsPerS, s.DecodeBytesPerS, s.TrainMFU, s.PrefillMFU, s.DecodeMBU)
+		}
+	}
+}

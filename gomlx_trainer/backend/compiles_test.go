@@ -1,10 +1,14 @@
 package backend_test
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
 
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/model"
 
@@ -69,6 +73,70 @@ func TestCompilesCountsNewShapes(t *testing.T) {
 	if got := c.By("strings"); got != (backend.CompileStats{}) {
 		t.Errorf("by strings, which compiled nothing: %+v", got)
 	}
+
+	// of the 4 graphs, slices asked for 1: the rest are the other 3
+	total := c.Total()
+	by, rest := c.Split("slices")
+	if by != c.By("slices") || rest.Graphs != 3 || rest.Seconds != total.Seconds-by.Seconds {
+		t.Errorf("Split(slices) = %+v, %+v; want %+v and 3 graphs in %g s", by, rest, c.By("slices"), total.Seconds-by.Seconds)
+	}
+}
+
+// TestWatchedBuffersAreItsOwn checks every buffer a watched backend hands
+// out, made from data, shared, computed or copied to a device, for the
+// backend it names as its own: the watched one. The copy is checked on a
+// watched backend that copies its buffers to device 0 (copying).
+func TestWatchedBuffersAreItsOwn(t *testing.T) {
+	c, inner := backend.NewCompiles(), backendtest.New(t)
+	shape := shapes.Make(dtypes.Float32, 2)
+	check := func(how string, b compute.Backend, buf compute.Buffer, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", how, err)
+		}
+		if buf.Backend() != b {
+			t.Errorf("%s: a buffer of %v, want the watched backend", how, buf.Backend())
+		}
+	}
+	b := c.Watch(inner)
+	buf, err := b.BufferFromFlatData(0, []float32{1, 2}, shape)
+	check("from data", b, buf, err)
+	if b.HasSharedBuffers() {
+		shared, _, err := b.NewSharedBuffer(0, shape)
+		check("shared", b, shared, err)
+	}
+	double := graph.MustNewExec(b, func(x *graph.Node) *graph.Node { return graph.MulScalar(x, 2) })
+	out, err := double.Exec([]float32{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	computed, err := out[0].Buffer(b, 0)
+	check("computed", b, computed, err)
+
+	cb := c.Watch(copying{inner})
+	buf, err = cb.BufferFromFlatData(0, []float32{1, 2}, shape)
+	check("from data (copying)", cb, buf, err)
+	copied, err := buf.CopyToDevice(0)
+	check("copied to device 0", cb, copied, err)
+}
+
+// copying is a backend whose buffers made from data copy to device 0, as a
+// backend of several devices copies them (the pure Go backend copies to
+// none); the copy is the buffer itself.
+type copying struct{ compute.Backend }
+
+func (c copying) BufferFromFlatData(deviceNum compute.DeviceNum, flat any, shape shapes.Shape) (compute.Buffer, error) {
+	buf, err := c.Backend.BufferFromFlatData(deviceNum, flat, shape)
+	return copyingBuffer{buf}, err
+}
+
+type copyingBuffer struct{ compute.Buffer }
+
+func (b copyingBuffer) CopyToDevice(deviceNum compute.DeviceNum) (compute.Buffer, error) {
+	if deviceNum != 0 {
+		return nil, fmt.Errorf("no device %d", deviceNum)
+	}
+	return b, nil
 }
 
 // TestWatchedTensorsRoundTrip feeds an executor's outputs, donated and not,

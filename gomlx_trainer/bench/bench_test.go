@@ -74,6 +74,35 @@ func TestBenchRunTiny(t *testing.T) {
 	}
 }
 
+// TestBenchRunTinyBFloat16 decodes with a bfloat16 model against a roofline
+// whose bfloat16 peak is 4 FLOP/s and float32 peak 1: the prefill's fraction
+// must be of the model's dtype's peak, and a decode step's bytes those of
+// bfloat16 weights and cache.
+func TestBenchRunTinyBFloat16(t *testing.T) {
+	b := backendtest.New(t)
+	cfg, _ := qwen3.NamedConfig("tiny")
+	m, err := qwen3.NewRandom(cfg, dtypes.BFloat16, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roof := &Roofline{CopyBytesPerS: 1, Matmuls: []Matmul{{DType: "float32", FLOPsPerS: 1}, {DType: "bfloat16", FLOPsPerS: 4}}}
+	res, err := Run(b, m, Options{Batch: 2, SeqLen: 8, DecodeBatch: 3, PromptLen: 5, NewTokens: 3, Decode: true,
+		SkipWholeCache: true, Roofline: roof}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(res.PrefillFLOPsPerS > 0) || !(res.DecodeBytesPerS > 0) {
+		t.Fatalf("rates %g, %g; want both", res.PrefillFLOPsPerS, res.DecodeBytesPerS)
+	}
+	if res.PrefillMFU != res.PrefillFLOPsPerS/4 || res.DecodeMBU != res.DecodeBytesPerS {
+		t.Errorf("prefill MFU %g of %g FLOP/s, want a quarter (the bfloat16 peak, 4 FLOP/s); decode MBU %g of %g B/s, want it",
+			res.PrefillMFU, res.PrefillFLOPsPerS, res.DecodeMBU, res.DecodeBytesPerS)
+	}
+	if want := MeanDecodeStepBytes(cfg, dtypes.BFloat16, 3, 5, 3); res.DecodeStepBytes != want {
+		t.Errorf("decode step bytes %g, want %g (bfloat16 weights and cache)", res.DecodeStepBytes, want)
+	}
+}
+
 func TestBenchOptionsErrors(t *testing.T) {
 	for _, tc := range []struct {
 		opts Options

@@ -143,14 +143,16 @@ func TestBenchCompareTiny(t *testing.T) {
 	}
 }
 
+// TestBenchCompareWithTorch compares the test backend with PyTorch, the
+// roofline measured: torch measures its matmul peaks at the roofline's sizes
+// (its own options ask for none), and both sides are read against the
+// highest float32 peak of the four.
 func TestBenchCompareWithTorch(t *testing.T) {
 	topts := torchTiny(t)
-	topts.MatmulMax = 64
 	b := backendtest.New(t)
-	bo := tinyOptions
-	bo.Roofline = &Roofline{Source: "measured", CopyBytesPerS: 1e9, Matmuls: []Matmul{{On: "go", DType: "float32", FLOPsPerS: 1}}}
-	opts := CompareOptions{Bench: bo, NewModel: func() (*qwen3.Model, error) { return tinyModel(t), nil },
-		Backends: []GoMLXSide{{Name: "go", Backend: b}}, Torch: &topts}
+	opts := CompareOptions{Bench: tinyOptions, NewModel: func() (*qwen3.Model, error) { return tinyModel(t), nil },
+		Backends: []GoMLXSide{{Name: "go", Backend: b}}, Torch: &topts,
+		Roofline: &RooflineOptions{CopyBuffer: 4 << 20, MatmulMax: 64}}
 	c, err := Compare(context.Background(), opts, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -161,14 +163,24 @@ func TestBenchCompareWithTorch(t *testing.T) {
 	if r := c.Ratios[0]; r.Of != "go" || r.Over != TorchName || r.Train <= 0 || r.Decode <= 0 || r.Prefill <= 0 {
 		t.Errorf("ratio %+v, want every part measured", r)
 	}
-	// torch's float32 matmul beats the given 1 FLOP/s and becomes the peak.
-	if peak, on := c.Roofline.Peak("float32"); on != TorchName || len(c.Roofline.Matmuls) != 3 {
-		t.Errorf("roofline %+v: float32 peak %g on %q, want torch's", c.Roofline, peak, on)
+	var peak float64
+	on := map[string]int{}
+	for _, m := range c.Roofline.Matmuls {
+		if m.N != 64 {
+			t.Errorf("matmul %+v, want one at the roofline's largest side, 64", m)
+		}
+		on[m.On]++
+		if m.DType == "float32" {
+			peak = max(peak, m.FLOPsPerS)
+		}
+	}
+	if len(c.Roofline.Matmuls) != 4 || on["go"] != 2 || on[TorchName] != 2 {
+		t.Fatalf("roofline matmuls %+v, want float32 and bfloat16 of go and torch", c.Roofline.Matmuls)
 	}
 	for _, s := range c.Sides {
-		if !(s.TrainMFU > 0) || !(s.PrefillMFU > 0) || !(s.DecodeMBU > 0) || s.Roofline != nil {
-			t.Errorf("%s: fractions %g, %g, %g, roofline %v; want three and none of its own", s.Name, s.TrainMFU,
-				s.PrefillMFU, s.DecodeMBU, s.Roofline)
+		if !(s.TrainMFU > 0) || s.TrainMFU != s.TrainFLOPsPerS/peak || !(s.PrefillMFU > 0) || !(s.DecodeMBU > 0) || s.Roofline != nil {
+			t.Errorf("%s: fractions %g, %g, %g, roofline %v; want three, the train one of the float32 peak %g, and none of its own",
+				s.Name, s.TrainMFU, s.PrefillMFU, s.DecodeMBU, s.Roofline, peak)
 		}
 	}
 }

@@ -198,6 +198,10 @@ func parseCacheSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
+// now is the clock MeasureCopy and MeasureMatmul time their passes and
+// products with (a test replaces it with a clock it drives).
+var now = time.Now
+
 // MeasureCopy returns the copy bandwidth of threads goroutines, each copying
 // its contiguous part of a buffer of size bytes into another (STREAM's Copy
 // kernel, a[i] = b[i], with Go's copy), in bytes read plus written per second
@@ -212,7 +216,7 @@ func MeasureCopy(threads int, size int64) float64 {
 		src[i] = byte(i)
 	}
 	pass := func() time.Duration {
-		t0 := time.Now()
+		t0 := now()
 		var wg sync.WaitGroup
 		part := (len(src) + threads - 1) / threads
 		for lo := 0; lo < len(src); lo += part {
@@ -220,7 +224,7 @@ func MeasureCopy(threads int, size int64) float64 {
 			wg.Go(func() { copy(dst[lo:hi], src[lo:hi]) })
 		}
 		wg.Wait()
-		return time.Since(t0)
+		return now().Sub(t0)
 	}
 	pass()
 	best := time.Duration(math.MaxInt64)
@@ -252,13 +256,13 @@ func MeasureMatmul(b compute.Backend, dtype dtypes.DType, maxN int) (Matmul, err
 	for n := min(matmulFirst, maxN); n <= maxN; n *= 2 {
 		x, y := squareMatrix(n, dtype, 1), squareMatrix(n, dtype, 2)
 		call := func() (time.Duration, error) {
-			t0 := time.Now()
+			t0 := now()
 			out, err := exec.Call(x, y)
 			if err != nil {
 				return 0, fmt.Errorf("bench: matmul %s %d: %w", name, n, err)
 			}
 			out[0].MustConstFlatData(func(any) {}) // wait for the result
-			return time.Since(t0), out[0].FinalizeAll()
+			return now().Sub(t0), out[0].FinalizeAll()
 		}
 		if _, err := call(); err != nil { // compiles
 			return best, err

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gomlx/compute/dtypes"
 
@@ -254,5 +255,95 @@ func TestBenchPercent(t *testing.T) {
 		if got := percent(tc.f); got != tc.want {
 			t.Errorf("percent(%g) = %q, want %q", tc.f, got, tc.want)
 		}
+	}
+}
+
+// scriptedClock replaces now with a clock that reads start then end of each
+// timed span in turn, span i lasting spans[i], and returns how many spans
+// were read; it puts the real clock back when t ends.
+func scriptedClock(t *testing.T, spans []time.Duration) (read func() int) {
+	t.Helper()
+	reads := 0
+	base := time.Unix(1e9, 0)
+	now = func() time.Time {
+		i := reads
+		reads++
+		if i%2 == 0 || i/2 >= len(spans) {
+			return base
+		}
+		return base.Add(spans[i/2])
+	}
+	t.Cleanup(func() { now = time.Now })
+	return func() int { return (reads + 1) / 2 }
+}
+
+// TestBenchMeasureCopyCounts times MeasureCopy's passes with a scripted
+// clock: the rate is STREAM's, bytes read plus written (twice the buffer)
+// over the fastest timed pass, the first pass (page faults) left out however
+// fast it was.
+func TestBenchMeasureCopyCounts(t *testing.T) {
+	const size = 3 << 20
+	ms := time.Millisecond
+	spans := []time.Duration{ms / 2, 4 * ms, 2 * ms, 3 * ms, 5 * ms} // the first: faulting the pages in
+	read := scriptedClock(t, spans)
+	got := MeasureCopy(3, size)
+	if n := read(); n != len(spans) {
+		t.Fatalf("MeasureCopy timed %d passes, want %d (one untimed, then %d)", n, len(spans), len(spans)-1)
+	}
+	if want := 2 * float64(size) / 0.002; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("MeasureCopy = %g B/s, want 2 x %d bytes over the fastest timed pass, 2 ms: %g", got, size, want)
+	}
+}
+
+// TestBenchMeasureMatmulCounts times MeasureMatmul's products with a
+// scripted clock: at each side one product compiles (not counted) and three
+// are timed; the rate of a side is 2n³ FLOPs over its fastest product; the
+// sides double from 256 until a product takes 100 ms or the next side passes
+// maxN; the best side's rate is the result.
+func TestBenchMeasureMatmulCounts(t *testing.T) {
+	b := backendtest.New(t)
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		maxN  int
+		spans []time.Duration // 4 per side: the compiling product, then the timed ones
+		n     int
+		secs  float64 // the best side's fastest product
+	}{
+		{"the smaller side faster, the larger one long enough to stop at", 1024,
+			[]time.Duration{ms, 10 * ms, 8 * ms, 9 * ms, 1000 * ms, 120 * ms, 100 * ms, 110 * ms}, 256, 0.008},
+		{"the larger side faster, maxN reached", 512,
+			[]time.Duration{ms, 10 * ms, 8 * ms, 9 * ms, 1000 * ms, 40 * ms, 30 * ms, 50 * ms}, 512, 0.030},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			read := scriptedClock(t, tc.spans)
+			m, err := MeasureMatmul(b, dtypes.Float32, tc.maxN)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := read(); n != len(tc.spans) {
+				t.Fatalf("MeasureMatmul timed %d products, want %d", n, len(tc.spans))
+			}
+			want := 2 * math.Pow(float64(tc.n), 3) / tc.secs
+			if m.DType != "float32" || m.N != tc.n || math.Abs(m.FLOPsPerS-want) > 1e-9*want {
+				t.Errorf("MeasureMatmul = %+v, want float32 at n %d, 2 x %d³ FLOPs in %g s: %g FLOP/s", m, tc.n, tc.n, tc.secs, want)
+			}
+		})
+	}
+}
+
+// TestBenchParseRooflineOwnCopy changes a parsed device's matmuls, which are
+// the caller's: the device's figures must stay as they were.
+func TestBenchParseRooflineOwnCopy(t *testing.T) {
+	r, err := ParseRoofline("h200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Matmuls[0].FLOPsPerS, r.Matmuls[1].FLOPsPerS = 1, 1
+	again, _ := ParseRoofline("h200")
+	f32, _ := again.Peak("float32")
+	bf16, _ := again.Peak("bfloat16")
+	if f32 != 67e12 || bf16 != 989e12 {
+		t.Errorf("h200 after a caller changed its copy: float32 %g, bfloat16 %g FLOP/s; want 67e12 and 989e12", f32, bf16)
 	}
 }

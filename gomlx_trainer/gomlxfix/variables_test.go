@@ -53,6 +53,29 @@ func TestVariablesStayParameters(t *testing.T) {
 	}
 }
 
+// TestVariableNodeMarksTheGraph reads a variable of the store with
+// VariableNode first, then another with NodeValue: VariableNode marks the
+// whole graph, so that the later read is a parameter too and sees the other
+// variable's new value.
+func TestVariableNodeMarksTheGraph(t *testing.T) {
+	b, err := compute.NewWithConfig("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := model.NewStore()
+	first := store.RootScope().VariableWithValue("first", float32(10))
+	later := store.RootScope().VariableWithValue("later", float32(1))
+	exec := model.MustNewExec(b, store, func(scope *model.Scope, x *graph.Node) *graph.Node {
+		return graph.Add(graph.Add(x, VariableNode(first, x.Graph())), later.NodeValue(x.Graph()))
+	})
+	call := func() float32 { return tensors.ToScalar[float32](exec.MustCall(float32(0))[0]) }
+	before := call()
+	later.MustSetValue(tensors.FromValue(float32(2)))
+	if after := call(); before != 11 || after != 12 {
+		t.Errorf("10 + later, later read after VariableNode: got %v then %v, want 11 then 12", before, after)
+	}
+}
+
 // TestNoBareNodeValue checks that no graph the project or its tests build
 // reads a variable with NodeValue: every read goes through VariableNode (see
 // there). Only this package's tests call NodeValue, to show the fault.

@@ -9,6 +9,7 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
+	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
 // TestStepCompiles trains three rollouts of one step each whose shapes are
@@ -123,5 +124,25 @@ func TestRolloutCompilesShared(t *testing.T) {
 		case local && (m.RolloutCompileSeconds == nil || *m.RolloutCompileSeconds != 0.75 || m.RolloutCompiles == nil || *m.RolloutCompiles != 1.5):
 			t.Errorf("in process: rollout compiles %v in %v s, want 3 graphs in 1.5 s over 2 steps", deref(m.RolloutCompiles), deref(m.RolloutCompileSeconds))
 		}
+	}
+}
+
+// TestDrawPlusAddsCompiles joins two draws, as dynamic sampling joins a
+// rollout's draws: the samples follow one another, and the times, tokens and
+// graphs compiled are the two draws' together.
+func TestDrawPlusAddsCompiles(t *testing.T) {
+	a := draw{problems: []Problem{{}}, prompts: [][]int{{1}, {1}}, samples: make([]toolloop.Sample, 2),
+		gen: toolloop.Stats{GenerateSeconds: 1, ToolSeconds: 0.5, SampledTokens: 10}, sampleSeconds: 2,
+		compiled: backend.CompileStats{Graphs: 3, Seconds: 1.5}}
+	b := draw{problems: []Problem{{}}, prompts: [][]int{{2}, {2}}, samples: make([]toolloop.Sample, 2),
+		gen: toolloop.Stats{GenerateSeconds: 0.25, ToolSeconds: 0.125, SampledTokens: 4}, sampleSeconds: 0.5,
+		compiled: backend.CompileStats{Graphs: 1, Seconds: 0.25}}
+	d := a.plus(b)
+	if len(d.problems) != 2 || len(d.prompts) != 4 || d.prompts[2][0] != 2 || len(d.samples) != 4 {
+		t.Errorf("joined draw: %d problems, prompts %v, %d samples; want 2, a's then b's, 4", len(d.problems), d.prompts, len(d.samples))
+	}
+	want := toolloop.Stats{GenerateSeconds: 1.25, ToolSeconds: 0.625, SampledTokens: 14}
+	if d.gen != want || d.sampleSeconds != 2.5 || d.compiled != (backend.CompileStats{Graphs: 4, Seconds: 1.75}) {
+		t.Errorf("joined draw: %+v, %g s, compiled %+v; want %+v, 2.5 s, 4 graphs in 1.75 s", d.gen, d.sampleSeconds, d.compiled, want)
 	}
 }
