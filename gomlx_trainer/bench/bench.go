@@ -307,6 +307,9 @@ func Run(b compute.Backend, m *qwen3.Model, opts Options, log io.Writer) (Result
 // weight, and the GRPO trainer's AdamW update (grpo.ApplyAdamW) at the
 // learning rate given as the second input. It returns the loss.
 func trainStep(b compute.Backend, m *qwen3.Model, opts Options) (*mlmodel.Exec, error) {
+	if err := grpo.CreateUpdateState(m.Store, grpo.TrainableVariables(m.Store), opts.AdamW.Precision); err != nil {
+		return nil, fmt.Errorf("bench: optimizer state: %w", err)
+	}
 	return mlmodel.NewExec(b, m.Store, func(scope *mlmodel.Scope, ids, lr *Node) *Node {
 		loss := Neg(ReduceAllMean(qwen3.TokenLogProbsWith(scope, m.Config, ids, 1, opts.Model)))
 		vars := grpo.TrainableVariables(scope.Store())

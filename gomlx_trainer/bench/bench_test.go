@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/dtypes/bfloat16"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend/backendtest"
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
@@ -87,12 +88,26 @@ func TestBenchRunTinyBFloat16(t *testing.T) {
 	}
 	roof := &Roofline{CopyBytesPerS: 1, Matmuls: []Matmul{{DType: "float32", FLOPsPerS: 1}, {DType: "bfloat16", FLOPsPerS: 4}}}
 	res, err := Run(b, m, Options{Batch: 2, SeqLen: 8, DecodeBatch: 3, PromptLen: 5, NewTokens: 3, Decode: true,
-		SkipWholeCache: true, Roofline: roof}, io.Discard)
+		Train: true, TrainSteps: 2, SkipWholeCache: true, Roofline: roof}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !(res.PrefillFLOPsPerS > 0) || !(res.DecodeBytesPerS > 0) {
-		t.Fatalf("rates %g, %g; want both", res.PrefillFLOPsPerS, res.DecodeBytesPerS)
+	if !(res.PrefillFLOPsPerS > 0) || !(res.DecodeBytesPerS > 0) || !(res.TrainFLOPsPerS > 0) {
+		t.Fatalf("rates %g, %g, %g; want all three", res.PrefillFLOPsPerS, res.DecodeBytesPerS, res.TrainFLOPsPerS)
+	}
+	if res.TrainMFU != res.TrainFLOPsPerS/4 {
+		t.Errorf("train MFU %g of %g FLOP/s, want a quarter (the bfloat16 peak)", res.TrainMFU, res.TrainFLOPsPerS)
+	}
+	// At the trainer's lr (1e-6) the bfloat16 weights round back to where they
+	// were; their float32 masters move.
+	w := m.Weight("model.norm.weight")
+	master := m.Store.GetVariable(grpo.MasterScope + w.Path())
+	if master == nil {
+		t.Fatal("no float32 master of model.norm.weight after the bfloat16 train steps")
+	}
+	got, start := master.MustValue().Value().([]float32)[0], w.MustValue().Value().([]bfloat16.BFloat16)[0].Float32()
+	if got == start {
+		t.Errorf("float32 master of model.norm.weight[0] is %v after the bfloat16 train steps, its starting value: no update", got)
 	}
 	if res.PrefillMFU != res.PrefillFLOPsPerS/4 || res.DecodeMBU != res.DecodeBytesPerS {
 		t.Errorf("prefill MFU %g of %g FLOP/s, want a quarter (the bfloat16 peak, 4 FLOP/s); decode MBU %g of %g B/s, want it",

@@ -177,6 +177,13 @@ func createOptimizerState(store *mlmodel.Store, vars []*mlmodel.Variable, p prec
 	return createUpdateState(store, vars, p)
 }
 
+// CreateUpdateState is createUpdateState, for a caller that builds its own
+// ApplyAdamW graph (mathrl bench): ApplyAdamW reads each 16-bit weight's
+// master, which only exists once created.
+func CreateUpdateState(store *mlmodel.Store, vars []*mlmodel.Variable, p precision.Optimizer) error {
+	return createUpdateState(store, vars, p)
+}
+
 // createUpdateState creates what ApplyAdamW keeps for vars where it does not
 // exist yet: the step counter, each one's moments (at zero) and its master
 // value (createMaster). State read from a checkpoint is kept, converted to
