@@ -209,9 +209,10 @@ func TestAppendMatchesNoCache(t *testing.T) {
 	}
 }
 
-// TestAppendInChunks feeds a prompt in chunks of MaxChunk and an appended
-// tool output in chunks of AppendChunk (counted in steps), and the tokens
-// that follow equal a full recompute of the whole text.
+// TestAppendInChunks prefills a prompt (all but its last token) in chunks
+// of MaxChunk and feeds an appended tool output in chunks of AppendChunk
+// (counted in steps), and the tokens that follow equal a full recompute of
+// the whole text.
 func TestAppendInChunks(t *testing.T) {
 	m, prompt, want := tinyModel(t)
 	b := backendtest.New(t)
@@ -223,9 +224,13 @@ func TestAppendInChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ss.Close()
-	wantSteps := (len(prompt) + maxChunk - 1) / maxChunk
-	if steps := stepsToNextToken(t, ss, 0); steps != wantSteps {
-		t.Errorf("prompt of %d tokens read in %d steps, want %d (chunks of %d)", len(prompt), steps, wantSteps, maxChunk)
+	wantSteps := (len(prompt) - 1 + maxChunk - 1) / maxChunk
+	if ss.prefillSteps != wantSteps || ss.Prefilled() != len(prompt)-1 {
+		t.Errorf("prompt of %d tokens prefilled in %d steps, %d tokens; want %d steps (chunks of %d), %d tokens",
+			len(prompt), ss.prefillSteps, ss.Prefilled(), wantSteps, maxChunk, len(prompt)-1)
+	}
+	if steps := stepsToNextToken(t, ss, 0); steps != 1 {
+		t.Errorf("the first token sampled after %d steps, want 1", steps)
 	}
 	tool := []int{500, 501, 502, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21}
 	if err := ss.Append(0, tool); err != nil {
@@ -793,4 +798,97 @@ func TestMeshSessionCountsItsPrompts(t *testing.T) {
 			}
 		}
 	}
+}
+
+// groupPrompts is a GRPO-like batch: three prompts of 9, 9 and 21 tokens
+// (two of the same length, so a prefix copied into the wrong rows samples
+// other tokens) and one of a single token (nothing to prefill), repeated
+// and interleaved, 11 rows.
+func groupPrompts(prompt []int) [][]int {
+	long := slices.Concat(prompt, prompt)[:21]
+	a, b := slices.Clone(prompt[:9]), slices.Clone(prompt[1:10])
+	return [][]int{a, b, a, long, a, {7}, b, long, a, {7}, long}
+}
+
+// TestSharedPrefillIsBitExact samples a GRPO-like batch (groupPrompts, the
+// prompts prefilled in chunks of 8, the cache growing past the prompts'
+// slots, top-p and top-k at temperature 1) with each distinct prompt
+// prefilled once and copied into its rows, and with every row prefilled for
+// itself (PrefillEach): the same tokens and log-probs, bit for bit, and the
+// shared session prefills each prompt once. In float32 and in bfloat16 (the
+// checkpoint is stored in bfloat16, so both read the same weights); the
+// bfloat16 samples, taken at the same draws, then agree with float32's on
+// the first token of each row to bfloat16 rounding.
+func TestSharedPrefillIsBitExact(t *testing.T) {
+	dir := testenv.Model(t, "tiny-qwen3-hf")
+	_, prompt, _ := tinyModel(t)
+	b := backendtest.New(t)
+	prompts := groupPrompts(prompt)
+	distinct := 8 + 8 + 20 // tokens prefilled once per distinct prompt, all but the last
+	each := 0
+	for _, p := range prompts {
+		each += len(p) - 1
+	}
+	opts := Options{MaxNewTokens: 60, Temperature: 1, TopP: 0.95, TopK: 200, Seed: 5, StopIDs: []int{}, MaxChunk: 8}
+	first := map[dtypes.DType][]Result{}
+	for _, dtype := range []dtypes.DType{dtypes.Float32, dtypes.BFloat16} {
+		m, err := qwen3.Load(dir, dtype)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := New(b, m)
+		run := func(o Options, prefilled int) []Result {
+			t.Helper()
+			ss, err := s.Start(prompts, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ss.Close()
+			if ss.Prefilled() != prefilled {
+				t.Errorf("%s, prefill each %v: %d prompt tokens prefilled, want %d", dtype, o.PrefillEach, ss.Prefilled(), prefilled)
+			}
+			if err := ss.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			return ss.Results()
+		}
+		shared := run(opts, distinct)
+		o := opts
+		o.PrefillEach = true
+		unshared := run(o, each)
+		for i := range prompts {
+			if !sameBits(shared[i], unshared[i]) {
+				t.Errorf("%s, row %d: shared prefill %v %v, each its own %v %v", dtype, i,
+					shared[i].IDs, shared[i].LogProbs, unshared[i].IDs, unshared[i].LogProbs)
+			}
+		}
+		first[dtype] = shared
+	}
+	worst := 0.0
+	for i := range prompts {
+		f, h := first[dtypes.Float32][i], first[dtypes.BFloat16][i]
+		if f.IDs[0] != h.IDs[0] {
+			t.Errorf("row %d: first token %d in float32, %d in bfloat16", i, f.IDs[0], h.IDs[0])
+			continue
+		}
+		worst = max(worst, math.Abs(float64(f.LogProbs[0]-h.LogProbs[0])))
+	}
+	t.Logf("first tokens' log-probs, bfloat16 against float32: within %.3g", worst)
+	if worst > 0.05 {
+		t.Errorf("first tokens' log-probs differ by up to %.3g between bfloat16 and float32, want at most 0.05", worst)
+	}
+}
+
+// sameBits reports whether a and b hold the same tokens, log-probs bit for
+// bit, sampled flags and finish.
+func sameBits(a, b Result) bool {
+	bits := func(lp []float32) []uint32 {
+		out := make([]uint32, len(lp))
+		for k, v := range lp {
+			out[k] = math.Float32bits(v)
+		}
+		return out
+	}
+	return slices.Equal(a.IDs, b.IDs) && slices.Equal(bits(a.LogProbs), bits(b.LogProbs)) &&
+		slices.Equal(a.Sampled, b.Sampled) && a.Finish == b.Finish
 }
