@@ -892,3 +892,100 @@ func sameBits(a, b Result) bool {
 	return slices.Equal(a.IDs, b.IDs) && slices.Equal(bits(a.LogProbs), bits(b.LogProbs)) &&
 		slices.Equal(a.Sampled, b.Sampled) && a.Finish == b.Finish
 }
+
+// TestPrefixCacheAcrossSessions keeps prompts' prefills in a PrefixCache of
+// room for two (a prefix of the tiny model at 64 slots: a key and a value
+// tensor [1, 2, 64, 16] of float32 per layer, 32 KiB): a later session, a
+// slot session's Admit, takes a prompt's prefix from it and samples what
+// prefilling anew samples, bit for bit; the least recently used prefix goes
+// first; a prefix of other weights or another MaxChunk is not taken; Flush
+// empties it, and a cache smaller than one prefix keeps none.
+func TestPrefixCacheAcrossSessions(t *testing.T) {
+	m, prompt, _ := tinyModel(t)
+	b := backendtest.New(t)
+	s := New(b, m)
+	cfg := m.Config
+	one := int64(2*cfg.Layers) * int64(cfg.KVHeads*64*cfg.HeadDim) * 4
+	c := NewPrefixCache(2 * one)
+	a, bb, cc := prompt[:9], prompt[1:10], prompt[2:12]
+	opts := Options{MaxNewTokens: 12, Temperature: 1, Seed: 3, StopIDs: []int{}, Prefixes: c}
+	session := func(smp *Sampler, o Options, prompts ...[]int) ([]Result, []int) {
+		t.Helper()
+		ss, err := smp.Start(prompts, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ss.Close()
+		if err := ss.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		shared := make([]int, len(prompts))
+		for i := range shared {
+			shared[i] = ss.SharedPrefix(i)
+		}
+		return ss.Results(), shared
+	}
+	want := func(st PrefixCacheStats, entries int, hits, misses int64) {
+		t.Helper()
+		if st.Entries != entries || st.Bytes != int64(entries)*one || st.MaxBytes != 2*one || st.Hits != hits || st.Misses != misses {
+			t.Errorf("stats %+v, want %d entries of %d bytes, %d hits, %d misses", st, entries, one, hits, misses)
+		}
+	}
+	if _, shared := session(s, opts, a, a, bb); !slices.Equal(shared, []int{0, 8, 0}) {
+		t.Errorf("first session: shared prefixes %v, want [0 8 0]", shared)
+	}
+	want(c.Stats(), 2, 0, 2)
+	got, shared := session(s, opts, a, cc) // a hit; cc drops bb, the least recently used
+	if !slices.Equal(shared, []int{8, 0}) {
+		t.Errorf("second session: shared prefixes %v, want [8 0]", shared)
+	}
+	want(c.Stats(), 2, 1, 3)
+	fresh := opts
+	fresh.Prefixes, fresh.PrefillEach = nil, true
+	if anew, _ := session(s, fresh, a, cc); !sameBits(got[0], anew[0]) || !sameBits(got[1], anew[1]) {
+		t.Errorf("from the cache %v, prefilled anew %v", got, anew)
+	}
+	session(s, opts, bb) // dropped: a miss
+	want(c.Stats(), 2, 1, 4)
+
+	slots, err := s.StartSlots(2, Options{Temperature: 1, StopIDs: []int{}, Capacity: 64, Prefixes: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slots.Close()
+	if err := slots.Admit(1, bb, 9, 12); err != nil {
+		t.Fatal(err)
+	}
+	if slots.SharedPrefix(1) != 8 {
+		t.Errorf("admitted a cached prompt: %d tokens shared, want 8", slots.SharedPrefix(1))
+	}
+	if err := slots.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	o := fresh
+	o.Seeds, o.Seed = []uint64{9}, 0
+	if anew, _ := session(s, o, bb); !sameBits(slots.Result(1), anew[0]) {
+		t.Errorf("admitted from the cache %v, prefilled anew %v", slots.Result(1), anew[0])
+	}
+	want(c.Stats(), 2, 2, 4)
+
+	other := opts
+	other.MaxChunk = 4
+	session(s, other, bb)
+	want(c.Stats(), 2, 2, 5)
+	m2, err := qwen3.Load(testenv.Model(t, "tiny-qwen3-hf"), dtypes.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session(New(b, m2), opts, bb)
+	want(c.Stats(), 2, 2, 6)
+	c.Flush()
+	want(c.Stats(), 0, 2, 6)
+
+	small := NewPrefixCache(one - 1)
+	opts.Prefixes = small
+	session(s, opts, a)
+	if st := small.Stats(); st.Entries != 0 || st.Bytes != 0 || st.Misses != 1 {
+		t.Errorf("a cache smaller than a prefix: %+v, want it empty after a miss", st)
+	}
+}
