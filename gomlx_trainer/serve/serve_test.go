@@ -51,13 +51,13 @@ type running struct {
 
 // start serves dir on 127.0.0.1; hooks, when set, are installed first. The
 // server stops when the test ends.
-func start(t *testing.T, dir string, maxBatch int, hooks func(*Server)) *running {
+func start(t testing.TB, dir string, maxBatch int, hooks func(*Server)) *running {
 	t.Helper()
 	return startWith(t, Options{ModelPath: dir, MaxBatch: maxBatch}, hooks)
 }
 
 // startWith is start with opt (its backend and dtype filled in).
-func startWith(t *testing.T, opt Options, hooks func(*Server)) *running {
+func startWith(t testing.TB, opt Options, hooks func(*Server)) *running {
 	t.Helper()
 	opt.Backend, opt.DType = backendtest.New(t), dtypes.Float32
 	srv, err := New(opt)
