@@ -21,6 +21,8 @@ type serveOptions struct {
 	Host     string
 	Port     int
 	MaxBatch int
+	// PrefixCacheBytes bounds the prompt cache's device memory (0: none).
+	PrefixCacheBytes int64
 	// APIKey is --api-key, else $MATHRL_ROLLOUT_API_KEY; never printed.
 	APIKey               string
 	WeightsRoot          string
@@ -42,7 +44,9 @@ func newServeCmd(runF func(context.Context, *serveOptions) error) *cobra.Command
 token-id prompts, plus /health, /health_generate, /get_model_info, /server_info,
 /update_weights_from_disk and /flush_cache. Concurrent requests share one batch of
 --max-batch sequences: one that arrives while others decode takes a free row at the next
-step. SIGTERM or Ctrl-C lets the requests in flight finish and refuses new ones (503).
+step. A prompt is prefilled once for the n answers of a request and the identical prompts
+of a batch request, and kept in a prompt cache of --prefix-cache-bytes for later requests
+(emptied at every weights update and by /flush_cache). SIGTERM or Ctrl-C lets the requests in flight finish and refuses new ones (503).
 
 --api-key (or $MATHRL_ROLLOUT_API_KEY) makes every endpoint but /health answer 401 to a
 request without Authorization: Bearer <key>; --weights-root confines
@@ -67,6 +71,7 @@ request without Authorization: Bearer <key>; --weights-root confines
 	cmd.Flags().StringVar(&opts.Host, "host", "127.0.0.1", "address to listen on (loopback unless set otherwise)")
 	cmd.Flags().IntVar(&opts.Port, "port", 30000, "port to listen on")
 	cmd.Flags().IntVar(&opts.MaxBatch, "max-batch", 16, "sequences decoded together")
+	cmd.Flags().Int64Var(&opts.PrefixCacheBytes, "prefix-cache-bytes", serve.DefaultPrefixCacheBytes, "most device memory the prompt cache holds, emptied at every weights update (0: no prompt cache)")
 	cmd.Flags().StringVar(&opts.APIKey, "api-key", "", "key every request but /health must send as Authorization: Bearer <key> (empty: $"+apiKeyEnv+"; required off loopback)")
 	cmd.Flags().StringVar(&opts.WeightsRoot, "weights-root", "", "folder /update_weights_from_disk may load from, the run's weights_dir (required off loopback; empty on loopback: any path)")
 	cmd.Flags().BoolVar(&opts.AllowUnauthenticated, "allow-unauthenticated", false, "serve a --host other than loopback without an API key: anyone who reaches the port may sample and swap the weights")
@@ -83,8 +88,12 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
+	cacheBytes := opts.PrefixCacheBytes
+	if cacheBytes <= 0 {
+		cacheBytes = -1 // serve.Options' "no cache"
+	}
 	srv, err := serve.New(serve.Options{Backend: b, ModelPath: opts.Model, DType: dtype, MaxBatch: opts.MaxBatch,
-		APIKey: opts.APIKey, WeightsRoot: opts.WeightsRoot})
+		PrefixCacheBytes: cacheBytes, APIKey: opts.APIKey, WeightsRoot: opts.WeightsRoot})
 	if err != nil {
 		return err
 	}

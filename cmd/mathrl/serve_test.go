@@ -21,12 +21,12 @@ func TestServeFlags(t *testing.T) {
 	if _, _, err := execute(newServeCmd(keep), "", "--model", "m"); err != nil {
 		t.Fatal(err)
 	}
-	if got.Model != "m" || got.Host != "127.0.0.1" || got.Port != 30000 || got.MaxBatch != 16 {
-		t.Errorf("defaults: %+v; want model m on 127.0.0.1:30000, 16 a batch", got)
+	if got.Model != "m" || got.Host != "127.0.0.1" || got.Port != 30000 || got.MaxBatch != 16 || got.PrefixCacheBytes != 1<<30 {
+		t.Errorf("defaults: %+v; want model m on 127.0.0.1:30000, 16 a batch, a prompt cache of 1 GiB", got)
 	}
 	if _, _, err := execute(newServeCmd(keep), "", "--model", "m", "--host", "0.0.0.0", "--port", "8000", "--max-batch", "4",
-		"--api-key", "k", "--weights-root", "w"); err != nil ||
-		got.Host != "0.0.0.0" || got.Port != 8000 || got.MaxBatch != 4 || got.APIKey != "k" || got.WeightsRoot != "w" {
+		"--api-key", "k", "--weights-root", "w", "--prefix-cache-bytes", "0"); err != nil ||
+		got.Host != "0.0.0.0" || got.Port != 8000 || got.MaxBatch != 4 || got.APIKey != "k" || got.WeightsRoot != "w" || got.PrefixCacheBytes != 0 {
 		t.Errorf("flags: %+v, %v", got, err)
 	}
 	if _, _, err := execute(newServeCmd(keep), ""); err == nil || !strings.Contains(err.Error(), `"model" not set`) {

@@ -390,7 +390,9 @@ func decodeBench(b compute.Backend, m *qwen3.Model, opts Options, prompts [][]in
 type decodeTimes struct{ warmUpS, prefillMS, stepMS float64 }
 
 // timeDecode runs a warm-up session (compiling every graph the timed one
-// uses), then times the prefill step and the decode steps of a second one.
+// uses), then times the prefill (Start, which reads the prompts, and the
+// first step, which samples the first tokens) and the decode steps of a
+// second one.
 func timeDecode(s *sampler.Sampler, prompts [][]int, so sampler.Options) (decodeTimes, error) {
 	var d decodeTimes
 	t0 := time.Now()
@@ -398,12 +400,12 @@ func timeDecode(s *sampler.Sampler, prompts [][]int, so sampler.Options) (decode
 		return d, err
 	}
 	d.warmUpS = time.Since(t0).Seconds()
+	t0 = time.Now()
 	ss, err := s.Start(prompts, so)
 	if err != nil {
 		return d, err
 	}
 	defer ss.Close()
-	t0 = time.Now()
 	if _, err := ss.Step(); err != nil {
 		return d, err
 	}

@@ -53,6 +53,7 @@ type SGLangMeta struct {
 	} `json:"finish_reason"`
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	CachedTokens     int `json:"cached_tokens"` // prompt tokens whose prefill was reused, not computed
 }
 
 // TokenLogprob is one entry of output_token_logprobs: [log-prob, id, text],

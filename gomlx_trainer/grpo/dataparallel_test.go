@@ -360,9 +360,11 @@ func BenchmarkShardedStep(b *testing.B) {
 
 // TestSamplerOnMeshMatchesOneDevice trains the tiny recipe one step on 4
 // devices (so that under fsdp the weights are held in shards), then samples
-// 6 prompts (padded to 8 rows) for 40 tokens on the learner's mesh, the
-// batch split over the devices, the cache growing on the way; and again with
-// a sampler on one device reading the same weights whole. The tokens are the
+// 6 prompts (3 distinct ones twice, padded to 8 rows) for 40 tokens on the
+// learner's mesh, the batch split over the devices, each distinct prompt
+// prefilled once and copied into its two rows on two devices, the cache
+// growing on the way; and again with a sampler on one device reading the
+// same weights whole, every prompt prefilled for itself. The tokens are the
 // same and the log-probs agree within 1e-5.
 func TestSamplerOnMeshMatchesOneDevice(t *testing.T) {
 	for _, sharding := range []string{layout.Data, layout.FSDP} {
@@ -381,12 +383,16 @@ func TestSamplerOnMeshMatchesOneDevice(t *testing.T) {
 				t.Fatal(err)
 			}
 			var prompts [][]int
+			distinct := 0 // tokens prefilled once per distinct prompt
 			for i := range 6 {
-				p := make([]int, 3+5*i)
+				p := make([]int, 3+5*(i%3))
 				for k := range p {
-					p[k] = (7*i + 3*k) % 256
+					p[k] = (7*(i%3) + 3*k) % 256
 				}
 				prompts = append(prompts, p)
+				if i < 3 {
+					distinct += len(p) - 1
+				}
 			}
 			opts := sampler.Options{MaxNewTokens: 40, Temperature: 1, Seed: 11, StopIDs: []int{}}
 			onMesh := sampler.New(b, m)
@@ -397,14 +403,16 @@ func TestSamplerOnMeshMatchesOneDevice(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sess.Devices() != 4 || sess.RowsPerDevice() != 2 {
-				t.Fatalf("the session runs on %d devices, %d rows each; want 4 and 2", sess.Devices(), sess.RowsPerDevice())
+			if sess.Devices() != 4 || sess.RowsPerDevice() != 2 || sess.Prefilled() != distinct {
+				t.Fatalf("the session runs on %d devices, %d rows each, %d prompt tokens prefilled; want 4, 2 and %d",
+					sess.Devices(), sess.RowsPerDevice(), sess.Prefilled(), distinct)
 			}
 			if err := sess.Run(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			got := sess.Results()
 			sess.Close()
+			opts.PrefillEach = true
 			want, err := sampler.New(b, m).Generate(context.Background(), prompts, opts)
 			if err != nil {
 				t.Fatal(err)

@@ -180,9 +180,10 @@ func measureTrainStep(t *testing.T, be compute.Backend, cfg qwen3.Config, rows, 
 
 // TestSamplingPeakOnCPU measures the Go heap's peak over a sampling session
 // and compares it with Sampling's CPU prediction, weights included: one shape
-// whose peak is the first chunk of a long prompt, one whose peak is a large
-// key/value cache (prompts fed 64 tokens at a time), one whose peak is a tool's
-// output appended at the full cache (AppendChunks).
+// whose peak is the first chunk of a long prompt (prefilled alone, one row
+// whatever the batch), one whose peak is a large key/value cache (prompts
+// prefilled 64 tokens at a time, each copied into its row), one whose peak is
+// a tool's output appended at the full cache (AppendChunks).
 func TestSamplingPeakOnCPU(t *testing.T) {
 	be := cpuBackend(t)
 	for _, tc := range []struct {
@@ -192,7 +193,7 @@ func TestSamplingPeakOnCPU(t *testing.T) {
 		dominant string
 	}{
 		{"long prompt", shape(128, 2, 300, 256, 4, 2),
-			memplan.Session{Batch: 2, PromptLen: 520, ResponseLen: 8}, memplan.TermStep},
+			memplan.Session{Batch: 1, PromptLen: 520, ResponseLen: 8}, memplan.TermStep},
 		{"large cache", shape(128, 4, 300, 256, 2, 2),
 			memplan.Session{Batch: 8, PromptLen: 520, ResponseLen: 8, MaxChunk: 64}, memplan.TermCache},
 		{"tool output", shape(128, 2, 300, 256, 4, 2),

@@ -145,17 +145,20 @@ func TestResidentQwen3_8B(t *testing.T) {
 // TestSamplingByHand: 4 sequences of a 100-token prompt and 60 new tokens
 // grow the cache to 256 slots (the sampler's buckets: 64, 128, 256), so the
 // cache is 2·L·B·kv·slots·HeadDim·d = 2·2·4·1·256·2·4 bytes at the end and
-// 2·2·4·1·128·2·4 while the prompt is read (chunk 128 over 128 slots).
+// 2·2·4·1·128·2·4 while the prompts are read, beside the prefix of the
+// prompt being prefilled (its 99 tokens but the last, alone: one row at 128
+// slots, 2·2·1·1·128·2·4), read in one chunk of 128 over its 128 slots.
 func TestSamplingByHand(t *testing.T) {
 	cfg := handConfig()
 	s := memplan.Session{DType: dtypes.Float32, Batch: 4, PromptLen: 100, ResponseLen: 60}
 	got := memplan.Sampling(cfg, s, memplan.XLA)
-	if got.Phase != "prefill" || got.Term(memplan.TermCache) != 2*2*4*128*2*4 {
+	if got.Phase != "prefill" || got.Term(memplan.TermCache) != 2*2*4*128*2*4+2*2*1*128*2*4 {
 		t.Errorf("%+v, want the prefill at 128 slots", got)
 	}
-	// Prefill step: E = 4·2·128·128 scores of 2d + 4 - 4 bytes in float32, the
-	// chunk's token tensors 4·128·(2H + q + 2kv)·d, and 3 float32 [B, V].
-	wantStep := int64(4*2*128*128*8 + 4*128*(8+4+4)*4 + 3*4*4*10)
+	// Prefill step, one row: E = 1·2·128·128 scores of 2d + 4 - 4 bytes in
+	// float32, the chunk's token tensors 1·128·(2H + q + 2kv)·d, and 3 float32
+	// [1, V].
+	wantStep := int64(1*2*128*128*8 + 1*128*(8+4+4)*4 + 3*1*4*10)
 	if got.Term(memplan.TermStep) != wantStep {
 		t.Errorf("prefill step %d bytes, want %d", got.Term(memplan.TermStep), wantStep)
 	}

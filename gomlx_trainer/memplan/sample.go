@@ -14,7 +14,7 @@ type Session struct {
 	Batch        int          // sequences generated at once
 	PromptLen    int          // longest prompt
 	ResponseLen  int          // most new tokens per sequence (sampled and appended)
-	MaxChunk     int          // most prompt tokens fed per sequence in one step; 0: sampler.DefaultMaxChunk
+	MaxChunk     int          // most prompt tokens prefilled in one step; 0: sampler.DefaultMaxChunk
 	AppendChunk  int          // most appended tokens fed per sequence in one step; 0: sampler.DefaultAppendChunk
 	AppendChunks bool         // tool outputs are appended between turns: chunks of AppendChunk fed at the full cache
 	Training     bool         // inside `mathrl train`: the optimizer state stays resident (Resident) unless State.OffloadTrain
@@ -29,12 +29,18 @@ const (
 	TermCache  = "key/value cache"
 	TermStep   = "step working set"
 	TermGrowth = "cache growth"
+	TermCopy   = "prompt copy"
 )
 
 // Sampling returns the peak of a sampling session under rules r. The cache
 // grows with the sequences (sampler.CacheBucket), so the phases are:
 //
-//	prefill: resident + cache at the prompt's slots + a step of the prompt's first chunk
+//	prefill: resident + cache at the prompt's slots + a prompt's prefix (one row:
+//	         a prompt is prefilled alone, sampler.Start) + a step of its first chunk on that row
+//	copy:    resident + cache at the prompt's slots + the prefix + the prefix
+//	         broadcast to the rows it is copied into (every row, at worst) of one
+//	         layer's key or value tensor; on CPU, plus that tensor's new copy (the Go
+//	         backend's scatter writes a new tensor)
 //	decode:  resident + cache at the final slots + a step of one token (or, with
 //	         AppendChunks, of AppendChunk appended tokens)
 //	growth:  resident + cache at the final slots + one layer's key or value tensor
@@ -68,14 +74,25 @@ func Sampling(cfg qwen3.Config, s Session, r Rules) Breakdown {
 	capacity := sampler.DefaultCapacity(s.PromptLen + s.ResponseLen)
 	first := sampler.CacheBucket(s.PromptLen, capacity)
 	final := sampler.CacheBucket(s.PromptLen+s.ResponseLen, capacity)
-	prefill := min(sampler.ChunkBucket(min(s.PromptLen, maxChunk)), first)
+	prefixLen := max(s.PromptLen-1, 1) // a prompt's tokens but its last
+	prefixSlots := sampler.CacheBucket(prefixLen, capacity)
+	prefill := min(sampler.ChunkBucket(min(prefixLen, maxChunk)), prefixSlots)
+	alone := s
+	alone.Batch = 1 // one row per device
 	decode := 1
 	if s.AppendChunks {
 		decode = min(sampler.ChunkBucket(appendChunk), final)
 	}
 	cache := func(slots int) []Term { return []Term{{TermCache, kvCache(cfg, s, slots)}} }
+	withPrefix := []Term{{TermCache, kvCache(cfg, s, first) + kvCache(cfg, alone, prefixSlots)}}
+	tensors := int64(2 * cfg.Layers)
+	copied := kvCache(cfg, s, prefixSlots) / tensors
+	if r == CPU {
+		copied += kvCache(cfg, s, first) / tensors
+	}
 	return peak(
-		with("prefill", resident, cache(first), []Term{{TermStep, stepWorkingSet(cfg, s, prefill, first, r)}}),
+		with("prefill", resident, withPrefix, []Term{{TermStep, stepWorkingSet(cfg, alone, prefill, prefixSlots, r)}}),
+		with("prompt copy", resident, withPrefix, []Term{{TermCopy, copied}}),
 		with("decode", resident, cache(final), []Term{{TermStep, stepWorkingSet(cfg, s, decode, final, r)}}),
 		with("cache growth", resident, cache(final), []Term{{TermGrowth, kvCache(cfg, s, final) / int64(2*cfg.Layers)}}),
 	)

@@ -1,8 +1,33 @@
 // Package sampler generates tokens from a qwen3.Model in batches, with a
 // key/value cache on the device and the decoding loop driven from the host (GoMLX
 // has no while op): one compiled step feeds each sequence its pending tokens (a
-// prompt, the last sampled token, or appended tool output), writes their keys and
-// values into the cache and samples the next token in the graph.
+// prompt's last token, the last sampled token, or appended tool output), writes
+// their keys and values into the cache and samples the next token in the graph.
+//
+// # Prompts: prefilled once per distinct prompt
+//
+// A session reads its prompts before its first step, all but their last token:
+// each distinct prompt is prefilled alone (one row, in chunks of MaxChunk
+// tokens, into a cache of its own) and its keys and values are copied into the
+// rows of every sequence with that prompt, so a GRPO group of n samples of one
+// prompt prefills it once, not n times. The first step feeds each sequence its
+// prompt's last token and samples its first token with its own draw.
+// Options.PrefillEach prefills every row for itself, for comparisons, and
+// Options.Prefixes keeps prefills between sessions (a server's prompt cache,
+// PrefixCache).
+//
+// Prefilling alone is what makes the copy exact: a row's numbers depend on
+// the shapes of the batch it is computed in, since the backends' matmul
+// kernels sum in an order chosen by size. In a float32 [M, K]×[K, N] product
+// with its first row fixed, that row's outputs change in their last bits (in
+// 80-95% of the entries) between M = 1 or 2 and M >= 4 on the Go backend
+// (and again past 4M multiply-adds, where the blocked kernel sums K in blocks),
+// and between M < 64 and M >= 64 on XLA's CPU backend; a prompt prefilled
+// alone and in a batch of 2 to 16 so samples first-token log-probs that differ
+// by up to 4.8e-7. A prompt's prefill computed alone depends on nothing but
+// the prompt (and the weights, MaxChunk and its cache slots), so sharing it
+// samples the tokens and log-probs of prefilling every row, bit for bit
+// (TestSharedPrefillIsBitExact), on both backends.
 //
 // Shapes are static: the batch is fixed per session, the chunk length is 1 or a
 // power of two from 16, and the cache grows with the sequences through a few

@@ -209,9 +209,10 @@ func TestAppendMatchesNoCache(t *testing.T) {
 	}
 }
 
-// TestAppendInChunks feeds a prompt in chunks of MaxChunk and an appended
-// tool output in chunks of AppendChunk (counted in steps), and the tokens
-// that follow equal a full recompute of the whole text.
+// TestAppendInChunks prefills a prompt (all but its last token) in chunks
+// of MaxChunk and feeds an appended tool output in chunks of AppendChunk
+// (counted in steps), and the tokens that follow equal a full recompute of
+// the whole text.
 func TestAppendInChunks(t *testing.T) {
 	m, prompt, want := tinyModel(t)
 	b := backendtest.New(t)
@@ -223,9 +224,13 @@ func TestAppendInChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ss.Close()
-	wantSteps := (len(prompt) + maxChunk - 1) / maxChunk
-	if steps := stepsToNextToken(t, ss, 0); steps != wantSteps {
-		t.Errorf("prompt of %d tokens read in %d steps, want %d (chunks of %d)", len(prompt), steps, wantSteps, maxChunk)
+	wantSteps := (len(prompt) - 1 + maxChunk - 1) / maxChunk
+	if ss.prefillSteps != wantSteps || ss.Prefilled() != len(prompt)-1 {
+		t.Errorf("prompt of %d tokens prefilled in %d steps, %d tokens; want %d steps (chunks of %d), %d tokens",
+			len(prompt), ss.prefillSteps, ss.Prefilled(), wantSteps, maxChunk, len(prompt)-1)
+	}
+	if steps := stepsToNextToken(t, ss, 0); steps != 1 {
+		t.Errorf("the first token sampled after %d steps, want 1", steps)
 	}
 	tool := []int{500, 501, 502, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21}
 	if err := ss.Append(0, tool); err != nil {
@@ -792,5 +797,198 @@ func TestMeshSessionCountsItsPrompts(t *testing.T) {
 				t.Errorf("%d prompts on %d devices: row %d active %v, pending %v", tc.prompts, tc.devices, i, active, sess.pending[i])
 			}
 		}
+	}
+}
+
+// groupPrompts is a GRPO-like batch: three prompts of 9, 9 and 21 tokens
+// (two of the same length, so a prefix copied into the wrong rows samples
+// other tokens) and one of a single token (nothing to prefill), repeated
+// and interleaved, 11 rows.
+func groupPrompts(prompt []int) [][]int {
+	long := slices.Concat(prompt, prompt)[:21]
+	a, b := slices.Clone(prompt[:9]), slices.Clone(prompt[1:10])
+	return [][]int{a, b, a, long, a, {7}, b, long, a, {7}, long}
+}
+
+// TestSharedPrefillIsBitExact samples a GRPO-like batch (groupPrompts, the
+// prompts prefilled in chunks of 8, the cache growing past the prompts'
+// slots, top-p and top-k at temperature 1) with each distinct prompt
+// prefilled once and copied into its rows, and with every row prefilled for
+// itself (PrefillEach): the same tokens and log-probs, bit for bit, and the
+// shared session prefills each prompt once. In float32 and in bfloat16 (the
+// checkpoint is stored in bfloat16, so both read the same weights); the
+// bfloat16 samples, taken at the same draws, then agree with float32's on
+// the first token of each row to bfloat16 rounding.
+func TestSharedPrefillIsBitExact(t *testing.T) {
+	dir := testenv.Model(t, "tiny-qwen3-hf")
+	_, prompt, _ := tinyModel(t)
+	b := backendtest.New(t)
+	prompts := groupPrompts(prompt)
+	distinct := 8 + 8 + 20 // tokens prefilled once per distinct prompt, all but the last
+	each := 0
+	for _, p := range prompts {
+		each += len(p) - 1
+	}
+	opts := Options{MaxNewTokens: 60, Temperature: 1, TopP: 0.95, TopK: 200, Seed: 5, StopIDs: []int{}, MaxChunk: 8}
+	first := map[dtypes.DType][]Result{}
+	for _, dtype := range []dtypes.DType{dtypes.Float32, dtypes.BFloat16} {
+		m, err := qwen3.Load(dir, dtype)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := New(b, m)
+		run := func(o Options, prefilled int) []Result {
+			t.Helper()
+			ss, err := s.Start(prompts, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ss.Close()
+			if ss.Prefilled() != prefilled {
+				t.Errorf("%s, prefill each %v: %d prompt tokens prefilled, want %d", dtype, o.PrefillEach, ss.Prefilled(), prefilled)
+			}
+			if err := ss.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			return ss.Results()
+		}
+		shared := run(opts, distinct)
+		o := opts
+		o.PrefillEach = true
+		unshared := run(o, each)
+		for i := range prompts {
+			if !sameBits(shared[i], unshared[i]) {
+				t.Errorf("%s, row %d: shared prefill %v %v, each its own %v %v", dtype, i,
+					shared[i].IDs, shared[i].LogProbs, unshared[i].IDs, unshared[i].LogProbs)
+			}
+		}
+		first[dtype] = shared
+	}
+	worst := 0.0
+	for i := range prompts {
+		f, h := first[dtypes.Float32][i], first[dtypes.BFloat16][i]
+		if f.IDs[0] != h.IDs[0] {
+			t.Errorf("row %d: first token %d in float32, %d in bfloat16", i, f.IDs[0], h.IDs[0])
+			continue
+		}
+		worst = max(worst, math.Abs(float64(f.LogProbs[0]-h.LogProbs[0])))
+	}
+	t.Logf("first tokens' log-probs, bfloat16 against float32: within %.3g", worst)
+	if worst > 0.05 {
+		t.Errorf("first tokens' log-probs differ by up to %.3g between bfloat16 and float32, want at most 0.05", worst)
+	}
+}
+
+// sameBits reports whether a and b hold the same tokens, log-probs bit for
+// bit, sampled flags and finish.
+func sameBits(a, b Result) bool {
+	bits := func(lp []float32) []uint32 {
+		out := make([]uint32, len(lp))
+		for k, v := range lp {
+			out[k] = math.Float32bits(v)
+		}
+		return out
+	}
+	return slices.Equal(a.IDs, b.IDs) && slices.Equal(bits(a.LogProbs), bits(b.LogProbs)) &&
+		slices.Equal(a.Sampled, b.Sampled) && a.Finish == b.Finish
+}
+
+// TestPrefixCacheAcrossSessions keeps prompts' prefills in a PrefixCache of
+// room for two (a prefix of the tiny model at 64 slots: a key and a value
+// tensor [1, 2, 64, 16] of float32 per layer, 32 KiB): a later session, a
+// slot session's Admit, takes a prompt's prefix from it and samples what
+// prefilling anew samples, bit for bit; the least recently used prefix goes
+// first; a prefix of other weights or another MaxChunk is not taken; Flush
+// empties it, and a cache smaller than one prefix keeps none.
+func TestPrefixCacheAcrossSessions(t *testing.T) {
+	m, prompt, _ := tinyModel(t)
+	b := backendtest.New(t)
+	s := New(b, m)
+	cfg := m.Config
+	one := int64(2*cfg.Layers) * int64(cfg.KVHeads*64*cfg.HeadDim) * 4
+	c := NewPrefixCache(2 * one)
+	a, bb, cc := prompt[:9], prompt[1:10], prompt[2:12]
+	opts := Options{MaxNewTokens: 12, Temperature: 1, Seed: 3, StopIDs: []int{}, Prefixes: c}
+	session := func(smp *Sampler, o Options, prompts ...[]int) ([]Result, []int) {
+		t.Helper()
+		ss, err := smp.Start(prompts, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ss.Close()
+		if err := ss.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		shared := make([]int, len(prompts))
+		for i := range shared {
+			shared[i] = ss.SharedPrefix(i)
+		}
+		return ss.Results(), shared
+	}
+	want := func(st PrefixCacheStats, entries int, hits, misses int64) {
+		t.Helper()
+		if st.Entries != entries || st.Bytes != int64(entries)*one || st.MaxBytes != 2*one || st.Hits != hits || st.Misses != misses {
+			t.Errorf("stats %+v, want %d entries of %d bytes, %d hits, %d misses", st, entries, one, hits, misses)
+		}
+	}
+	if _, shared := session(s, opts, a, a, bb); !slices.Equal(shared, []int{0, 8, 0}) {
+		t.Errorf("first session: shared prefixes %v, want [0 8 0]", shared)
+	}
+	want(c.Stats(), 2, 0, 2)
+	got, shared := session(s, opts, a, cc) // a hit; cc drops bb, the least recently used
+	if !slices.Equal(shared, []int{8, 0}) {
+		t.Errorf("second session: shared prefixes %v, want [8 0]", shared)
+	}
+	want(c.Stats(), 2, 1, 3)
+	fresh := opts
+	fresh.Prefixes, fresh.PrefillEach = nil, true
+	if anew, _ := session(s, fresh, a, cc); !sameBits(got[0], anew[0]) || !sameBits(got[1], anew[1]) {
+		t.Errorf("from the cache %v, prefilled anew %v", got, anew)
+	}
+	session(s, opts, bb) // dropped: a miss
+	want(c.Stats(), 2, 1, 4)
+
+	admitted := func(prefixes *PrefixCache) (Result, int) {
+		t.Helper()
+		slots, err := s.StartSlots(2, Options{Temperature: 1, StopIDs: []int{}, Capacity: 64, Prefixes: prefixes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer slots.Close()
+		if err := slots.Admit(1, bb, 9, 12); err != nil {
+			t.Fatal(err)
+		}
+		if err := slots.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return slots.Result(1), slots.SharedPrefix(1)
+	}
+	cached, n := admitted(c)
+	if n != 8 {
+		t.Errorf("admitted a cached prompt: %d tokens shared, want 8", n)
+	}
+	if anew, _ := admitted(nil); !sameBits(cached, anew) {
+		t.Errorf("admitted from the cache %v, prefilled anew %v", cached, anew)
+	}
+	want(c.Stats(), 2, 2, 4)
+
+	other := opts
+	other.MaxChunk = 4
+	session(s, other, bb)
+	want(c.Stats(), 2, 2, 5)
+	m2, err := qwen3.Load(testenv.Model(t, "tiny-qwen3-hf"), dtypes.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session(New(b, m2), opts, bb)
+	want(c.Stats(), 2, 2, 6)
+	c.Flush()
+	want(c.Stats(), 0, 2, 6)
+
+	small := NewPrefixCache(one - 1)
+	opts.Prefixes = small
+	session(s, opts, a)
+	if st := small.Stats(); st.Entries != 0 || st.Bytes != 0 || st.Misses != 1 {
+		t.Errorf("a cache smaller than a prefix: %+v, want it empty after a miss", st)
 	}
 }

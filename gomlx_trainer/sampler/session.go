@@ -18,17 +18,19 @@ import (
 
 // Options controls one generation session.
 type Options struct {
-	MaxNewTokens int      // most tokens after the prompt, sampled and appended together (default 256)
-	Temperature  float64  // 0 is greedy (argmax)
-	TopP         float64  // keep the fewest tokens holding this much probability; 0 or 1 keeps all
-	TopK         int      // keep the K most likely tokens; 0 keeps all
-	StopIDs      []int    // a sampled id in this list ends its sequence (finish "stop"); nil: the model's eos_token_id
-	Seed         uint64   // sequence i draws from the stream seeding.SequenceSeed(Seed, i), unless Seeds says otherwise
-	Seeds        []uint64 // per sequence, the seed of its random stream (nil: from Seed); see DrawKey
-	Capacity     int      // most key/value cache slots per sequence; 0: longest prompt + MaxNewTokens, rounded up to a power of two
-	MaxChunk     int      // most prompt tokens fed per sequence in one step (longer prompts take several steps); default DefaultMaxChunk
-	AppendChunk  int      // most appended tokens (a tool's output, fed at the grown cache) per sequence in one step; default DefaultAppendChunk
-	FullCache    bool     // allocate the cache at Capacity from the start instead of growing it (slower; for comparisons)
+	MaxNewTokens int          // most tokens after the prompt, sampled and appended together (default 256)
+	Temperature  float64      // 0 is greedy (argmax)
+	TopP         float64      // keep the fewest tokens holding this much probability; 0 or 1 keeps all
+	TopK         int          // keep the K most likely tokens; 0 keeps all
+	StopIDs      []int        // a sampled id in this list ends its sequence (finish "stop"); nil: the model's eos_token_id
+	Seed         uint64       // sequence i draws from the stream seeding.SequenceSeed(Seed, i), unless Seeds says otherwise
+	Seeds        []uint64     // per sequence, the seed of its random stream (nil: from Seed); see DrawKey
+	Capacity     int          // most key/value cache slots per sequence; 0: longest prompt + MaxNewTokens, rounded up to a power of two
+	MaxChunk     int          // most prompt tokens prefilled in one step (longer prompts take several steps); default DefaultMaxChunk
+	AppendChunk  int          // most appended tokens (a tool's output, fed at the grown cache) per sequence in one step; default DefaultAppendChunk
+	FullCache    bool         // allocate the cache at Capacity from the start instead of growing it (slower; for comparisons)
+	PrefillEach  bool         // prefill every sequence's prompt for itself, even when another's is the same (slower; for comparisons)
+	Prefixes     *PrefixCache // where prompts' prefills are kept between sessions (nil: none kept); unused with PrefillEach
 }
 
 // The chunk defaults. A step's attention scores grow with the tokens fed
@@ -68,13 +70,14 @@ type Sampler struct {
 	zeros   map[[2]int]*graph.Exec // by batch, length
 	clears  map[[2]int]*graph.Exec // by batch, length: zero one row of a cache tensor
 	grows   map[[3]int]*graph.Exec // by batch, old length, new length
+	places  map[[4]int]*graph.Exec // by batch, length, prefix length, rows: copy a prefix into rows
 	mesh    *onMesh                // the devices sessions are split over (nil: one)
 }
 
 // New returns a sampler for model on backend.
 func New(backend compute.Backend, model *qwen3.Model) *Sampler {
 	return &Sampler{backend: backend, model: model, execs: map[mode]*mlmodel.Exec{}, zeros: map[[2]int]*graph.Exec{},
-		grows: map[[3]int]*graph.Exec{}, clears: map[[2]int]*graph.Exec{}}
+		grows: map[[3]int]*graph.Exec{}, clears: map[[2]int]*graph.Exec{}, places: map[[4]int]*graph.Exec{}}
 }
 
 // Session is a batch of sequences being generated. Drive it with Step or Run;
@@ -94,13 +97,20 @@ type Session struct {
 	knobs   []*tensors.Tensor // temperature, top-k and top-p, sent to the device once
 	cached  []int             // tokens already in each row's cache
 	pending [][]int           // tokens to feed each row at its next step
+	shared  []int             // prompt tokens of each row's cache copied from another row's prefill or opts.Prefixes
 	active  []bool
 	results []Result
 	sampled int // tokens sampled so far, over all sequences
+
+	prefilled    int // prompt tokens prefilled so far (not copied)
+	prefillSteps int // steps of the prefill graph so far
 }
 
-// Start checks the prompts and options and returns a session whose first Step
-// reads the prompts (in chunks of MaxChunk tokens) and samples the first tokens.
+// Start checks the prompts and options and returns a session whose prompts
+// are read, all but their last token: each distinct prompt is prefilled once,
+// alone (in chunks of MaxChunk tokens), and copied into the rows of every
+// sequence with that prompt (unless PrefillEach). Its first Step feeds each
+// sequence its prompt's last token and samples the first new ones.
 func (s *Sampler) Start(prompts [][]int, opts Options) (*Session, error) {
 	cfg := s.model.Config
 	if len(prompts) == 0 {
@@ -164,6 +174,14 @@ func (s *Sampler) Start(prompts [][]int, opts Options) (*Session, error) {
 	if sess.cache, err = s.emptyCache(len(sess.active), initial); err != nil {
 		return nil, err
 	}
+	rows := make([]int, sess.rows)
+	for i := range rows {
+		rows[i] = i
+	}
+	if err := sess.prefill(rows); err != nil {
+		sess.Close()
+		return nil, err
+	}
 	return sess, nil
 }
 
@@ -183,6 +201,7 @@ func (s *Sampler) newSession(prompts [][]int, opts Options, capacity int, stopID
 		},
 		cached:  make([]int, len(prompts)),
 		pending: make([][]int, len(prompts)),
+		shared:  make([]int, len(prompts)),
 		active:  make([]bool, len(prompts)),
 		results: make([]Result, len(prompts)),
 	}
@@ -375,18 +394,10 @@ func CacheBucket(n, capacity int) int {
 	return min(w, capacity)
 }
 
-// chunkLimit is the most tokens row i is fed in one step: MaxChunk while
-// it reads its prompt, AppendChunk once it has sampled.
-func (ss *Session) chunkLimit(i int) int {
-	if len(ss.results[i].IDs) == 0 {
-		return ss.opts.MaxChunk
-	}
-	return ss.opts.AppendChunk
-}
-
-// Step feeds every active sequence its pending tokens (at most chunkLimit) and
-// samples the next token of each sequence whose pending tokens are all in.
-// It reports whether any sequence is still active.
+// Step feeds every active sequence its pending tokens (a prompt's last, the
+// last sampled, or at most AppendChunk appended ones) and samples the next
+// token of each sequence whose pending tokens are all in. It reports whether
+// any sequence is still active.
 func (ss *Session) Step() (bool, error) {
 	if ss.cache == nil {
 		return false, errors.New("sampler: step on a session that is closed or failed")
@@ -396,7 +407,7 @@ func (ss *Session) Step() (bool, error) {
 	longest, reach := 0, 0
 	for i := range n {
 		if ss.active[i] {
-			feed[i] = min(len(ss.pending[i]), ss.chunkLimit(i))
+			feed[i] = min(len(ss.pending[i]), ss.opts.AppendChunk)
 			longest = max(longest, feed[i])
 			reach = max(reach, ss.cached[i]+feed[i])
 		}
@@ -568,7 +579,8 @@ func (s *Sampler) StartSlots(n int, opts Options) (*Session, error) {
 
 // Admit puts a new sequence in row i, which must not be active: prompt, the
 // seed of its stream and at most maxNew new tokens. The row's cache is
-// cleared; the next Step reads the prompt.
+// cleared and the prompt read but its last token (prefilled alone, or copied
+// from the session's Options.Prefixes), which the next Step feeds.
 func (ss *Session) Admit(i int, prompt []int, seed uint64, maxNew int) error {
 	switch {
 	case ss.cache == nil:
@@ -593,8 +605,13 @@ func (ss *Session) Admit(i int, prompt []int, seed uint64, maxNew int) error {
 			return err
 		}
 	}
-	ss.cached[i], ss.pending[i], ss.active[i] = 0, slices.Clone(prompt), true
+	ss.cached[i], ss.pending[i], ss.shared[i] = 0, slices.Clone(prompt), 0
 	ss.seeds[i], ss.limits[i], ss.results[i] = seed, maxNew, Result{}
+	if err := ss.prefill([]int{i}); err != nil {
+		ss.Close()
+		return err
+	}
+	ss.active[i] = true
 	return nil
 }
 

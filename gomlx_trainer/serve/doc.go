@@ -12,15 +12,37 @@
 // and the stop ids are compiled into a session's graph, so requests whose
 // knobs differ from the running batch's wait until it drains; a weights
 // update waits the same way, so a request is sampled by one version of the
-// weights from its first token to its last. There is no prefix cache: every
-// request is prefilled whole.
+// weights from its first token to its last.
+//
+// # The prompt cache
+//
+// A prompt is prefilled once for all the sequences that share it: a
+// request's n > 1 answers and the identical input_ids of a batch request
+// run as one session (sampler.Start), which prefills each distinct prompt
+// once, and every session takes prompts from a prompt cache
+// (sampler.PrefixCache) and adds the ones it prefills, so the sequences of a
+// GRPO group sent one a request, as slime sends them, prefill their prompt
+// once too. It is a cache of whole prompts (all their tokens but the last),
+// not a radix tree of every cached prefix: what a rollout repeats is whole
+// prompts, n samples of each, and a partial match would feed the rest of a
+// prompt in other chunks than a fresh prefill, which rounds otherwise, where
+// a whole match samples what prefilling anew samples, bit for bit. The turns
+// of a tool loop, each a request with the sequence so far, are prefilled
+// whole. It holds at most Options.PrefixCacheBytes of device memory (1 GiB
+// unless set; least recently used out first), and every weights update and
+// /flush_cache empty it. /server_info reports its entries, bytes, hits and
+// misses, and each /generate answer its cached_tokens (the prompt tokens it
+// did not prefill).
 //
 // A request with the seed the engine gives it (sampling_seed, seed) samples
 // the tokens the in-process sampler samples for that sequence: draws are
-// keyed by the seed and the position (sampler.DrawKey), not by the batch.
+// keyed by the seed and the position (sampler.DrawKey), not by the batch. A
+// request for n > 1 answers with seed s samples what the in-process sampler
+// samples for n copies of its prompt with Options.Seed s: answer k draws from
+// seeding.SequenceSeed(s, k).
 //
 // A bad request (invalid JSON, a field of the wrong type, an id outside the
-// vocabulary, max_new_tokens past the context, an n other than 1, a
+// vocabulary, max_new_tokens past the context, an n below 1, a
 // sampling_params key it does not sample by, such as a stop string or a
 // penalty) is answered 400 with the field named; once Serve's context ends, new requests get 503 while those
 // in flight finish.

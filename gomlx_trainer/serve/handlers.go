@@ -14,6 +14,7 @@ import (
 	"github.com/mathrl/mathrl/gomlx_trainer/engine"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/sampler"
+	"github.com/mathrl/mathrl/gomlx_trainer/seeding"
 )
 
 // Handler returns the server's routes, behind the API key when one is set.
@@ -26,9 +27,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /get_model_info", s.guard(s.modelInfo))
 	mux.HandleFunc("GET /server_info", s.guard(s.serverInfo))
 	mux.HandleFunc("POST /update_weights_from_disk", s.guard(s.updateWeights))
-	mux.HandleFunc("POST /flush_cache", s.guard(func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"success": true, "message": "no prefix cache: every request is prefilled whole"})
-	}))
+	mux.HandleFunc("POST /flush_cache", s.guard(s.flushCache))
 	return s.authorize(mux)
 }
 
@@ -99,7 +98,7 @@ type sequence struct {
 	stops       []int
 	ignoreEOS   bool
 	seed        *uint64
-	n           int // answers asked for: only 1 is served
+	n           int // answers asked for, each a copy of the sequence (see copies)
 }
 
 // check validates q against the model (naming field, as the API calls it)
@@ -110,8 +109,8 @@ func (s *Server) check(q sequence, field map[string]string) (*job, error) {
 	switch {
 	case len(q.ids) == 0:
 		return nil, bad("%s: missing or empty", field["ids"])
-	case q.n != 1:
-		return nil, bad("%s: %d, want 1", field["n"], q.n)
+	case q.n < 1:
+		return nil, bad("%s: %d, want at least 1", field["n"], q.n)
 	case q.maxNew < 1:
 		return nil, bad("%s: %d, want at least 1", field["maxNew"], q.maxNew)
 	case len(q.ids)+q.maxNew > ctx:
@@ -144,14 +143,39 @@ func (s *Server) check(q sequence, field map[string]string) (*job, error) {
 	return &job{ids: q.ids, maxNew: q.maxNew, seed: seed, knobs: newKnobs(q.temperature, q.topP, q.topK, stops)}, nil
 }
 
-// run submits j and writes the error of a failed one; ok says it succeeded.
-func (s *Server) run(ctx context.Context, w http.ResponseWriter, j *job) (sampler.Result, bool) {
+// copies returns n sequences like j, copy k drawing from
+// seeding.SequenceSeed(j.seed, k) as sequence k of an in-process session of
+// seed j.seed does: a request for n answers samples what the in-process
+// sampler samples for n copies of its prompt. One answer is j itself.
+func (j *job) copies(n int) []*job {
+	if n == 1 {
+		return []*job{j}
+	}
+	out := make([]*job, n)
+	for k := range out {
+		c := *j
+		c.seed = seeding.SequenceSeed(j.seed, k)
+		out[k] = &c
+	}
+	return out
+}
+
+// run submits the n copies of j (one job, or a group of n sampled as a
+// batch of their own) and writes the error of a failed one; ok says they
+// succeeded.
+func (s *Server) run(ctx context.Context, w http.ResponseWriter, j *job, n int) ([]sample, bool) {
+	if n > 1 {
+		j = &job{knobs: j.knobs, group: j.copies(n)}
+	}
 	res := s.submit(ctx, j)
 	if res.err != nil {
 		writeError(w, http.StatusInternalServerError, res.err)
-		return sampler.Result{}, false
+		return nil, false
 	}
-	return res.r, true
+	if n > 1 {
+		return res.group, true
+	}
+	return []sample{res.r}, true
 }
 
 // generateRequest is SGLang's /generate body, the fields this server reads.
@@ -257,19 +281,29 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 0, err)
 		return
 	}
-	j, err := s.check(sglangSequence(ids, sp), sglangFields(-1))
+	q := sglangSequence(ids, sp)
+	j, err := s.check(q, sglangFields(-1))
 	if err != nil {
 		writeError(w, 0, err)
 		return
 	}
-	res, ok := s.run(r.Context(), w, j)
-	if ok {
-		writeJSON(w, http.StatusOK, sglangAnswer(len(ids), res, req.ReturnLogprob))
+	res, ok := s.run(r.Context(), w, j, q.n)
+	switch {
+	case !ok:
+	case q.n == 1:
+		writeJSON(w, http.StatusOK, sglangAnswer(len(ids), res[0], req.ReturnLogprob))
+	default: // as SGLang: a list of the n answers
+		out := make([]engine.SGLangResponse, q.n)
+		for k := range out {
+			out[k] = sglangAnswer(len(ids), res[k], req.ReturnLogprob)
+		}
+		writeJSON(w, http.StatusOK, out)
 	}
 }
 
 // generateBatch answers a batch request: the list of the sequences'
-// answers, in order.
+// answers, in order, a sequence with sampling_params.n > 1 giving n in a row
+// (its copies, see copies).
 func (s *Server) generateBatch(w http.ResponseWriter, r *http.Request, req generateRequest) {
 	var ids [][]int
 	if err := decodeRaw(req.InputIDs, &ids, "input_ids"); err != nil {
@@ -297,8 +331,10 @@ func (s *Server) generateBatch(w http.ResponseWriter, r *http.Request, req gener
 		}
 	}
 	g := &job{}
+	var prompts []int // each answer's prompt length
 	for k := range ids {
-		j, err := s.check(sglangSequence(ids[k], sps[k]), sglangFields(k))
+		q := sglangSequence(ids[k], sps[k])
+		j, err := s.check(q, sglangFields(k))
 		if err == nil && k > 0 && !j.knobs.same(g.knobs) {
 			err = bad("sampling_params[%d]: temperature, top_p, top_k, stop_token_ids and ignore_eos differ from sequence 0's; a batch shares them", k)
 		}
@@ -306,7 +342,10 @@ func (s *Server) generateBatch(w http.ResponseWriter, r *http.Request, req gener
 			writeError(w, 0, err)
 			return
 		}
-		g.knobs, g.group = j.knobs, append(g.group, j)
+		g.knobs, g.group = j.knobs, append(g.group, j.copies(q.n)...)
+		for range q.n {
+			prompts = append(prompts, len(ids[k]))
+		}
 	}
 	if len(g.group) == 0 {
 		writeError(w, 0, bad("input_ids: an empty batch"))
@@ -317,9 +356,9 @@ func (s *Server) generateBatch(w http.ResponseWriter, r *http.Request, req gener
 		writeError(w, http.StatusInternalServerError, res.err)
 		return
 	}
-	out := make([]engine.SGLangResponse, len(ids))
+	out := make([]engine.SGLangResponse, len(prompts))
 	for k := range out {
-		out[k] = sglangAnswer(len(ids[k]), res.group[k], req.ReturnLogprob)
+		out[k] = sglangAnswer(prompts[k], res.group[k], req.ReturnLogprob)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -330,9 +369,10 @@ func sglangSequence(ids []int, sp samplingParams) sequence {
 }
 
 // sglangAnswer is SGLang's answer for one sequence of prompt tokens.
-func sglangAnswer(prompt int, res sampler.Result, logprobs bool) engine.SGLangResponse {
+func sglangAnswer(prompt int, res sample, logprobs bool) engine.SGLangResponse {
 	out := engine.SGLangResponse{OutputIDs: res.IDs}
 	out.MetaInfo.PromptTokens, out.MetaInfo.CompletionTokens = prompt, len(res.IDs)
+	out.MetaInfo.CachedTokens = res.cached
 	out.MetaInfo.FinishReason.Type = string(res.Finish)
 	if res.Finish == sampler.Stop {
 		out.MetaInfo.FinishReason.Matched = res.IDs[len(res.IDs)-1]
@@ -396,22 +436,26 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 0, err)
 		return
 	}
-	res, ok := s.run(r.Context(), w, j)
+	res, ok := s.run(r.Context(), w, j, q.n)
 	if !ok {
 		return
 	}
-	ch := engine.OpenAIChoice{FinishReason: string(res.Finish)}
-	if req.ReturnTokenIDs {
-		ch.TokenIDs = res.IDs
-	}
-	if req.Logprobs != nil {
-		ch.Logprobs = &engine.OpenAILogprobs{TokenLogprobs: make([]*float64, len(res.IDs))}
-		for k := range res.IDs {
-			lp := float64(res.LogProbs[k])
-			ch.Logprobs.TokenLogprobs[k] = &lp
+	choices := make([]engine.OpenAIChoice, len(res))
+	for c, sm := range res {
+		ch := engine.OpenAIChoice{Index: c, FinishReason: string(sm.Finish)}
+		if req.ReturnTokenIDs {
+			ch.TokenIDs = sm.IDs
 		}
+		if req.Logprobs != nil {
+			ch.Logprobs = &engine.OpenAILogprobs{TokenLogprobs: make([]*float64, len(sm.IDs))}
+			for k := range sm.IDs {
+				lp := float64(sm.LogProbs[k])
+				ch.Logprobs.TokenLogprobs[k] = &lp
+			}
+		}
+		choices[c] = ch
 	}
-	writeJSON(w, http.StatusOK, engine.OpenAIResponse{Object: "text_completion", Model: s.info().path, Choices: []engine.OpenAIChoice{ch}})
+	writeJSON(w, http.StatusOK, engine.OpenAIResponse{Object: "text_completion", Model: s.info().path, Choices: choices})
 }
 
 // tokenPrompt reads a prompt of token ids; text is refused.
@@ -447,7 +491,7 @@ func (s *Server) healthGenerate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
-	if _, ok := s.run(r.Context(), w, j); ok {
+	if _, ok := s.run(r.Context(), w, j, 1); ok {
 		w.WriteHeader(http.StatusOK)
 	}
 }
@@ -460,9 +504,24 @@ func (s *Server) modelInfo(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Server) serverInfo(w http.ResponseWriter, _ *http.Request) {
 	inf := s.info()
-	writeJSON(w, http.StatusOK, map[string]any{"model_path": inf.path, "weight_version": inf.version,
+	out := map[string]any{"model_path": inf.path, "weight_version": inf.version,
 		"max_running_requests": s.opt.MaxBatch, "context_length": inf.context(), "vocab_size": inf.cfg.VocabSize,
-		"dtype": s.opt.DType.String(), "backend": s.opt.Backend.String()})
+		"dtype": s.opt.DType.String(), "backend": s.opt.Backend.String(), "prefix_cache": nil}
+	if s.prefixes != nil {
+		out["prefix_cache"] = s.prefixes.Stats()
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// flushCache empties the prompt cache, as SGLang's /flush_cache empties its
+// radix cache.
+func (s *Server) flushCache(w http.ResponseWriter, _ *http.Request) {
+	if s.prefixes == nil {
+		writeJSON(w, http.StatusOK, map[string]any{"success": true, "message": "no prefix cache"})
+		return
+	}
+	s.prefixes.Flush()
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "message": "prefix cache flushed"})
 }
 
 // updateRequest is SGLang's /update_weights_from_disk body.

@@ -94,12 +94,16 @@ func (s *Server) swap(u *update) *sampler.Sampler {
 	s.mu.Lock()
 	s.model, s.path, s.version = u.model, u.path, u.version
 	s.mu.Unlock()
+	if s.prefixes != nil {
+		s.prefixes.Flush() // prompts prefilled by the old weights
+	}
 	return sampler.New(s.opt.Backend, u.model)
 }
 
 func (s *Server) openBatch(smp *sampler.Sampler, k knobs) (*batch, error) {
 	ss, err := smp.StartSlots(s.opt.MaxBatch, sampler.Options{
 		Temperature: k.temperature, TopP: k.topP, TopK: k.topK, StopIDs: k.stopIDs, Capacity: s.info().context(),
+		Prefixes: s.prefixes,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
@@ -113,10 +117,11 @@ func (s *Server) closeBatch(b *batch) {
 	}
 }
 
-// runGroup samples a batch request as a session of its own, its sequences
-// in order in rows 0, 1, ...: the session the in-process sampler would start
-// for them (sampler.Start, at the same capacity), so the same shapes and the
-// same numbers, bit for bit.
+// runGroup samples a batch request (or one with n > 1) as a session of its
+// own, its sequences in order in rows 0, 1, ...: the session the in-process
+// sampler would start for them (sampler.Start, at the same capacity), so the
+// same shapes and the same numbers, bit for bit. Its sequences with the same
+// prompt share one prefill, and prompts are taken from the prefix cache.
 func (s *Server) runGroup(smp *sampler.Sampler, g *job) (res result) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -131,7 +136,7 @@ func (s *Server) runGroup(smp *sampler.Sampler, g *job) (res result) {
 	}
 	k := g.knobs
 	ss, err := smp.Start(prompts, sampler.Options{MaxNewTokens: most, Temperature: k.temperature, TopP: k.topP, TopK: k.topK,
-		StopIDs: k.stopIDs, Seeds: seeds})
+		StopIDs: k.stopIDs, Seeds: seeds, Prefixes: s.prefixes})
 	if err != nil {
 		return result{err: fmt.Errorf("serve: %w", err)}
 	}
@@ -153,7 +158,11 @@ func (s *Server) runGroup(smp *sampler.Sampler, g *job) (res result) {
 			s.onStep(ids)
 		}
 	}
-	return result{group: ss.Results()}
+	out := make([]sample, len(g.group))
+	for i := range out {
+		out[i] = sample{Result: ss.Result(i), cached: ss.SharedPrefix(i)}
+	}
+	return result{group: out}
 }
 
 // admit puts the queued jobs that share b's knobs into its free rows, in
@@ -210,7 +219,7 @@ func (s *Server) step(b *batch) (err error) {
 			continue
 		}
 		if !b.ss.Active(i) {
-			j.done <- result{r: b.ss.Result(i)}
+			j.done <- result{r: sample{Result: b.ss.Result(i), cached: b.ss.SharedPrefix(i)}}
 			b.rows[i] = nil
 			continue
 		}

@@ -25,6 +25,10 @@ type Options struct {
 	ModelPath string       // Hugging Face folder of the initial weights
 	DType     dtypes.DType // compute dtype of the weights
 	MaxBatch  int          // rows of the running batch (0: 16)
+	// PrefixCacheBytes bounds the device memory of the prompt cache
+	// (sampler.PrefixCache), which every weights update flushes:
+	// 0 is DefaultPrefixCacheBytes, a negative value no cache.
+	PrefixCacheBytes int64
 	// APIKey, when set, is the key every request but GET /health must send
 	// as Authorization: Bearer <key> (else 401), as SGLang's --api-key.
 	APIKey string
@@ -34,13 +38,20 @@ type Options struct {
 	WeightsRoot string
 }
 
+// DefaultPrefixCacheBytes is the prompt cache's bound when
+// Options.PrefixCacheBytes is 0: the prefills of 14 prompts of up to 512
+// tokens of Qwen3-8B in bfloat16 (144 KiB a slot), or 18 of Qwen3-0.6B
+// (112 KiB).
+const DefaultPrefixCacheBytes = 1 << 30
+
 // Server serves one model. Build it with New, run it with Serve.
 type Server struct {
-	opt   Options
-	root  string // Options.WeightsRoot, absolute with every symlink resolved ("" when unset)
-	jobs  chan *job
-	stopc chan struct{} // closed when the scheduler must stop
-	done  chan struct{} // closed when it has
+	opt      Options
+	root     string               // Options.WeightsRoot, absolute with every symlink resolved ("" when unset)
+	prefixes *sampler.PrefixCache // the prompt cache (nil: none)
+	jobs     chan *job
+	stopc    chan struct{} // closed when the scheduler must stop
+	done     chan struct{} // closed when it has
 
 	mu       sync.Mutex
 	model    *qwen3.Model // the weights new sessions use (the scheduler swaps it)
@@ -73,8 +84,15 @@ func New(opt Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	return &Server{opt: opt, root: root, jobs: make(chan *job, 1024), stopc: make(chan struct{}), done: make(chan struct{}),
-		model: m, path: opt.ModelPath, version: "default"}, nil
+	srv := &Server{opt: opt, root: root, jobs: make(chan *job, 1024), stopc: make(chan struct{}), done: make(chan struct{}),
+		model: m, path: opt.ModelPath, version: "default"}
+	switch {
+	case opt.PrefixCacheBytes == 0:
+		srv.prefixes = sampler.NewPrefixCache(DefaultPrefixCacheBytes)
+	case opt.PrefixCacheBytes > 0:
+		srv.prefixes = sampler.NewPrefixCache(opt.PrefixCacheBytes)
+	}
+	return srv, nil
 }
 
 // Serve answers on ln until ctx ends, then refuses new requests (503), lets
@@ -180,9 +198,17 @@ type update struct {
 }
 
 type result struct {
-	r     sampler.Result
-	group []sampler.Result // a group's, in order
+	r     sample
+	group []sample // a group's, in order
 	err   error
+}
+
+// sample is one sequence's output and how many of its prompt tokens it took
+// from a prefill it did not compute (the prompt cache's, or another
+// sequence's of its group): SGLang's cached_tokens.
+type sample struct {
+	sampler.Result
+	cached int
 }
 
 // submit queues j and waits for its result, or for ctx to end (the client
