@@ -21,13 +21,15 @@
 // kernels sum in an order chosen by size. In a float32 [M, K]×[K, N] product
 // with its first row fixed, that row's outputs change in their last bits (in
 // 80-95% of the entries) between M = 1 or 2 and M >= 4 on the Go backend
-// (and again past 4M multiply-adds, where the blocked kernel sums K in blocks),
-// and between M < 64 and M >= 64 on XLA's CPU backend; a prompt prefilled
-// alone and in a batch of 2 to 16 so samples first-token log-probs that differ
-// by up to 4.8e-7. A prompt's prefill computed alone depends on nothing but
-// the prompt (and the weights, MaxChunk and its cache slots), so sharing it
-// samples the tokens and log-probs of prefilling every row, bit for bit
-// (TestSharedPrefillIsBitExact), on both backends.
+// (and again past 4M multiply-adds, where the blocked kernel sums K in
+// blocks), and on XLA's CPU backend between classes of M that depend on K and
+// N too (at K = 64, N = 1024: M = 2 to 32 against M = 1 and M >= 64); a prompt
+// prefilled alone and in a batch of 2 to 16 of its copies so samples
+// first-token log-probs up to 4.8e-7 apart. A prompt's prefill computed alone
+// depends on nothing but the prompt (and the weights, MaxChunk and its cache
+// slots), so sharing it samples the tokens and log-probs of prefilling every
+// row, bit for bit (TestSharedPrefillIsBitExact), on both backends. On a mesh
+// a prompt is prefilled on every device at once, one row each.
 //
 // Shapes are static: the batch is fixed per session, the chunk length is 1 or a
 // power of two from 16, and the cache grows with the sequences through a few

@@ -13,15 +13,17 @@ import (
 )
 
 // prefix is the key/value cache of a prompt's tokens but its last, computed
-// alone: one row per device, all the same prompt, fed in chunks of MaxChunk
-// into a cache of Slots slots. Its values depend on those tokens, the weights,
-// MaxChunk and the slots only, never on the session's other prompts, so a
-// prefix copied into any number of rows holds the numbers that prefilling each
-// of those rows would have computed, bit for bit.
+// alone: one row per device, all the same prompt, fed in chunks of
+// key.maxChunk into a cache of key.slots slots. Its values depend on those
+// tokens, the weights, the chunk length and the slots only, never on the
+// session's other prompts, so a prefix copied into any number of rows holds
+// the numbers that prefilling each of those rows would have computed, bit for
+// bit.
 type prefix struct {
-	key   prefixKey
-	cache []*tensors.Tensor // as a session's cache, of one row per device
-	bytes int64
+	key    prefixKey
+	cache  []*tensors.Tensor // as a session's cache, of one row per device
+	bytes  int64
+	chunks int // steps its prefill took
 }
 
 // prefixKey is what a prefix's values depend on.
@@ -33,15 +35,17 @@ type prefixKey struct {
 }
 
 func newPrefixKey(s *Sampler, ids []int, maxChunk, slots int) prefixKey {
+	return prefixKey{s: s, ids: idsKey(ids), maxChunk: maxChunk, slots: slots}
+}
+
+// idsKey is ids as a map key, 4 bytes each.
+func idsKey(ids []int) string {
 	b := make([]byte, 0, 4*len(ids))
 	for _, id := range ids {
 		b = binary.LittleEndian.AppendUint32(b, uint32(id))
 	}
-	return prefixKey{s: s, ids: string(b), maxChunk: maxChunk, slots: slots}
+	return string(b)
 }
-
-// tokens is how many tokens the prefix holds.
-func (k prefixKey) tokens() int { return len(k.ids) / 4 }
 
 func (p *prefix) free() {
 	for _, t := range p.cache {
@@ -63,8 +67,8 @@ func (s *Sampler) prefill(ids []int, key prefixKey) (*prefix, error) {
 	if err != nil {
 		return nil, err
 	}
-	knobs := []any{float32(1), int32(0), float32(1)}
-	for done := 0; done < len(ids); {
+	p := &prefix{key: key}
+	for done := 0; done < len(ids); p.chunks++ {
 		n := min(len(ids)-done, key.maxChunk)
 		chunk := min(ChunkBucket(n), key.slots)
 		tokens := make([][]int32, devices)
@@ -76,12 +80,13 @@ func (s *Sampler) prefill(ids []int, key prefixKey) (*prefix, error) {
 			}
 			start[d], lens[d] = int32(done), int32(n)
 		}
-		if _, _, cache, err = s.mesh.call(s.backend, exec, append([]any{tokens, start, lens}, append(knobs, keys)...), cache); err != nil {
+		host := []any{tokens, start, lens, float32(1), int32(0), float32(1), keys} // greedy: the knobs are unused
+		if _, _, cache, err = s.mesh.call(s.backend, exec, host, cache); err != nil {
 			return nil, fmt.Errorf("sampler: prefill: %w", err)
 		}
 		done += n
 	}
-	p := &prefix{key: key, cache: cache}
+	p.cache = cache
 	for _, t := range cache {
 		p.bytes += int64(t.Shape().Memory())
 	}
@@ -186,9 +191,11 @@ func (ss *Session) prefill(rows []int) error {
 		ids = ids[:len(ids)-1]
 		key := newPrefixKey(ss.s, ids, ss.opts.MaxChunk, CacheBucket(len(ids), ss.capacity))
 		compute := func() (*prefix, error) {
-			ss.prefilled += len(ids)
-			ss.prefillSteps += (len(ids) + ss.opts.MaxChunk - 1) / ss.opts.MaxChunk
-			return ss.s.prefill(ids, key)
+			p, err := ss.s.prefill(ids, key)
+			if err == nil {
+				ss.prefilled, ss.prefillSteps = ss.prefilled+len(ids), ss.prefillSteps+p.chunks
+			}
+			return p, err
 		}
 		use := func(p *prefix) error { return ss.place(p, g) }
 		hit := false
@@ -226,7 +233,7 @@ func (ss *Session) promptGroups(rows []int) [][]int {
 		if len(p) < 2 {
 			continue
 		}
-		k := newPrefixKey(nil, p, 0, 0).ids
+		k := idsKey(p)
 		if g, ok := first[k]; ok && !ss.opts.PrefillEach {
 			groups[g] = append(groups[g], i)
 			continue

@@ -19,8 +19,9 @@ import (
 // radix tree does: a partial match would feed the rest of the prompt in
 // other chunks than a fresh prefill, and so round otherwise.
 //
-// It is safe for concurrent use: a session holds it while it takes a prefix
-// and copies it into its rows, so Flush never frees a prefix in use.
+// It is safe for concurrent use: a session holds it while it takes (or
+// makes) a prefix and copies it into its rows, so Flush never frees a prefix
+// in use, and Stats and Flush wait for that.
 type PrefixCache struct {
 	mu      sync.Mutex
 	max     int64

@@ -22,16 +22,17 @@ type rolloutShape struct {
 	name                       string
 	groups, samples, promptLen int
 	maxNew                     int
-	stops                      []int // nil: the model's EOS
+	stops                      []int
 }
 
 // rolloutShapes are the CPU demo's rollout (configs/demo.yaml: 8 prompts
 // of its chat template around "Compute a*b.", 31 tokens, 8 samples each,
-// up to 160 new tokens, the first turn: a sample stops at EOS or at its tool
-// call) and a retool-shaped one (2 prompts of 512 tokens, 16 samples each,
-// the retool recipe's sampling batch of 32, 64 new tokens without stops).
+// up to 160 new tokens, the first turn: a sample stops at <|im_end|>,
+// <|endoftext|> or </tool_call>, 258, 256 and 271) and a retool-shaped one
+// (2 prompts of 512 tokens, 16 samples each, the retool recipe's sampling
+// batch of 32, 64 new tokens without stops).
 var rolloutShapes = []rolloutShape{
-	{name: "demo", groups: 8, samples: 8, promptLen: 31, maxNew: 160},
+	{name: "demo", groups: 8, samples: 8, promptLen: 31, maxNew: 160, stops: []int{258, 256, 271}},
 	{name: "retool", groups: 2, samples: 16, promptLen: 512, maxNew: 64, stops: []int{}},
 }
 
@@ -79,8 +80,8 @@ func demoPolicy(b *testing.B) (string, *qwen3.Model) {
 }
 
 // rates times sample for each way in turn, b.N times after one untimed
-// round (which compiles every graph), and reports each way's tokens/s and
-// the second's rate over the first's.
+// round (which compiles every graph), and reports each way's tokens/s, the
+// second's rate over the first's, and the first's tokens a round.
 func rates(b *testing.B, ways []string, sample func(way int) int) {
 	for w := range ways {
 		sample(w)
@@ -102,6 +103,7 @@ func rates(b *testing.B, ways []string, sample func(way int) int) {
 		b.ReportMetric(rate[w], "tok/s-"+name)
 	}
 	b.ReportMetric(rate[1]/rate[0], ways[1]+"/"+ways[0])
+	b.ReportMetric(float64(tokens[0])/float64(b.N), "tokens/round")
 	b.ReportMetric(0, "ns/op") // a round is both ways: the rates say it
 }
 
@@ -152,13 +154,9 @@ func BenchmarkSharedPrefill(b *testing.B) {
 			for i := range all {
 				all[i], budgets[i] = i, shape.maxNew
 			}
-			stops := shape.stops
-			if stops == nil {
-				stops = m.Config.EOSTokenIDs
-			}
 			rates(b, []string{"each", "shared"}, func(way int) int {
 				sess, err := clients[way].Start(context.Background(), prompts, engine.Options{MaxNewTokens: shape.maxNew,
-					Temperature: 1, StopIDs: stops, Seed: 1})
+					Temperature: 1, StopIDs: shape.stops, Seed: 1})
 				if err != nil {
 					b.Fatal(err)
 				}
