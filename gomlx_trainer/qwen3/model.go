@@ -109,6 +109,7 @@ func attention(cfg Config, q, k, v, visible *Node, headsFirst bool) *Node {
 // where it has one for these operands (XLA on CUDA lowers it, and its
 // gradient, to cuDNN's flash attention in bfloat16 and float16, which never
 // holds [b, heads, t, t] scores), else as attention. Returns [b, t, heads*hd].
+// HiddenWith calls it where gomlxfix.FusedAttention says the fused op pays.
 func causalAttention(cfg Config, q, k, v *Node) *Node {
 	g := q.Graph()
 	b, t := q.Shape().Dimensions[0], q.Shape().Dimensions[1]
@@ -268,8 +269,8 @@ func HiddenWith(scope *model.Scope, cfg Config, ids *Node, opts ModelOptions) *N
 	g := ids.Graph()
 	b, t := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
 	positions := Iota(g, shapes.Make(dtypes.Int32, b, t), 1)
-	var visible *Node // nil: causalAttention, fused where the backend can
-	if opts.DecomposedAttention {
+	var visible *Node // nil: causalAttention, the backend's fused attention
+	if opts.DecomposedAttention || !gomlxfix.FusedAttention(g.Backend()) {
 		visible = causal(g, b, t)
 	}
 	kv := func(_ int, k, v *Node) (*Node, *Node, *Node, bool) { return k, v, visible, false }

@@ -13,8 +13,9 @@ type ModelOptions struct {
 	// vocab] tensor exists; 0 computes the full logits.
 	LogProbChunk int
 	// DecomposedAttention builds the training graph's attention from matmuls and
-	// a masked softmax even where the backend has fused attention
-	// (causalAttention), to compare the two: the same values within the fused
-	// kernel's rounding, with [batch, heads, seq, seq] scores.
+	// a masked softmax even where the backend's fused attention would be used
+	// (causalAttention, gomlxfix.FusedAttention: XLA), to compare the two: the
+	// same values within the fused kernel's rounding, with [batch, heads, seq,
+	// seq] scores.
 	DecomposedAttention bool
 }
