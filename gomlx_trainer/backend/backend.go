@@ -399,12 +399,12 @@ func Apply(p Plan) error {
 }
 
 // SIMDAdvice says when a build with GOEXPERIMENT=simd pays on the CPU backend
-// (measured with GoMLX v0.28.2 on 2 AMD EPYC cores; see docs/gomlx.md): its AVX2
-// kernels make the products of larger models several times faster, but after
-// they run on a thread GoMLX's Exp and Logistic there run many times slower,
-// which costs a tiny model more than the kernels gain.
-const SIMDAdvice = "build with GOEXPERIMENT=simd for models of hidden size 256 and up " +
-	"(a train step of the small config 3.2x faster); leave it out for the tiny CPU demo (its steps 3.7-4x slower with it)"
+// (measured with GoMLX v0.28.16 on 2 Xeon cores, with the Go backend's fused
+// attention off; see docs/gomlx.md): since v0.28.16 its AVX kernels pay at the
+// tiny demo's shapes too, but the planner's CPU rules are measured on the
+// plain build.
+const SIMDAdvice = "build with GOEXPERIMENT=simd for speed: with GoMLX v0.28.16 every shape of the CPU demo is faster " +
+	"with it (2.9-5.7x on AVX-512, 1.7-3.6x on AVX2); mathrl plan's CPU memory figures are of the plain build (a SIMD train step's peak measured up to 1.29x them)"
 
 // New resolves the options, applies the plan (it becomes this process's
 // backend, see Apply) and opens the backend.
