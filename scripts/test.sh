@@ -42,13 +42,14 @@ echo "== go test on XLA's CPU compiler: every graph test again (MATHRL_TEST_BACK
 MATHRL_TEST_BACKEND=xla-cpu go test -count=1 -timeout 80m ./gomlx_trainer/gomlxfix ./gomlx_trainer/qwen3 \
   ./gomlx_trainer/sampler ./gomlx_trainer/engine/inprocess ./gomlx_trainer/grpo ./gomlx_trainer/memplan ./gomlx_trainer/bench ./cmd/mathrl
 tiny=${MATHRL_TEST_MODELS:+$MATHRL_TEST_MODELS/tiny-qwen3-hf}
+bash scripts/device/build_tests.sh "$root/.cache/device-dry-tests"
 for backend in cpu xla-cpu; do
   echo "== GPU check scripts (scripts/device), dry run with tiny sizes, BACKEND=$backend"
   dry="$root/.cache/device-dry-$backend"
   rm -rf "$dry"
   # The references' venv first on PATH: the parity stage computes transformers' logits.
   if ! PATH="$MATHRL_TEST_CACHE/venv/bin:$PATH" OUT="$dry" MATHRL_BIN="$root/.cache/bin/mathrl" TINY_MODEL="$tiny" \
-    BACKEND=$backend MODEL=tiny DTYPE=float32 TOKENIZER=bytes SKIP_TORCH=1 BATCH=4 LEN=32 NEW_TOKENS=8 STEPS=1 \
+    DEVICE_TESTS="$root/.cache/device-dry-tests" GOTESTS_LIMIT=300 GOTEST_LIMIT=140 BACKEND=$backend MODEL=tiny DTYPE=float32 TOKENIZER=bytes SKIP_TORCH=1 BATCH=4 LEN=32 NEW_TOKENS=8 STEPS=1 \
     ROLLOUTS=1 PROMPTS=2 GROUP=2 RESPONSE=24 MICRO=2 SFT_BATCH=2 bash scripts/device/check_h200.sh > "$dry.log" 2>&1; then
     cat "$dry.log"
     exit 1

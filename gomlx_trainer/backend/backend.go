@@ -519,3 +519,9 @@ func newWithConfig(config string) (b compute.Backend, err error) {
 	}()
 	return compute.NewWithConfig(config)
 }
+
+// OnCUDA reports whether b runs on XLA's CUDA plugin (its description names
+// the plugin, through any wrapper that passes it on).
+func OnCUDA(b compute.Backend) bool {
+	return b != nil && strings.Contains(strings.ToLower(b.Description()), "cuda")
+}

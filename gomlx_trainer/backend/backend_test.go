@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gomlx/compute"
 )
 
 // fakeSite builds a site-packages folder laid out as JAX's jax-cuda13-pjrt and
@@ -340,5 +342,29 @@ func TestDiscoverPrefersTheNewestPlugin(t *testing.T) {
 		if got := Discover(tc.sites).Plugin; got != tc.want {
 			t.Errorf("%s: plugin %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// describedAs is a backend that describes itself as desc.
+type describedAs struct {
+	compute.Backend
+	desc string
+}
+
+func (b describedAs) Description() string { return b.desc }
+
+func TestOnCUDA(t *testing.T) {
+	for desc, want := range map[string]bool{
+		"xla:cuda - PJRT plugin (xla_cuda_plugin.so) [1 device(s)]": true,
+		"XLA CUDA PJRT plugin": true,
+		"go":                   false,
+		"xla:cpu - PJRT plugin (pjrt_c_api_cpu_plugin.so) [1 device(s)]": false,
+	} {
+		if got := OnCUDA(describedAs{desc: desc}); got != want {
+			t.Errorf("OnCUDA(%q) = %v, want %v", desc, got, want)
+		}
+	}
+	if OnCUDA(nil) {
+		t.Error("OnCUDA(nil) = true")
 	}
 }

@@ -5,24 +5,34 @@
 # under a shorter one (so an overrun cannot cost another stage its results):
 #
 #   preflight  the binary exists, is executable and runs (--help); python and CUDA toolchain
-#   probe      PROBE_LIMIT 85 s: `mathrl doctor`, then the first compile on the backend,
+#   probe      PROBE_LIMIT 75 s: `mathrl doctor`, then the first compile on the backend,
 #              `mathrl forward` of tiny-qwen3-hf (.cache/device/tiny-qwen3-hf, else a
 #              `model init --config tiny`) in float32, checked against transformers'
 #              logits computed on the machine's CPU (1e-4) when the folder is there, and in
 #              bf16 (reported apart, 5e-2).
 #              If the backend cannot open or that compile fails, the check stops here and
 #              writes the error and the environment into summary.txt.
-#   bench      BENCH_LIMIT 260 s: bench_h200.sh, GoMLX vs PyTorch + transformers speed, and
+#   gotests    GOTESTS_LIMIT 50 s: the Go tests device_tests.txt names, from the test
+#              binaries prepare.sh built (.cache/device/tests, else DEVICE_TESTS), with
+#              MATHRL_TEST_BACKEND=$BACKEND: bfloat16 masters at lr 1e-6 against float32,
+#              and a shared prefill bit for bit against one prefill a row
+#   bench      BENCH_LIMIT 240 s: bench_h200.sh, GoMLX vs PyTorch + transformers speed, and
 #              GoMLX's training step with fused and with decomposed attention
-#   train      TRAIN_LIMIT 180 s: train_h200.sh, a few GRPO steps with real tool calls
-#   export     EXPORT_STAGE_LIMIT 60 s: export_h200.sh, transformers loads the newest checkpoint
+#   train      TRAIN_LIMIT 175 s: train_h200.sh, a few GRPO steps with real tool calls
+#   export     EXPORT_STAGE_LIMIT 40 s: export_h200.sh, transformers loads the newest checkpoint
 #
-# 585 s in all (each command inside a stage has a shorter limit than its stage: an inner
+# STAGES (default "gotests bench train export") picks the stages after the probe, for a
+# rerun that needs fewer.
+#
+# 580 s in all (each command inside a stage has a shorter limit than its stage: an inner
 # `timeout` runs in its own process group, which the stage's limit would not reach).
 # What comes back, under $OUT (default ./device-out), at most 8 files, copied after
 # each stage so a later overrun keeps them: summary.txt, logs.tar.gz
 # (every log and text report), gomlx.json, torch.json, train.jsonl, eval.jsonl,
 # provenance.json and the training figure (training_run.png).
+#
+# prepare.sh xz-compresses the binaries and the tokenizer; the preflight unpacks every
+# .cache/device/**.xz next to itself (with python's lzma: the machine may have no xz).
 #
 # Python: /opt/torch/.venv/bin/python3 when it exists (put first on PATH, so mathrl
 # finds the PJRT plugin in its site-packages), else python3. When that python's
@@ -97,7 +107,7 @@ stage() { # name limit command...: runs a stage, logs it, notes the outcome
   if [ -s "$work/logs/$name.memory" ]; then
     note "  device memory peak (nvidia-smi, 0.5 s samples): $(sort -n "$work/logs/$name.memory" | tail -1) MiB"
   fi
-  grep -E "^== parity|FAILED|PASS|FAIL|max error|split after|rollout/trainer|mathrl decode|train MFU|prefill MFU|decode MBU|newest checkpoint|loaded it|^(train|decode|prefill) " \
+  grep -E "^== parity|FAILED|PASS|FAIL|moved|against float32|max error|split after|rollout/trainer|mathrl decode|train MFU|prefill MFU|decode MBU|newest checkpoint|loaded it|^(train|decode|prefill) " \
     "$work/logs/$name.log" | sed 's/^/  /' >> "$summary"
   if [ "$rc" -ne 0 ]; then
     status=1
@@ -141,6 +151,17 @@ fi
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"; } |
   tee -a "$summary"
 note "python: $py ($("$py" --version 2>&1)); binary: $MATHRL_BIN; backend: $backend"
+unpack() { # the files prepare.sh compressed, each next to itself
+  local f
+  for f in .cache/device/*.xz .cache/device/tests/*.xz; do
+    [ -f "$f" ] || continue
+    "$py" -c 'import lzma, os, shutil, sys
+src = sys.argv[1]; dst = src[:-3]; tmp = dst + ".tmp"
+with lzma.open(src) as r, open(tmp, "wb") as w: shutil.copyfileobj(r, w)
+os.chmod(tmp, 0o755); os.replace(tmp, dst)' "$f" || return 1
+  done
+}
+unpack || stop "preflight: could not unpack .cache/device's .xz files"
 [ -f "$MATHRL_BIN" ] || stop "preflight: no binary at $MATHRL_BIN (run scripts/device/prepare.sh and bring .cache/device)"
 [ -x "$MATHRL_BIN" ] || stop "preflight: $MATHRL_BIN is not executable"
 timeout -k 2 5 "$MATHRL_BIN" --help > "$work/logs/help.log" 2>&1 ||
@@ -180,7 +201,7 @@ probe() {
 }
 export -f probe
 export work backend py
-stage probe "${PROBE_LIMIT:-85}" bash -c probe
+stage probe "${PROBE_LIMIT:-75}" bash -c probe
 case $? in
   0) ;;
   1) note "probe: the backend compiles and runs, but float32 parity failed; going on" ;;
@@ -188,9 +209,30 @@ case $? in
 esac
 
 # --- the rest: a failure is noted and the next stage still runs
-stage bench "${BENCH_LIMIT:-260}" env OUT="$work/bench" TINY_MODEL= bash scripts/device/bench_h200.sh
-stage train "${TRAIN_LIMIT:-180}" env OUT="$work/train" bash scripts/device/train_h200.sh
-stage export "${EXPORT_STAGE_LIMIT:-60}" env OUT="$work/export" CKPT_ROOT="$work/train/run/ckpt" bash scripts/device/export_h200.sh
+wants() { [[ " ${STAGES:-gotests bench train export} " == *" $1 "* ]]; }
+gotests() { # the Go tests device_tests.txt names, each in its package's folder
+  local dir models= pkg pattern bin rc=0
+  dir=$(realpath -m "${DEVICE_TESTS:-.cache/device/tests}")
+  [ -n "${TINY_MODEL:-}" ] && models=$(realpath "$TINY_MODEL/..") # the folder MATHRL_TEST_MODELS names
+  while read -r pkg pattern; do
+    case $pkg in '' | '#'*) continue ;; esac
+    bin=$dir/$(basename "$pkg").test
+    if [ ! -x "$bin" ]; then
+      echo "FAILED: no test binary $bin (scripts/device/prepare.sh builds it)"
+      rc=1
+      continue
+    fi
+    echo "== go test ./$pkg -run '$pattern' on $backend"
+    (cd "$pkg" && MATHRL_TEST_BACKEND=$backend MATHRL_TEST_MODELS=$models \
+      timeout -k 5 "${GOTEST_LIMIT:-40}" "$bin" -test.v -test.count=1 -test.run "$pattern") || { echo "FAILED: ./$pkg"; rc=1; }
+  done < scripts/device/device_tests.txt
+  return $rc
+}
+export -f gotests
+wants gotests && stage gotests "${GOTESTS_LIMIT:-50}" bash -c gotests
+wants bench && stage bench "${BENCH_LIMIT:-240}" env OUT="$work/bench" TINY_MODEL= bash scripts/device/bench_h200.sh
+wants train && stage train "${TRAIN_LIMIT:-175}" env OUT="$work/train" bash scripts/device/train_h200.sh
+wants export && stage export "${EXPORT_STAGE_LIMIT:-40}" env OUT="$work/export" CKPT_ROOT="$work/train/run/ckpt" bash scripts/device/export_h200.sh
 note "files in $out: $(cd "$out" && ls | tr '\n' ' ')"
 rm -rf "$work"
 cat "$summary"

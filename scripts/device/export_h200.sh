@@ -30,5 +30,5 @@ if [ -n "${SKIP_TORCH:-}" ]; then
   exit
 fi
 echo "== transformers loads what mathrl writes"
-timeout -k 5 "${EXPORT_LIMIT:-45}" "$py" scripts/device/check_export.py "$bin" "$out/export-tiny" $ckpt || exit 1
+timeout -k 5 "${EXPORT_LIMIT:-35}" "$py" scripts/device/check_export.py "$bin" "$out/export-tiny" $ckpt || exit 1
 [ -n "$ckpt" ]

@@ -53,6 +53,8 @@ timeout -k 5 20 "$py" - "$out/run/train.jsonl" "$peak" <<'PY' | tee "$out/split.
 import json, sys
 path, peak = sys.argv[1], float(sys.argv[2]) * 1e12
 rows = [json.loads(l) for l in open(path)]
+if not rows:
+    sys.exit("no optimizer step finished: train.jsonl is empty")
 print(f"{'step':>4} {'rollout s':>9} {'tools s':>8} {'score s':>8} {'train s':>8} {'train tok/s':>11} {'train MFU':>9} {'gen tok/s':>9} {'gen MFU':>8}")
 for r in rows:
     x = r.get("extra", {})

@@ -48,12 +48,27 @@ func Config() (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("%s=%s: %w", KindEnv, k, err)
 		}
+		if err := applyLibraryPath(p); err != nil {
+			return "", fmt.Errorf("%s=%s: %w", KindEnv, k, err)
+		}
 		return p.Config, nil
 	}
 	if c := os.Getenv("GOMLX_BACKEND"); c != "" {
 		return c, nil
 	}
 	return DefaultConfig, nil
+}
+
+// applyLibraryPath applies plan p's environment when it sets
+// LD_LIBRARY_PATH (the CUDA plugin's libraries), as `mathrl --backend cuda`
+// does: backend.Apply re-executes the test binary once with it, so that the
+// loader finds them. Plans without it (cpu, xla-cpu) leave the environment
+// alone.
+func applyLibraryPath(p backend.Plan) error {
+	if _, ok := p.Env["LD_LIBRARY_PATH"]; !ok {
+		return nil
+	}
+	return backend.Apply(p)
 }
 
 // New opens the backend Config names and fails t when it cannot (GoMLX panics
