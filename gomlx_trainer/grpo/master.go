@@ -150,11 +150,16 @@ func splitMaster(mode string, x *Node, dtype dtypes.DType, seed uint32, step, in
 // that JoinRemainder(w, r) is x bit for bit (Transformer Engine's
 // store_param_remainders): with M the bits of x, w's bits are (M + 2^15) >> 16
 // and r is M's low 16 bits read as a signed number, negative exactly when the
-// rounding went up.
+// rounding went up. r is computed as M minus w's bits shifted up, a
+// difference in [-2^15, 2^15) that converts to int16 by value, so no
+// conversion narrows raw bits. (The earlier form, the low bits masked and
+// narrowed, was exact op by op on CUDA but left every remainder 0 inside
+// the optimizer step there: docs/gpu.md. This form is not yet run there.)
 func SplitRemainder(x *Node) (w, r *Node) {
 	bits := Bitcast(x, dtypes.Uint32)
 	w = truncateToBFloat16(AddScalar(bits, 1<<15))
-	r = Bitcast(ConvertDType(BitwiseAnd(bits, Scalar(x.Graph(), dtypes.Uint32, 0xFFFF)), dtypes.Uint16), dtypes.Int16)
+	high := BitwiseShiftLeftScalar(ConvertDType(Bitcast(w, dtypes.Uint16), dtypes.Uint32), 16)
+	r = ConvertDType(Bitcast(Sub(bits, high), dtypes.Int32), dtypes.Int16)
 	return w, r
 }
 

@@ -168,6 +168,9 @@ func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation s
 	}
 	t.compiles, t.localRollouts = backend.NewCompiles(), cfg.engineConfig().Name == inprocess.Name
 	b := t.watch(opt.Backend)
+	if err := remaindersOnDevice(cfg, model.DType, backend.OnCUDA(b)); err != nil {
+		return "", err
+	}
 	t.learner = NewLearnerWith(b, model, lossConfig(cfg), adamConfig(cfg), cfg.RolloutTemperature, modelOptions(cfg))
 	if err := t.learner.Shard(cfg.NumDevices, cfg.Sharding); err != nil {
 		return "", err
@@ -188,6 +191,23 @@ func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation s
 		t.learner.WithReference(ref, cfg.RolloutTemperature)
 	}
 	return isolation, nil
+}
+
+// remaindersOnDevice refuses the remainder master (store_param_remainders)
+// of bfloat16 weights whose update runs on a CUDA device: the check on an
+// H200 (docs/gpu.md) found every remainder left 0 there, so the weights
+// trained as if rounded to nearest. The float32 copy, or the update on the
+// host (optimizer_cpu_offload with optimizer_offload_fraction 1, the 8B
+// recipe's), keeps the master.
+func remaindersOnDevice(cfg Config, dtype dtypes.DType, onCUDA bool) error {
+	offloaded := cfg.OptimizerCPUOffload && cfg.OptimizerOffloadFraction >= 1
+	if !onCUDA || dtype != dtypes.BFloat16 || offloaded || PrecisionOf(cfg).Master != precision.MasterRemainder {
+		return nil
+	}
+	return fmt.Errorf("grpo: store_param_remainders: the remainder master is not yet correct on CUDA (every remainder was " +
+		"found 0 after an optimizer step on an H200, so updates under half a bfloat16 ulp were lost; docs/gpu.md): set " +
+		"store_param_remainders: false (a float32 copy, 2 more bytes a parameter) or optimizer_cpu_offload: true with " +
+		"optimizer_offload_fraction: 1 (the update on the host)")
 }
 
 // offloadOptimizer moves the optimizer of optimizer_offload_fraction of the
