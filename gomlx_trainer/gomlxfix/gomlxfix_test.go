@@ -386,3 +386,38 @@ func TestGatherGradientSumsInFloat32(t *testing.T) {
 		t.Errorf("gradient %v, want the counts %v", got, want)
 	}
 }
+
+// TestUnusedParameterCreatedLast runs a graph with a parameter created after
+// the last node its output needs, and never read: compute v0.1.2's Go backend
+// indexed out of range on it, which grpo.masterValue works around by reading
+// a weight's parameter before its float32 master update writes it
+// (docs/precision-and-memory.md).
+func TestUnusedParameterCreatedLast(t *testing.T) {
+	b := backendtest.New(t)
+	g := NewGraph(b, "unused_parameter_created_last")
+	x := Parameter(g, "x", shapes.Make(dtypes.Float32, 3))
+	out := MulScalar(x, 2)
+	Parameter(g, "unused", shapes.Make(dtypes.Float32, 2))
+	if err := g.Compile(out); err != nil {
+		t.Fatal(err)
+	}
+	var got []float32
+	var runErr error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				runErr, _ = r.(error)
+				if runErr == nil {
+					t.Fatalf("%s: running the graph panicked: %v", b.String(), r)
+				}
+			}
+		}()
+		got = g.Run([]float32{1, 2, 3}, []float32{7, 8})[0].Value().([]float32)
+	}()
+	if runErr != nil {
+		t.Fatalf("%s: running the graph: %v", b.String(), runErr)
+	}
+	if want := []float32{2, 4, 6}; len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("%s: 2x = %v, want %v", b.String(), got, want)
+	}
+}

@@ -91,18 +91,15 @@ func createMaster(store *mlmodel.Store, v *mlmodel.Variable, p precision.Optimiz
 // masterValue is the float32 value the update of weight v starts from, in
 // graph g (joinMaster).
 func masterValue(store *mlmodel.Store, v *mlmodel.Variable, p precision.Optimizer, g *Graph) *Node {
-	// The update of a weight with a float32 master writes v without reading
-	// it. GoMLX's Go backend (compute v0.1.2) indexes out of range on an
-	// unused parameter created after the last node an output needs, and
-	// setMaster's write would create v's parameter last: creating it here,
-	// first, keeps its index low.
-	w := gomlxfix.VariableNode(v, g)
 	mode := masterOf(p, v)
-	var master *Node
-	if mode == precision.MasterFloat32 || mode == precision.MasterRemainder {
-		master = gomlxfix.VariableNode(store.GetVariable(masterPath(v, mode)), g)
+	if mode == precision.MasterFloat32 {
+		return gomlxfix.VariableNode(store.GetVariable(masterPath(v, mode)), g)
 	}
-	return joinMaster(mode, w, master)
+	w := gomlxfix.VariableNode(v, g)
+	if mode == precision.MasterRemainder {
+		return joinMaster(mode, w, gomlxfix.VariableNode(store.GetVariable(masterPath(v, mode)), g))
+	}
+	return joinMaster(mode, w, nil)
 }
 
 // setMaster stores the updated float32 value x of weight v into the weight
