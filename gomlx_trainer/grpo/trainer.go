@@ -124,6 +124,13 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 			return t.stop(ctx, err)
 		}
 
+		// --- FlowRL: reference log-probs and each prompt's log Z, over whole groups
+		if cfg.AdvantageEstimator == "flowrl" && len(trained) > 0 {
+			if trained, err = t.flowPartition(trained); err != nil {
+				return t.stop(ctx, err)
+			}
+		}
+
 		// --- optimize: global_batch_size samples per optimizer step, one train.jsonl line each
 		begun := t.st.Step
 		lines, trainSteps, err := t.optimize(b, trained, mm)
