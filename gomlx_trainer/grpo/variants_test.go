@@ -321,6 +321,7 @@ func TestAdvantageEstimatorsAgainstReference(t *testing.T) {
 		{"rloo", true, a.RLOO},
 		{"grpo", true, a.GRPO},
 		{"gspo", true, a.GRPO},
+		{"flowrl", true, a.GRPO},
 		{"grpo", false, a.DrGRPO},
 		{"reinforce_plus_plus_baseline", true, a.ReinforcePP},
 	} {
