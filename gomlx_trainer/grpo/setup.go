@@ -183,7 +183,7 @@ func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation s
 	if t.engine, err = newEngine(cfg, b, model, t.learner.Mesh(), t.log); err != nil {
 		return "", err
 	}
-	if klCoef(cfg) != 0 || cfg.AdvantageEstimator == "flowrl" {
+	if needsReference(cfg) {
 		ref, err := newPolicy(cfg)
 		if err != nil {
 			return "", err

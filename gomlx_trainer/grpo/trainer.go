@@ -207,11 +207,21 @@ func evalBatch(cfg Config) int {
 // arithTrainSize is the number of generated training tasks (prompt_data arith).
 const arithTrainSize = 20000
 
+// klCoef is the weight of the recipe's KL penalty: kl_loss_coef with
+// use_kl_loss, else 0.
 func klCoef(cfg Config) float64 {
 	if !cfg.UseKLLoss {
 		return 0
 	}
 	return cfg.KLLossCoef
+}
+
+// needsReference reports whether the recipe's run keeps a frozen reference
+// policy (a copy of the initial one) next to the policy: for the KL penalty
+// (a non-zero klCoef) and for FlowRL, whose residual holds log π_ref. The
+// trainer loads it and `mathrl plan` counts its weights by this one rule.
+func needsReference(cfg Config) bool {
+	return klCoef(cfg) != 0 || cfg.AdvantageEstimator == "flowrl"
 }
 
 func modelName(cfg Config) string {
