@@ -2,6 +2,7 @@ package grpo
 
 import (
 	"fmt"
+	"slices"
 
 	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck // graph-building code reads better unqualified
 )
@@ -99,59 +100,89 @@ func FlowRLLoss(in LossInputs, cfg LossConfig) LossOutputs {
 //
 //	−[(1/n) Σ_t logp_old − β·A − (1/n) Σ_t logp_ref]
 //
-// with logp_old the sequences' LogProbs (the old log-probs of the ratio),
-// logp_ref their RefLogProbs and A their Advantage. A sequence without loss
-// tokens gets its group's value (0 if none of the group has any).
+// with logp_old the sequences' LogProbs, logp_ref their RefLogProbs and A
+// their Advantage. A sequence without loss tokens gets its group's value (0
+// if none of the group has any). The trainer hands it the sequences as
+// correct leaves them, so logp_old is the old log-probs of the loss's ratio
+// (see flowPartition).
 //
-// The estimate is a constant of the loss graph: its gradient is stopped. On
-// a step whose old log-probs are the current policy's (a rollout's first
-// step, which takes its own forward's log-probs, StepOptions.OnPolicy), δ_i
-// is the residual minus its group mean, so Σ_group δ_i = 0 and w_i = 1; the
-// gradient of Σ δ_i² through log Z would be −2·Σ δ_i · d(mean residual) = 0,
-// and the stopped estimate gives the gradient of the group's variance of the
-// residual exactly. On a rollout's later steps it is the estimate at the
-// rollout's old policy, held while the policy moves, and the clipped ratios
-// weigh the residuals unequally: there it is a baseline, no longer the exact
-// variance. One optimizer step per rollout (global_batch_size equal to
-// rollout_batch_size × n_samples_per_prompt) keeps it exact.
+// The estimate is a constant of the loss graph: its gradient is stopped.
+// Where the loss's log-probs are logp_old, δ_i is the residual minus its
+// group mean, so Σ_group δ_i = 0 and w_i = 1; the gradient of Σ δ_i²
+// through log Z would be −2·Σ δ_i · d(mean residual) = 0, and the stopped
+// estimate gives the gradient of the group's variance of the residual
+// exactly. On a rollout's later steps it is the estimate at the rollout's
+// old policy, held while the policy moves, and the clipped ratios weigh the
+// residuals unequally: there it is a baseline, no longer the exact variance.
 //
-// It panics if len(seqs) is not a multiple of groupSize or a sequence lacks
-// RefLogProbs.
-func VarGradLogZ(seqs []Sequence, groupSize int, beta float64) []float64 {
+// It returns an error if len(seqs) is not a multiple of groupSize, if a
+// group's sequences do not share their prompt (the layout is not whole
+// groups, and a log Z would mix prompts), or if a sequence lacks the
+// log-probs of its loss tokens.
+func VarGradLogZ(seqs []Sequence, groupSize int, beta float64) ([]float64, error) {
 	if groupSize < 1 || len(seqs)%groupSize != 0 {
-		panic(fmt.Sprintf("grpo: VarGradLogZ: %d sequences in groups of %d", len(seqs), groupSize))
+		return nil, fmt.Errorf("grpo: VarGradLogZ: %d sequences do not make whole groups of %d", len(seqs), groupSize)
 	}
 	out := make([]float64, len(seqs))
 	for start := 0; start < len(seqs); start += groupSize {
-		var sum float64
-		var count int
-		for _, s := range seqs[start : start+groupSize] {
-			if s.RefLogProbs == nil {
-				panic("grpo: VarGradLogZ: a sequence without RefLogProbs")
-			}
-			var lp, ref, n float64
-			for k, m := range s.Mask {
-				if m > 0 {
-					lp += float64(s.LogProbs[k])
-					ref += float64(s.RefLogProbs[k])
-					n++
-				}
-			}
-			if n == 0 {
-				continue
-			}
-			sum += -(lp/n - beta*s.Advantage - ref/n)
-			count++
-		}
-		var logZ float64
-		if count > 0 {
-			logZ = sum / float64(count)
+		logZ, err := groupLogZ(seqs[start:start+groupSize], start, beta)
+		if err != nil {
+			return nil, err
 		}
 		for i := start; i < start+groupSize; i++ {
 			out[i] = logZ
 		}
 	}
-	return out
+	return out, nil
+}
+
+// groupLogZ is VarGradLogZ's estimate for one group, whose first sequence
+// is the first-th of the step's (for the errors).
+func groupLogZ(group []Sequence, first int, beta float64) (float64, error) {
+	var sum float64
+	var count int
+	for j, s := range group {
+		if !slices.Equal(s.Prompt, group[0].Prompt) {
+			return 0, fmt.Errorf("grpo: VarGradLogZ: sequence %d has another prompt than sequence %d, the first of its group of %d: the sequences are not laid out in whole groups",
+				first+j, first, len(group))
+		}
+		r, ok, err := flowResidual(s, beta)
+		if err != nil {
+			return 0, fmt.Errorf("grpo: VarGradLogZ: sequence %d: %w", first+j, err)
+		}
+		if ok {
+			sum += r
+			count++
+		}
+	}
+	if count == 0 {
+		return 0, nil
+	}
+	return -sum / float64(count), nil
+}
+
+// flowResidual returns s's residual without log Z, (1/n) Σ_t logp_old −
+// β·A − (1/n) Σ_t logp_ref over its n loss tokens, and false when it has
+// none. It returns an error when LogProbs or RefLogProbs does not cover Mask.
+func flowResidual(s Sequence, beta float64) (float64, bool, error) {
+	switch {
+	case s.RefLogProbs == nil:
+		return 0, false, fmt.Errorf("no reference log-probs")
+	case len(s.LogProbs) < len(s.Mask) || len(s.RefLogProbs) < len(s.Mask):
+		return 0, false, fmt.Errorf("%d old and %d reference log-probs for %d mask entries", len(s.LogProbs), len(s.RefLogProbs), len(s.Mask))
+	}
+	var lp, ref, n float64
+	for k, m := range s.Mask {
+		if m > 0 {
+			lp += float64(s.LogProbs[k])
+			ref += float64(s.RefLogProbs[k])
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false, nil
+	}
+	return lp/n - beta*s.Advantage - ref/n, true, nil
 }
 
 // flowPartition prepares a rollout's kept sequences for FlowRL's loss: it
@@ -176,7 +207,11 @@ func (t *trainer) flowPartition(seqs []Sequence) ([]Sequence, error) {
 			out = append(out, s)
 		}
 	}
-	for i, z := range VarGradLogZ(out, cfg.NSamplesPerPrompt, cfg.FlowRLBeta) {
+	logZ, err := VarGradLogZ(out, cfg.NSamplesPerPrompt, cfg.FlowRLBeta)
+	if err != nil {
+		return nil, err
+	}
+	for i, z := range logZ {
 		out[i].LogZ = z
 	}
 	return out, nil

@@ -185,7 +185,10 @@ func TestFlowRLAgainstReference(t *testing.T) {
 				seqs[i] = Sequence{Prompt: []int{0}, Response: []int{1, 2, 3, 4}, Mask: c.Mask[i], LogProbs: old[i],
 					RefLogProbs: ref.Inputs.Ref[i], Advantage: float64(ref.Inputs.Adv[i])}
 			}
-			logZ := VarGradLogZ(seqs, c.GroupSize, c.Beta)
+			logZ, err := VarGradLogZ(seqs, c.GroupSize, c.Beta)
+			if err != nil {
+				t.Fatal(err)
+			}
 			z32 := make([]float32, len(logZ))
 			for i, z := range logZ {
 				z32[i] = float32(z)
