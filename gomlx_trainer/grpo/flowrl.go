@@ -191,6 +191,17 @@ func flowResidual(s Sequence, beta float64) (float64, bool, error) {
 // each prompt's log Z as cfg.FlowRLLogZ says (vargrad: VarGradLogZ over the
 // whole group, which a step may split), and returns copies of seqs that carry
 // both.
+//
+// log Z is taken from the sequences' LogProbs as correct leaves them, which
+// are the old log-probs of the loss's ratio. With use_rollout_logprobs false
+// (the default) they are the training graph's, recomputed at the weights of
+// the rollout's first update; that step's loss takes its own forward's
+// instead (StepOptions.OnPolicy), equal to them bit for bit on the Go
+// backend and to the last bits under XLA, so there each group's residuals
+// sum to 0 up to that rounding and every w is 1. With use_rollout_logprobs
+// they are the sampler's on every step: the first step's ratios are then not
+// all 1, and each group's residuals sum to Σ_i (mean log π − mean log
+// π_sampler), the sampler/trainer mismatch, rather than 0.
 func (t *trainer) flowPartition(seqs []Sequence) ([]Sequence, error) {
 	cfg := t.cfg
 	if t.learner.ref == nil {

@@ -1,6 +1,8 @@
 package grpo
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -48,5 +50,90 @@ func TestFlowRLVarGradLogZRefusesBrokenGroups(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, tc.err)
 			}
 		})
+	}
+}
+
+// TestFlowRLFirstStepResidualsSumToZero takes a rollout's first FlowRL step
+// as the trainer does with the default use_rollout_logprobs false: the old
+// log-probs recomputed by the training graph (as correct does), the
+// reference's, VarGradLogZ over two groups of two, then the on-policy step,
+// whose ratios are its own forward's. It measures each group's Σ δ_i inside
+// the loss graph, from the loss with that group's log Z shifted by ±c (at
+// learning rate 0, so the weights stay): L(+c) − L(−c) = (4c/N)·Σ_group δ_i
+// when every w is 1. The sums are 0 to float32 rounding, and nothing is
+// clipped. With log Z taken from log-probs 0.3 nat above the loss's (a
+// sampler that disagrees with the trainer by that much, as with
+// use_rollout_logprobs), each sequence's δ is off by −0.3 and the group's
+// sum is −0.6.
+func TestFlowRLFirstStepResidualsSumToZero(t *testing.T) {
+	const beta, c = 2.0, 0.25
+	l := NewLearner(testBackend(t), tinyModel(t, 5), LossConfig{EpsLow: 0.2, EpsHigh: 0.28, FlowRL: true, FlowBeta: beta},
+		AdamWConfig{Beta1: 0.9, Beta2: 0.98, Eps: 1e-8, ClipNorm: 1}, 1).WithReference(tinyModel(t, 4), 1)
+	seqs := []Sequence{
+		{Prompt: []int{256, 10, 20}, Response: []int{40, 41, 42, 257}, Mask: []float32{1, 1, 1, 1}, Advantage: 0.7},
+		{Prompt: []int{256, 10, 20}, Response: []int{43, 44, 99, 45}, Mask: []float32{1, 1, 0, 1}, Advantage: -0.7},
+		{Prompt: []int{256, 11}, Response: []int{50, 51}, Mask: []float32{1, 1}, Advantage: 1.1},
+		{Prompt: []int{256, 11}, Response: []int{52, 53, 54}, Mask: []float32{1, 1, 1}, Advantage: -1.1},
+	}
+	for i := range seqs {
+		seqs[i].LogProbs = make([]float32, len(seqs[i].Response)) // packed, not read: recomputed next
+	}
+	o := StepOptions{MicroBatch: 2, OnPolicy: true} // LR 0: every step sees the same weights
+	old, err := l.SequenceLogProbs(seqs, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := l.ref.SequenceLogProbs(seqs, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range seqs {
+		seqs[i].LogProbs, seqs[i].RefLogProbs = old[i], ref[i]
+	}
+	// groupSums returns each group's Σ δ_i as the loss graph sees it, for old
+	// log-probs shifted by shift before VarGradLogZ.
+	groupSums := func(shift float32) [2]float64 {
+		t.Helper()
+		shifted := slices.Clone(seqs)
+		for i := range shifted {
+			shifted[i].LogProbs = slices.Clone(old[i])
+			for k := range shifted[i].LogProbs {
+				shifted[i].LogProbs[k] += shift * shifted[i].Mask[k]
+			}
+		}
+		logZ, err := VarGradLogZ(shifted, 2, beta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loss := func(group int, dz float64) float64 {
+			t.Helper()
+			for i := range shifted {
+				shifted[i].LogZ = logZ[i]
+				if i/2 == group {
+					shifted[i].LogZ += dz
+				}
+			}
+			ss, _, err := l.Step(shifted, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ss.ClipTokens != 0 {
+				t.Errorf("%v tokens clipped on policy", ss.ClipTokens)
+			}
+			return ss.Loss
+		}
+		var sums [2]float64
+		for g := range sums {
+			sums[g] = float64(len(seqs)) * (loss(g, c) - loss(g, -c)) / (4 * c)
+		}
+		return sums
+	}
+	on, off := groupSums(0), groupSums(0.3)
+	t.Logf("groups' Σ δ on the first step %v; with log Z 0.3 nat off %v", on, off)
+	if sums := on; math.Abs(sums[0]) > 1e-4 || math.Abs(sums[1]) > 1e-4 {
+		t.Errorf("on the first step the groups' residuals sum to %v, want 0", sums)
+	}
+	if sums := off; !near(sums[0], -0.6, 1e-3) || !near(sums[1], -0.6, 1e-3) {
+		t.Errorf("with log Z from log-probs 0.3 nat off the groups' residuals sum to %v, want -0.6 each", sums)
 	}
 }
