@@ -114,6 +114,8 @@ func FlowRLLoss(in LossInputs, cfg LossConfig) LossOutputs {
 // exactly. On a rollout's later steps it is the estimate at the rollout's
 // old policy, held while the policy moves, and the clipped ratios weigh the
 // residuals unequally: there it is a baseline, no longer the exact variance.
+// One optimizer step per rollout (global_batch_size equal to
+// rollout_batch_size × n_samples_per_prompt) keeps it exact.
 //
 // It returns an error if len(seqs) is not a multiple of groupSize, if a
 // group's sequences do not share their prompt (the layout is not whole
