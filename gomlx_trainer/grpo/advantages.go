@@ -107,7 +107,8 @@ func TokenWeights(masks [][]float32, perToken bool) [][]float32 {
 }
 
 // Advantages returns one advantage per sample, as estimator says (see
-// Config.AdvantageEstimator): "grpo" and "gspo" use GroupAdvantages; "rloo"
+// Config.AdvantageEstimator): "grpo", "gspo" and "flowrl" (whose loss takes
+// the advantage as its normalised reward r̂) use GroupAdvantages; "rloo"
 // leaves each sample out of its own baseline, A_i = r_i − mean of the other
 // rewards of its group (0 in a group of one); "reinforce_plus_plus_baseline"
 // takes r_i − the group mean and whitens it over the batch's tokens, each

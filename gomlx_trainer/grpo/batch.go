@@ -16,10 +16,11 @@ type Sequence struct {
 	Response    []int
 	Mask        []float32 // 1 on sampled tokens; 0 on tool responses and glue
 	LogProbs    []float32 // old log-prob of the PPO ratio: the sampler's, or the training graph's once recomputed (see use_rollout_logprobs); 0 where Mask is 0
-	RefLogProbs []float32 // log-prob under the reference policy, when the KL penalty is on
+	RefLogProbs []float32 // log-prob under the reference policy, once computed (FlowRL computes it for the whole rollout; nil: the learner computes it per micro-batch when the KL penalty is on)
 	Weights     []float32 // loss weight per response token, from TokenWeights
 	ISWeights   []float32 // importance weight per response token (truncated importance sampling); nil: 1
 	Advantage   float64
+	LogZ        float64 // FlowRL: the estimate of log Z of the sequence's prompt (VarGradLogZ)
 }
 
 // packBatch lays sequences out as a padded Batch (see Batch for the alignment:
@@ -41,7 +42,7 @@ func packBatch(seqs []Sequence) (Batch, error) {
 	b := Batch{
 		IDs: make([][]int32, len(seqs)), Targets: make([][]int32, len(seqs)),
 		OldLogProbs: make([][]float32, len(seqs)), Weights: make([][]float32, len(seqs)),
-		ISWeights: make([][]float32, len(seqs)), Advantages: make([]float32, len(seqs)),
+		ISWeights: make([][]float32, len(seqs)), Advantages: make([]float32, len(seqs)), LogZ: make([]float32, len(seqs)),
 	}
 	withRef := len(seqs) > 0 && seqs[0].RefLogProbs != nil
 	if withRef {
@@ -83,6 +84,7 @@ func packBatch(seqs []Sequence) (Batch, error) {
 			b.RefLogProbs[i] = ref
 		}
 		b.Advantages[i] = float32(s.Advantage)
+		b.LogZ[i] = float32(s.LogZ)
 	}
 	return b, nil
 }

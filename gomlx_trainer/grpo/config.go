@@ -85,7 +85,7 @@ type Config struct {
 	RMType string `yaml:"rm_type" json:"rm_type" slime:"--rm-type" help:"reward: math (0/1), dapo (±1), deepscaler (0/1), verify (0/1, mathrl's verifier), retool (slime's retool reward: ±1 on the last boxed answer, a bonus for tool calls on wrong answers)"`
 
 	// --- advantages and loss
-	AdvantageEstimator          string  `yaml:"advantage_estimator" json:"advantage_estimator" slime:"--advantage-estimator" help:"grpo: group-normalised rewards; gspo: grpo's advantages with one importance ratio per sequence (the geometric mean of its tokens') clipped at gspo_eps_clip(_high); rloo: r minus the mean of the group's other rewards (not in slime); reinforce_plus_plus_baseline: r minus the group mean, then whitened over the batch's tokens"`
+	AdvantageEstimator          string  `yaml:"advantage_estimator" json:"advantage_estimator" slime:"--advantage-estimator" help:"grpo: group-normalised rewards; gspo: grpo's advantages with one importance ratio per sequence (the geometric mean of its tokens') clipped at gspo_eps_clip(_high); rloo: r minus the mean of the group's other rewards (not in slime); reinforce_plus_plus_baseline: r minus the group mean, then whitened over the batch's tokens; flowrl: FlowRL's flow-balance loss instead of PPO-clip, the squared residual log Z + mean log π − flowrl_beta·r̂ − mean log π_ref of each sequence (r̂ grpo's advantage, π_ref the frozen initial policy), weighted by its sequence ratio π/π_old clipped at eps_clip(_high) and averaged over sequences (calculate_per_token_loss does not apply)"`
 	DisableGRPOStdNormalization bool    `yaml:"disable_grpo_std_normalization" json:"disable_grpo_std_normalization" slime:"--disable-grpo-std-normalization" help:"Dr.GRPO: advantages r - mean, without dividing by the group std"`
 	AdvantageEps                float64 `yaml:"advantage_eps" json:"advantage_eps" help:"ε in (r - mean) / (std + ε)"`
 	DynamicSampling             bool    `yaml:"dynamic_sampling" json:"dynamic_sampling" slime:"--dynamic-sampling-filter-path check_reward_nonzero_std" help:"drop the groups whose rewards are all equal (their advantages are all 0)"`
@@ -95,10 +95,12 @@ type Config struct {
 	EpsClipHigh                 float64 `yaml:"eps_clip_high" json:"eps_clip_high" slime:"--eps-clip-high" help:"PPO clip range above 1 (ε_high)"`
 	GSPOEpsClip                 float64 `yaml:"gspo_eps_clip" json:"gspo_eps_clip" help:"GSPO's clip range below 1 for the sequence ratio (slime reuses --eps-clip; mathrl keeps GSPO's range apart so that switching estimator never clips a sequence ratio at a token range)"`
 	GSPOEpsClipHigh             float64 `yaml:"gspo_eps_clip_high" json:"gspo_eps_clip_high" help:"GSPO's clip range above 1 for the sequence ratio"`
-	CalculatePerTokenLoss       bool    `yaml:"calculate_per_token_loss" json:"calculate_per_token_loss" slime:"--calculate-per-token-loss" help:"true: mean over all response tokens of an optimizer step; false: mean of per-sequence means"`
+	CalculatePerTokenLoss       bool    `yaml:"calculate_per_token_loss" json:"calculate_per_token_loss" slime:"--calculate-per-token-loss" help:"true: mean over all response tokens of an optimizer step; false: mean of per-sequence means (advantage_estimator flowrl: always the mean over sequences)"`
 	UseKLLoss                   bool    `yaml:"use_kl_loss" json:"use_kl_loss" slime:"--use-kl-loss" help:"add a KL penalty against the frozen initial policy"`
 	KLLossCoef                  float64 `yaml:"kl_loss_coef" json:"kl_loss_coef" slime:"--kl-loss-coef" help:"weight of the KL penalty (with use_kl_loss)"`
 	KLLossType                  string  `yaml:"kl_loss_type" json:"kl_loss_type" slime:"--kl-loss-type" help:"KL estimator: k1 (logp − ref), k2 ((logp − ref)²/2), k3, or low_var_kl (k3 clamped to [-10, 10])"`
+	FlowRLBeta                  float64 `yaml:"flowrl_beta" json:"flowrl_beta" help:"with advantage_estimator flowrl: β, the inverse temperature of the target distribution ∝ π_ref·exp(β·r̂) (FlowRL's 15)"`
+	FlowRLLogZ                  string  `yaml:"flowrl_log_z" json:"flowrl_log_z" help:"with advantage_estimator flowrl, how log Z(x) is estimated: vargrad (each prompt's log Z is the mean over its group of log π_ref − log π + β·r̂, length-normalised, at the old policy: the loss is the group's variance of the residual) or head (FlowRL's learned head on the prompt's hidden state; not yet implemented)"`
 	EntropyCoef                 float64 `yaml:"entropy_coef" json:"entropy_coef" slime:"--entropy-coef" help:"weight of an entropy bonus (subtracted from the loss)"`
 
 	// --- sampler/trainer mismatch and length shaping
@@ -202,6 +204,8 @@ func Default() Config {
 		OverlongPenaltyFactor: 1,
 		CalculatePerTokenLoss: true,
 		KLLossType:            "k3",
+		FlowRLBeta:            15,
+		FlowRLLogZ:            "vargrad",
 
 		GlobalBatchSize: 64,
 		LR:              1e-6,
@@ -374,7 +378,37 @@ func (c Config) validateLoss() error {
 	case c.KLLossCoef < 0:
 		return bad("kl_loss_coef", "%g is negative", c.KLLossCoef)
 	}
+	if err := c.validateFlowRL(); err != nil {
+		return err
+	}
 	return c.validateShaping()
+}
+
+// FlowRLLogZEstimators lists the flowrl_log_z values.
+func FlowRLLogZEstimators() []string { return []string{"vargrad", "head"} }
+
+// validateFlowRL checks the flowrl knobs, and with advantage_estimator
+// flowrl refuses what its loss does not add: the KL penalty and the entropy
+// bonus (its residual already holds log π_ref) and truncated importance
+// sampling (its sequence ratio is the only importance weight).
+func (c Config) validateFlowRL() error {
+	switch {
+	case c.FlowRLBeta <= 0:
+		return bad("flowrl_beta", "%g, want > 0", c.FlowRLBeta)
+	case !slices.Contains(FlowRLLogZEstimators(), c.FlowRLLogZ):
+		return notOneOf("flowrl_log_z", c.FlowRLLogZ, FlowRLLogZEstimators()...)
+	case c.AdvantageEstimator != "flowrl":
+		return nil
+	case c.FlowRLLogZ == "head":
+		return bad("flowrl_log_z", "head: not implemented yet; use vargrad")
+	case c.UseKLLoss && c.KLLossCoef > 0:
+		return bad("kl_loss_coef", "%g with advantage_estimator flowrl, whose loss already holds log π_ref; set it to 0 or use_kl_loss false", c.KLLossCoef)
+	case c.EntropyCoef != 0:
+		return bad("entropy_coef", "%g with advantage_estimator flowrl, whose loss adds no entropy bonus; set it to 0", c.EntropyCoef)
+	case c.UseTIS:
+		return bad("use_tis", "not with advantage_estimator flowrl, whose only importance weight is its clipped sequence ratio")
+	}
+	return nil
 }
 
 // RolloutEngines lists the rollout_engine values: the registered engines.
@@ -382,7 +416,7 @@ func RolloutEngines() []string { return engine.Names() }
 
 // AdvantageEstimators lists the advantage_estimator values.
 func AdvantageEstimators() []string {
-	return []string{"grpo", "gspo", "rloo", "reinforce_plus_plus_baseline"}
+	return []string{"grpo", "gspo", "rloo", "reinforce_plus_plus_baseline", "flowrl"}
 }
 
 func (c Config) validateShaping() error {

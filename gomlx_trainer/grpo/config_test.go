@@ -293,6 +293,14 @@ func TestValidateErrors(t *testing.T) {
 			"grpo: config global_batch_size: 16 rows per micro-batch do not split over num_devices 3"},
 		{"warm start does not split", func(c *Config) { c.NumDevices, c.Sharding, c.SFTSteps, c.SFTBatchSize = 4, layout.Data, 1, 6 },
 			"grpo: config sft_batch_size: 6 warm-start traces per step do not split over num_devices 4"},
+		{"flowrl: β", func(c *Config) { c.AdvantageEstimator, c.FlowRLBeta = "flowrl", 0 }, "grpo: config flowrl_beta: 0, want > 0 — with advantage_estimator flowrl: β"},
+		{"flowrl: log Z estimator", func(c *Config) { c.FlowRLLogZ = "mean" }, `grpo: config flowrl_log_z: "mean" is not vargrad or head`},
+		{"flowrl: the learned head", func(c *Config) { c.AdvantageEstimator, c.FlowRLLogZ = "flowrl", "head" }, "grpo: config flowrl_log_z: head: not implemented yet; use vargrad"},
+		{"flowrl: KL penalty", func(c *Config) { c.AdvantageEstimator, c.UseKLLoss, c.KLLossCoef = "flowrl", true, 0.01 },
+			"grpo: config kl_loss_coef: 0.01 with advantage_estimator flowrl, whose loss already holds log π_ref"},
+		{"flowrl: entropy bonus", func(c *Config) { c.AdvantageEstimator, c.EntropyCoef = "flowrl", 0.01 }, "grpo: config entropy_coef: 0.01 with advantage_estimator flowrl"},
+		{"flowrl: TIS", func(c *Config) { c.AdvantageEstimator, c.UseTIS = "flowrl", true }, "grpo: config use_tis: not with advantage_estimator flowrl"},
+		{"unknown estimator", func(c *Config) { c.AdvantageEstimator = "ppo" }, `grpo: config advantage_estimator: "ppo" is not grpo, gspo, rloo, reinforce_plus_plus_baseline or flowrl`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Default()
@@ -368,6 +376,8 @@ func TestValidateAcceptsWhatRuns(t *testing.T) {
 		{"fsdp on 2 CUDA devices", func(c *Config) { c.Backend, c.NumDevices, c.Sharding = "cuda", 2, layout.FSDP },
 			func(c *Config) { c.Backend = "cpu" }, "sharding"},
 		{"several devices, sharded", devices, func(c *Config) { c.Sharding = layout.Replicate }, "sharding"},
+		{"flowrl, a KL reference without the penalty", func(c *Config) { c.AdvantageEstimator, c.UseKLLoss = "flowrl", true },
+			func(c *Config) { c.KLLossCoef = 0.001 }, "kl_loss_coef"},
 		{"async, builtin on one device", func(c *Config) { c.AsyncRollouts = true },
 			func(c *Config) { c.Backend, c.NumDevices, c.Sharding = "xla-cpu", 2, layout.Data }, "async_rollouts"},
 		{"async, servers on 4 devices", func(c *Config) { c.AsyncRollouts = true; servers(c); devices(c) },

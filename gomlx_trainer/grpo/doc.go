@@ -70,7 +70,7 @@
 //     first update began (rollout_staleness): 0 in a synchronous run, a
 //     rollout's steps for every rollout but the first with async_rollouts.
 //
-// Graph-building functions (PolicyLoss, KL, ClipByGlobalNorm, ApplyAdamW) are
+// Graph-building functions (PolicyLoss, FlowRLLoss, KL, ClipByGlobalNorm, ApplyAdamW) are
 // tested on tiny inputs against numbers computed independently.
 //
 // It does not own the model graph or the log-probs of targets (qwen3),

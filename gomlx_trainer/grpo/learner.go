@@ -28,10 +28,11 @@ import (
 type Batch struct {
 	IDs, Targets [][]int32
 	OldLogProbs  [][]float32
-	RefLogProbs  [][]float32 // nil unless the KL penalty is on
+	RefLogProbs  [][]float32 // nil unless the KL penalty or FlowRL is on
 	Weights      [][]float32
 	ISWeights    [][]float32 // importance weights of the policy-gradient term (1 unless truncated importance sampling is on)
 	Advantages   []float32
+	LogZ         []float32 // one per row: FlowRL's log Z of the row's prompt (0 without FlowRL)
 	OnPolicy     []float32 // one per row; 1: the loss takes the row's own log-probs as the old ones, not OldLogProbs (StepOptions.OnPolicy; nil: 0)
 }
 
@@ -62,7 +63,7 @@ type Learner struct {
 	Model   *qwen3.Model
 	backend compute.Backend
 	vars    []*mlmodel.Variable
-	grpo    *mlmodel.Exec // (ids, targets, old, ref, adv, w, isw, onPolicy) -> stats
+	grpo    *mlmodel.Exec // (ids, targets, old, ref, adv, w, isw, onPolicy, logZ) -> stats
 	sft     *mlmodel.Exec // (ids, targets, w) -> stats
 	apply   *mlmodel.Exec // (lr) -> grad norm: the whole optimizer step as one graph (several devices)
 	logp    *mlmodel.Exec // (ids, targets) -> log-probs
@@ -107,13 +108,13 @@ func NewLearnerWith(backend compute.Backend, model *qwen3.Model, loss LossConfig
 	gomlxfix.Install()
 	l := &Learner{Model: model, backend: backend, vars: TrainableVariables(model.Store), opts: opts, prec: adam.Precision, adam: adam}
 	cfg := model.Config
-	useRef := loss.KLCoef != 0
+	useRef := loss.KLCoef != 0 || loss.FlowRL
 	statsOf := func(out LossOutputs, entropy, w *Node) []*Node {
 		active := ConvertDType(GreaterThan(w, ZerosLike(w)), dtypes.Float32)
 		return []*Node{out.Loss, out.PGLoss, out.Tokens, out.ClipTokens, out.KLSum, ReduceAllSum(Mul(entropy, active)), out.RatioSum}
 	}
 	l.grpo = mlmodel.MustNewExec(backend, model.Store, func(scope *mlmodel.Scope, in []*Node) []*Node {
-		ids, targets, old, ref, adv, w, isw, onPolicy := in[0], in[1], in[2], in[3], in[4], in[5], in[6], in[7]
+		ids, targets, old, ref, adv, w, isw, onPolicy, logZ := in[0], in[1], in[2], in[3], in[4], in[5], in[6], in[7], in[8]
 		logp, entropy := qwen3.TargetLogProbsOf(scope, cfg, ids, targets, temperature, opts)
 		// an on-policy row's old log-probs are its own forward's (PolicyLoss stops their gradient): ratio exactly 1
 		old = Where(GreaterThan(onPolicy, ZerosLike(onPolicy)), ConvertDType(logp, old.DType()), old)
@@ -121,7 +122,7 @@ func NewLearnerWith(backend compute.Backend, model *qwen3.Model, loss LossConfig
 			ref = nil
 		}
 		out := PolicyLoss(LossInputs{LogProbs: logp, OldLogProbs: old, RefLogProbs: ref, Entropy: entropy, Advantages: adv,
-			Weights: w, ISWeights: isw}, loss)
+			Weights: w, ISWeights: isw, LogZ: logZ}, loss)
 		AccumulateGradients(scope.Store(), l.vars, out.Loss)
 		l.layOutOutputs(l.grpo, ids.Graph())
 		return statsOf(out, entropy, w)
@@ -293,7 +294,8 @@ func (l *Learner) batchSpecs() []*distributed.ShardingSpec {
 }
 
 // WithReference gives the learner a frozen reference policy, whose log-probs
-// Step hands to the KL penalty. It returns l.
+// Step hands to the KL penalty (and FlowRL's residual) where the sequences
+// do not carry them. It returns l.
 func (l *Learner) WithReference(ref *qwen3.Model, temperature float64) *Learner {
 	l.ref = NewLearnerWith(l.backend, ref, LossConfig{}, AdamWConfig{}, temperature, l.opts)
 	return l
@@ -497,7 +499,7 @@ func (l *Learner) accumulate(seqs []Sequence, o StepOptions) (StepStats, error) 
 			b.OnPolicy[i] = 1
 		}
 	}
-	if l.ref != nil {
+	if l.ref != nil && b.RefLogProbs == nil {
 		if b.RefLogProbs, err = l.ref.LogProbs(b.IDs, b.Targets); err != nil {
 			return StepStats{}, err
 		}
@@ -545,7 +547,11 @@ func (l *Learner) accumulatePolicy(b Batch) (StepStats, error) {
 	if onPolicy == nil {
 		onPolicy = make([]float32, len(b.IDs))
 	}
-	out, err := l.call(l.grpo, l.batchSpecs(), b.IDs, b.Targets, b.OldLogProbs, ref, b.Advantages, b.Weights, b.ISWeights, onPolicy)
+	logZ := b.LogZ
+	if logZ == nil {
+		logZ = make([]float32, len(b.IDs))
+	}
+	out, err := l.call(l.grpo, l.batchSpecs(), b.IDs, b.Targets, b.OldLogProbs, ref, b.Advantages, b.Weights, b.ISWeights, onPolicy, logZ)
 	if err != nil {
 		return StepStats{}, fmt.Errorf("grpo: train step: %w", err)
 	}

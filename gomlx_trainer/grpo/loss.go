@@ -14,6 +14,8 @@ type LossConfig struct {
 	KLType        string  // "k1", "k2", "k3" or "low_var_kl" (k3 clamped to [-10, 10])
 	EntropyCoef   float64 // weight of the entropy bonus; 0 turns it off
 	SequenceRatio bool    // GSPO: one importance ratio per sequence, the geometric mean of its tokens' ratios
+	FlowRL        bool    // FlowRL: FlowRLLoss's flow-balance loss instead of PPO-clip (EpsLow/EpsHigh clip its sequence ratio)
+	FlowBeta      float64 // FlowRL's β, the weight of the advantage in the residual
 }
 
 // LossInputs are the per-token tensors of one (micro-)batch, all [batch, seq]
@@ -23,11 +25,12 @@ type LossConfig struct {
 type LossInputs struct {
 	LogProbs    *Node // current policy, differentiable
 	OldLogProbs *Node // the old policy of the ratio: the sampler's log-probs, or the training graph's recomputed before the rollout's updates
-	RefLogProbs *Node // frozen reference policy; only read when KLCoef > 0
+	RefLogProbs *Node // frozen reference policy; only read when KLCoef > 0 or with FlowRL
 	Entropy     *Node // per-token entropy of the current policy; only read when EntropyCoef > 0, may be nil otherwise
 	Advantages  *Node // one per sequence
 	Weights     *Node // per-token weight of the loss: see TokenWeights
 	ISWeights   *Node // per-token importance weights of the policy-gradient term (truncated importance sampling); nil: 1
+	LogZ        *Node // FlowRL: log Z(x) of each sequence's prompt, [batch]; only read with FlowRL
 }
 
 // LossOutputs are scalars. Loss is what the optimizer minimises. The sums are
@@ -58,7 +61,11 @@ type LossOutputs struct {
 // one value per sequence and the gradient reaches each token as s_i/n_i; with
 // sequence-mean weights the loss is GSPO's mean over sequences. ISWeights,
 // when given, multiply pg token by token (truncated importance sampling).
+// With FlowRL it returns FlowRLLoss instead.
 func PolicyLoss(in LossInputs, cfg LossConfig) LossOutputs {
+	if cfg.FlowRL {
+		return FlowRLLoss(in, cfg)
+	}
 	logp := in.LogProbs
 	dtype := logp.DType()
 	g := logp.Graph()

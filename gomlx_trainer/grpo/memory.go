@@ -18,7 +18,7 @@ func (cfg Config) MemoryRecipe() (memplan.Recipe, error) {
 		DType: dtype, GlobalBatch: cfg.GlobalBatchSize, MicroBatch: cfg.MicroBatchSize,
 		PromptLen: cfg.RolloutMaxPromptLen, ResponseLen: cfg.RolloutMaxResponseLen,
 		RolloutSamples: cfg.Samples(), SamplingBatch: cfg.SamplingBatchSize, Tools: cfg.UseTools,
-		Reference: cfg.UseKLLoss && cfg.KLLossCoef != 0, State: cfg.OptimizerState(),
+		Reference: needsReference(cfg), State: cfg.OptimizerState(),
 	}
 	if cfg.NumDevices > 1 { // one device leaves them zero
 		rc.Devices, rc.Sharding = cfg.NumDevices, cfg.Sharding

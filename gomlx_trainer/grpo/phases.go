@@ -324,9 +324,11 @@ func stepParts(seqs []Sequence, globalBatch int) [][]Sequence {
 }
 
 // stepOptions are the options of a GRPO optimizer step at learning rate lr;
-// the log-probs correct recomputes are cut by the same ones.
+// the log-probs correct recomputes are cut by the same ones. FlowRL's loss
+// is a mean over sequences, whatever calculate_per_token_loss says.
 func (t *trainer) stepOptions(lr float64) StepOptions {
-	return StepOptions{PerTokenLoss: t.cfg.CalculatePerTokenLoss, MicroBatch: t.cfg.MicroBatchSize,
+	perToken := t.cfg.CalculatePerTokenLoss && t.cfg.AdvantageEstimator != "flowrl"
+	return StepOptions{PerTokenLoss: perToken, MicroBatch: t.cfg.MicroBatchSize,
 		MaxTokens: t.cfg.MaxTokensPerMicroBatch, LR: lr}
 }
 
@@ -364,7 +366,14 @@ func (t *trainer) stepMetrics(b batch, mm mismatchStats, part []Sequence, kept, 
 		"rollout_weight_version": float64(b.step), "rollout_staleness": float64(staleness),
 	}
 	if ss.Tokens > 0 {
-		m.Extra["ratio_mean"] = ss.RatioSum / ss.Tokens // mean π/π_old over the step's sampled tokens
+		m.Extra["ratio_mean"] = ss.RatioSum / ss.Tokens // mean π/π_old over the step's sampled tokens (FlowRL: of the sequence ratios, per token)
+	}
+	if t.cfg.AdvantageEstimator == "flowrl" && len(part) > 0 {
+		var z float64
+		for _, q := range part {
+			z += q.LogZ
+		}
+		m.Extra["flowrl_log_z_mean"] = z / float64(len(part))
 	}
 	if t.cfg.DynamicSampling {
 		m.Extra["groups_drawn"] = float64(len(b.problems))

@@ -183,7 +183,7 @@ func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation s
 	if t.engine, err = newEngine(cfg, b, model, t.learner.Mesh(), t.log); err != nil {
 		return "", err
 	}
-	if klCoef(cfg) != 0 {
+	if needsReference(cfg) {
 		ref, err := newPolicy(cfg)
 		if err != nil {
 			return "", err
@@ -246,7 +246,10 @@ func (t *trainer) compiled() (rollout, train backend.CompileStats) {
 
 // lossConfig is the policy loss of a recipe.
 func lossConfig(cfg Config) LossConfig {
-	if cfg.AdvantageEstimator == "gspo" {
+	switch cfg.AdvantageEstimator {
+	case "flowrl":
+		return LossConfig{EpsLow: cfg.EpsClip, EpsHigh: cfg.EpsClipHigh, FlowRL: true, FlowBeta: cfg.FlowRLBeta}
+	case "gspo":
 		return LossConfig{EpsLow: cfg.GSPOEpsClip, EpsHigh: cfg.GSPOEpsClipHigh, KLCoef: klCoef(cfg), KLType: cfg.KLLossType,
 			EntropyCoef: cfg.EntropyCoef, SequenceRatio: true}
 	}

@@ -124,6 +124,13 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 			return t.stop(ctx, err)
 		}
 
+		// --- FlowRL: reference log-probs and each prompt's log Z, over whole groups
+		if cfg.AdvantageEstimator == "flowrl" && len(trained) > 0 {
+			if trained, err = t.flowPartition(trained); err != nil {
+				return t.stop(ctx, err)
+			}
+		}
+
 		// --- optimize: global_batch_size samples per optimizer step, one train.jsonl line each
 		begun := t.st.Step
 		lines, trainSteps, err := t.optimize(b, trained, mm)
@@ -200,11 +207,21 @@ func evalBatch(cfg Config) int {
 // arithTrainSize is the number of generated training tasks (prompt_data arith).
 const arithTrainSize = 20000
 
+// klCoef is the weight of the recipe's KL penalty: kl_loss_coef with
+// use_kl_loss, else 0.
 func klCoef(cfg Config) float64 {
 	if !cfg.UseKLLoss {
 		return 0
 	}
 	return cfg.KLLossCoef
+}
+
+// needsReference reports whether the recipe's run keeps a frozen reference
+// policy (a copy of the initial one) next to the policy: for the KL penalty
+// (a non-zero klCoef) and for FlowRL, whose residual holds log π_ref. The
+// trainer loads it and `mathrl plan` counts its weights by this one rule.
+func needsReference(cfg Config) bool {
+	return klCoef(cfg) != 0 || cfg.AdvantageEstimator == "flowrl"
 }
 
 func modelName(cfg Config) string {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gomlx/compute/dtypes"
 	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck
 
 	"github.com/mathrl/mathrl/analysis/metrics"
@@ -36,6 +37,13 @@ type variantCase struct {
 	Kept          []bool
 	KLCoef        float64 `json:"kl_coef"`
 	KLSum         float64 `json:"kl_sum"`
+	// FlowRL
+	Beta      float64
+	GroupSize int         `json:"group_size"`
+	LogZ      []float64   `json:"log_z"`
+	Mask      [][]float32 // the case's loss mask
+	OldFrom   string      `json:"old_from"` // "old" or "logp": the old log-probs of the ratio and of log Z
+	RatioSum  float64     `json:"ratio_sum"`
 }
 
 type variantReference struct {
@@ -138,6 +146,92 @@ func referenceSequences(ref variantReference) []Sequence {
 	return seqs
 }
 
+// flowRLLossAndGrad runs FlowRLLoss on the reference inputs with old
+// log-probs old, loss mask mask (sequence-mean weights) and log Z logZ, in
+// dtype, and returns the loss, the clipped-token count, the ratio sum and
+// d loss / d logp.
+func flowRLLossAndGrad(t *testing.T, ref variantReference, old, mask [][]float32, logZ []float32, cfg LossConfig, dtype dtypes.DType) (float64, float64, float64, [][]float32) {
+	t.Helper()
+	exec := MustNewExec(testBackend(t), func(logp, old, refLogp, adv, weights, logZ *Node) []*Node {
+		lp := ConvertDType(logp, dtype)
+		in := LossInputs{LogProbs: lp, OldLogProbs: ConvertDType(old, dtype), RefLogProbs: ConvertDType(refLogp, dtype),
+			Advantages: ConvertDType(adv, dtype), Weights: ConvertDType(weights, dtype), LogZ: ConvertDType(logZ, dtype)}
+		out := PolicyLoss(in, cfg)
+		f32 := func(x *Node) *Node { return ConvertDType(x, dtypes.Float32) }
+		return []*Node{f32(out.Loss), f32(out.ClipTokens), f32(out.RatioSum), Gradient(f32(out.Loss), logp)[0]}
+	})
+	res := exec.MustCall(ref.Inputs.Logp, old, ref.Inputs.Ref, ref.Inputs.Adv, TokenWeights(mask, false), logZ)
+	return float64(res[0].Value().(float32)), float64(res[1].Value().(float32)), float64(res[2].Value().(float32)), res[3].Value().([][]float32)
+}
+
+// TestFlowRLAgainstReference checks VarGradLogZ and FlowRLLoss (loss,
+// clipped tokens, ratio sum and d loss/d logp) against the reference: the
+// three sequences one group, log Z at the old policy; the on-policy case is
+// the rollout's first step (old = logp, every weight 1), where the reference
+// also checked that the gradient with log Z held constant is the gradient
+// of the group's variance of the residual; the masked case has a sequence
+// without loss tokens, left out of log Z and of the loss.
+func TestFlowRLAgainstReference(t *testing.T) {
+	ref := loadVariants(t)
+	for _, name := range []string{"flowrl", "flowrl_wide", "flowrl_on_policy", "flowrl_masked"} {
+		t.Run(name, func(t *testing.T) {
+			c := ref.Cases[name]
+			old := ref.Inputs.Old
+			if c.OldFrom == "logp" {
+				old = ref.Inputs.Logp
+			}
+			seqs := make([]Sequence, len(c.Mask))
+			for i := range seqs {
+				seqs[i] = Sequence{Prompt: []int{0}, Response: []int{1, 2, 3, 4}, Mask: c.Mask[i], LogProbs: old[i],
+					RefLogProbs: ref.Inputs.Ref[i], Advantage: float64(ref.Inputs.Adv[i])}
+			}
+			logZ, err := VarGradLogZ(seqs, c.GroupSize, c.Beta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			z32 := make([]float32, len(logZ))
+			for i, z := range logZ {
+				z32[i] = float32(z)
+				if !near(z, c.LogZ[i], 1e-6) {
+					t.Errorf("log Z of sequence %d = %v, reference %v", i, z, c.LogZ[i])
+				}
+			}
+			cfg := LossConfig{EpsLow: c.EpsLow, EpsHigh: c.EpsHigh, FlowRL: true, FlowBeta: c.Beta}
+			loss, clipped, ratioSum, grad := flowRLLossAndGrad(t, ref, old, c.Mask, z32, cfg, dtypes.Float32)
+			checkLossGrad(t, loss, clipped, grad, c, true)
+			if !near(ratioSum, c.RatioSum, 1e-5) {
+				t.Errorf("ratio sum %v, reference %v", ratioSum, c.RatioSum)
+			}
+		})
+	}
+}
+
+// TestFlowRLBFloat16TracksFloat32 runs FlowRLLoss in bfloat16 on the
+// reference case and checks it stays within bfloat16's rounding of float32's
+// (the learner's log-probs are float32 whatever the weights' dtype; this
+// covers a caller that hands it bfloat16).
+func TestFlowRLBFloat16TracksFloat32(t *testing.T) {
+	ref := loadVariants(t)
+	c := ref.Cases["flowrl_wide"]
+	z32 := make([]float32, len(c.LogZ))
+	for i, z := range c.LogZ {
+		z32[i] = float32(z)
+	}
+	cfg := LossConfig{EpsLow: c.EpsLow, EpsHigh: c.EpsHigh, FlowRL: true, FlowBeta: c.Beta}
+	loss32, _, _, grad32 := flowRLLossAndGrad(t, ref, ref.Inputs.Old, c.Mask, z32, cfg, dtypes.Float32)
+	loss16, _, _, grad16 := flowRLLossAndGrad(t, ref, ref.Inputs.Old, c.Mask, z32, cfg, dtypes.BFloat16)
+	if !near(loss16, loss32, 0.05) {
+		t.Errorf("bfloat16 loss %v, float32 %v", loss16, loss32)
+	}
+	for i := range grad32 {
+		for j := range grad32[i] {
+			if math.Abs(float64(grad16[i][j]-grad32[i][j])) > 0.05*(math.Abs(float64(grad32[i][j]))+0.01) {
+				t.Errorf("d/d logp[%d][%d]: bfloat16 %v, float32 %v", i, j, grad16[i][j], grad32[i][j])
+			}
+		}
+	}
+}
+
 // TestTISAgainstReference checks the importance weights and the loss of
 // use_tis against the reference, the PPO ratio taken against the recomputed
 // log-probs (the default); with use_rollout_logprobs the weights are the same
@@ -230,6 +324,7 @@ func TestAdvantageEstimatorsAgainstReference(t *testing.T) {
 		{"rloo", true, a.RLOO},
 		{"grpo", true, a.GRPO},
 		{"gspo", true, a.GRPO},
+		{"flowrl", true, a.GRPO},
 		{"grpo", false, a.DrGRPO},
 		{"reinforce_plus_plus_baseline", true, a.ReinforcePP},
 	} {
@@ -416,5 +511,54 @@ func TestGSPOEqualsGRPOOnPolicy(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestTrainFlowRL trains the tiny model two optimizer steps on one rollout
+// with advantage_estimator flowrl (the second step off-policy, on log Z
+// estimated at the rollout's policy), under a reward that gives each group
+// one correct sample, so that r̂ and the residuals are not all 0. The losses,
+// gradient norms and log Z means must be finite, the gradients not 0, and
+// the weights must move.
+func TestTrainFlowRL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a tiny model")
+	}
+	cfg := smokeConfig(t)
+	cfg.AdvantageEstimator = "flowrl"
+	cfg.NumRollout, cfg.SFTSteps, cfg.EvalPromptData, cfg.EvalInterval, cfg.SaveInterval = 1, 0, "", 0, 0
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	g, calls := cfg.NSamplesPerPrompt, 0
+	firstOfGroup := func(_, _ string, _ int) Reward {
+		i := calls
+		calls++
+		return Reward{Value: float64(1 - min(i%g, 1)), Correct: i%g == 0}
+	}
+	var log testLog
+	err := Train(context.Background(), cfg, TrainOptions{Backend: testBackend(t), Tools: arithTools{}, Progress: &log, Reward: firstOfGroup})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	steps, err := RunFolder(cfg.Save).ReadSteps(1 << 30)
+	if err != nil || len(steps) != cfg.StepsPerRollout() {
+		t.Fatalf("%d steps, want %d: %v", len(steps), cfg.StepsPerRollout(), err)
+	}
+	for _, m := range steps {
+		z, ok := m.Extra["flowrl_log_z_mean"]
+		t.Logf("step %d: loss %.4g, grad norm %.4g, clip fraction %.3g, ratio mean %.6g, log Z mean %.4g", m.Step, m.Loss, m.GradNorm, m.ClipFraction, m.Extra["ratio_mean"], z)
+		finite := !math.IsNaN(m.Loss+m.GradNorm+z) && !math.IsInf(m.Loss+m.GradNorm+z, 0)
+		if !ok || !finite || m.Loss <= 0 || m.GradNorm <= 0 {
+			t.Errorf("step %d: loss %v, grad norm %v, log Z mean %v (logged %v)", m.Step, m.Loss, m.GradNorm, z, ok)
+		}
+	}
+	initial, err := newPolicy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := checkpointWeights(t, filepath.Join(RunFolder(cfg.Save).CkptDir(), CheckpointName(len(steps))))
+	if moved := maxDiff(final, weightsOf(t, initial)); moved == 0 {
+		t.Error("the weights did not move")
 	}
 }

@@ -29,7 +29,7 @@ type Recipe struct {
 	Tools           bool         // use_tools: tool outputs are appended in chunks
 	LogProbChunk    int          // logprob_chunk
 	RecomputeLayers bool         // recompute_layers
-	Reference       bool         // use_kl_loss with a non-zero kl_loss_coef
+	Reference       bool         // a frozen reference policy: use_kl_loss with a non-zero kl_loss_coef, or advantage_estimator flowrl
 	FusedAttention  bool         // the training step's attention is fused (see FusedAttention)
 	Devices         int          // num_devices; 0 or 1: one device
 	Sharding        string       // sharding: layout.Replicate, Data or FSDP

@@ -16,7 +16,7 @@ type Step struct {
 	SeqLen          int          // padded tokens per sequence (the longest of the micro-batch)
 	LogProbChunk    int          // positions per chunk of the log-prob head; 0: the whole sequence at once
 	RecomputeLayers bool         // recompute each decoder layer in the backward, keeping only its input
-	Reference       bool         // a frozen reference policy for the KL penalty
+	Reference       bool         // a frozen reference policy (the KL penalty, FlowRL)
 	FusedAttention  bool         // fused (flash) attention: see FusedAttention
 	Devices         int          // num_devices the step spreads over (Rows split over them); 0 or 1: one device
 	FSDP            bool         // with Devices > 1: sharding fsdp (the state sharded too), else data
@@ -189,7 +189,8 @@ func embeddingParams(cfg qwen3.Config) int64 {
 //   - weights, P·d: one copy, in the compute dtype. The sampler and the
 //     learner share the model's store, and the trainable variables are the
 //     weights themselves.
-//   - reference policy, P·d, only with the KL penalty: a second, frozen model.
+//   - reference policy, P·d, only with the KL penalty or FlowRL: a second,
+//     frozen model.
 //   - gradient accumulators, P·g: one per weight, g bytes of main_grads_dtype
 //     (AccumulateGradients).
 //   - AdamW moments, m and v of exp_avg_dtype and exp_avg_sq_dtype (4 + 4

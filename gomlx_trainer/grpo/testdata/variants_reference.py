@@ -5,7 +5,9 @@ with respect to the current-policy log-probs `logp`, and auxiliary outputs for:
 GSPO (sequence-level ratio), token-level truncated importance sampling (TIS),
 sequence masking by rollout/trainer mismatch, mismatch statistics, the k2 KL
 penalty, group advantages (RLOO, GRPO, Dr.GRPO, REINFORCE++ baseline) and the
-DAPO overlong penalty, on one small fixed batch (3 sequences x 4 tokens).
+DAPO overlong penalty, and FlowRL's flow-balance loss with its VarGrad estimate of
+log Z (the three sequences one prompt's group), on one small fixed batch
+(3 sequences x 4 tokens).
 
 Every analytic gradient is checked against a central finite difference of the
 loss (step 1e-6, tolerance 1e-6) before anything is printed.
@@ -169,6 +171,52 @@ def overlong(lengths, max_len, buffer, factor):
     return [-max(L - expected, 0) / buffer * factor for L in lengths]
 
 
+def vargrad_log_z(old, mask, adv, group_size, beta):
+    """FlowRL's log Z per sequence: the group mean, over the sequences with loss
+    tokens, of -(mean old logp - beta * adv - mean ref logp)."""
+    out = []
+    for start in range(0, len(old), group_size):
+        vals = []
+        for i in range(start, start + group_size):
+            n = sum(mask[i])
+            if n == 0:
+                continue
+            lp = sum(m * x for m, x in zip(mask[i], old[i])) / n
+            ref = sum(m * x for m, x in zip(mask[i], REF[i])) / n
+            vals.append(-(lp - beta * adv[i] - ref))
+        z = sum(vals) / len(vals) if vals else 0.0
+        out += [z] * group_size
+    return out
+
+
+def flowrl(logp, old, mask, log_z, beta, eps_low, eps_high, w_at=None):
+    """FlowRL: sum_i s_i * w_i * delta_i^2 with the sequence-mean weights s_i,
+    delta_i = log Z_i + mean logp - beta * adv_i - mean ref logp over the loss
+    tokens, w_i = clip(exp(sum (logp - old)), 1 - eps_low, 1 + eps_high), held
+    constant (stop-gradient): computed at w_at (default logp)."""
+    w_at = logp if w_at is None else w_at
+    s = token_weights(mask, "sequence_mean")
+    loss, clipped_tokens, ratio_sum = 0.0, 0, 0.0
+    grad = [[0.0] * len(row) for row in logp]
+    for i, row in enumerate(logp):
+        n = sum(mask[i])
+        if n == 0:
+            continue
+        mean_lp = sum(m * x for m, x in zip(mask[i], row)) / n
+        mean_ref = sum(m * x for m, x in zip(mask[i], REF[i])) / n
+        delta = log_z[i] + mean_lp - beta * ADV[i] - mean_ref
+        ratio = math.exp(sum(m * (x - o) for m, x, o in zip(mask[i], w_at[i], old[i])))
+        w = clip(ratio, 1 - eps_low, 1 + eps_high)
+        if w != ratio:
+            clipped_tokens += n
+        ratio_sum += n * ratio
+        si = sum(s[i])
+        loss += si * w * delta ** 2
+        for t in range(len(row)):
+            grad[i][t] = 2 * si * w * delta * mask[i][t] / n + 0.0  # + 0.0: no -0.0
+    return {"loss": loss, "grad": grad, "clipped_tokens": clipped_tokens, "ratio_sum": ratio_sum}
+
+
 def fd_check(name, loss_fn, grad):
     """Assert the analytic gradient matches a central finite difference of loss_fn(logp)."""
     for i in range(len(LOGP)):
@@ -211,6 +259,28 @@ def main():
         out[name] = {"seq_ratio": ratios, "kept": kept, "loss": res["loss"], "grad": res["grad"],
                      "lo": lo, "hi": hi, "eps_low": 0.2, "eps_high": 0.28,
                      "weights": "token_mean", "fd_checked": True}
+
+    # FlowRL, the three sequences one group. log Z is VarGrad's estimate at the old
+    # policy, a constant of the loss. flowrl_on_policy takes the old log-probs equal
+    # to logp (a rollout's first step): every w is 1, and the finite difference of the
+    # loss whose log Z is recomputed from the perturbed logp must still match the
+    # gradient with log Z held constant, since the residuals sum to 0 over the group.
+    masked = [list(MASK[0]), [0, 0, 0, 0], list(MASK[2])]
+    for name, old, mask, beta, lo, hi in [("flowrl", OLD, MASK, 15.0, 0.2, 0.28),
+                                          ("flowrl_wide", OLD, MASK, 1.0, 0.9, 1.0),
+                                          ("flowrl_on_policy", LOGP, MASK, 15.0, 0.2, 0.28),
+                                          ("flowrl_masked", OLD, masked, 15.0, 0.2, 0.28)]:
+        log_z = vargrad_log_z(old, mask, ADV, 3, beta)
+        res = flowrl(LOGP, old, mask, log_z, beta, lo, hi)
+        fd_check(name, lambda lp: flowrl(lp, old, mask, log_z, beta, lo, hi, w_at=LOGP)["loss"],
+                 res["grad"])
+        if old is LOGP:
+            fd_check(name + " (log Z recomputed)",
+                     lambda lp: flowrl(lp, old, mask, vargrad_log_z(lp, mask, ADV, 3, beta), beta, lo, hi,
+                                       w_at=LOGP)["loss"], res["grad"])
+        out[name] = dict(res, log_z=log_z, beta=beta, group_size=3, mask=mask,
+                         old_from="logp" if old is LOGP else "old", eps_low=lo, eps_high=hi,
+                         weights="sequence_mean", fd_checked=True)
 
     m, mx = mismatch(OLD, ROLLOUT)
     lm, lmx = mismatch(LOGP, ROLLOUT)
