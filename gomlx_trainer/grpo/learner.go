@@ -34,6 +34,9 @@ type Batch struct {
 	Advantages   []float32
 	LogZ         []float32 // one per row: FlowRL's log Z of the row's prompt (0 without FlowRL)
 	OnPolicy     []float32 // one per row; 1: the loss takes the row's own log-probs as the old ones, not OldLogProbs (StepOptions.OnPolicy; nil: 0)
+	// TokenAdvantages, per position, are added to the row's advantage
+	// (on-policy distillation; nil: none, and the graph has no such input).
+	TokenAdvantages [][]float32
 }
 
 // StepStats are the sums one micro-batch's loss graph returns; the trainer adds
@@ -63,7 +66,7 @@ type Learner struct {
 	Model   *qwen3.Model
 	backend compute.Backend
 	vars    []*mlmodel.Variable
-	grpo    *mlmodel.Exec // (ids, targets, old, ref, adv, w, isw, onPolicy, logZ) -> stats
+	grpo    *mlmodel.Exec // (ids, targets, old, ref, adv, w, isw, onPolicy, logZ[, tokenAdv]) -> stats
 	sft     *mlmodel.Exec // (ids, targets, w) -> stats
 	apply   *mlmodel.Exec // (lr) -> grad norm: the whole optimizer step as one graph (several devices)
 	logp    *mlmodel.Exec // (ids, targets) -> log-probs
@@ -115,6 +118,10 @@ func NewLearnerWith(backend compute.Backend, model *qwen3.Model, loss LossConfig
 	}
 	l.grpo = mlmodel.MustNewExec(backend, model.Store, func(scope *mlmodel.Scope, in []*Node) []*Node {
 		ids, targets, old, ref, adv, w, isw, onPolicy, logZ := in[0], in[1], in[2], in[3], in[4], in[5], in[6], in[7], in[8]
+		var tokAdv *Node // a tenth input: Batch.TokenAdvantages
+		if len(in) > 9 {
+			tokAdv = in[9]
+		}
 		logp, entropy := qwen3.TargetLogProbsOf(scope, cfg, ids, targets, temperature, opts)
 		// an on-policy row's old log-probs are its own forward's (PolicyLoss stops their gradient): ratio exactly 1
 		old = Where(GreaterThan(onPolicy, ZerosLike(onPolicy)), ConvertDType(logp, old.DType()), old)
@@ -122,7 +129,7 @@ func NewLearnerWith(backend compute.Backend, model *qwen3.Model, loss LossConfig
 			ref = nil
 		}
 		out := PolicyLoss(LossInputs{LogProbs: logp, OldLogProbs: old, RefLogProbs: ref, Entropy: entropy, Advantages: adv,
-			Weights: w, ISWeights: isw, LogZ: logZ}, loss)
+			Weights: w, ISWeights: isw, LogZ: logZ, TokenAdvantages: tokAdv}, loss)
 		AccumulateGradients(scope.Store(), l.vars, out.Loss)
 		l.layOutOutputs(l.grpo, ids.Graph())
 		return statsOf(out, entropy, w)
@@ -551,7 +558,11 @@ func (l *Learner) accumulatePolicy(b Batch) (StepStats, error) {
 	if logZ == nil {
 		logZ = make([]float32, len(b.IDs))
 	}
-	out, err := l.call(l.grpo, l.batchSpecs(), b.IDs, b.Targets, b.OldLogProbs, ref, b.Advantages, b.Weights, b.ISWeights, onPolicy, logZ)
+	args := []any{b.IDs, b.Targets, b.OldLogProbs, ref, b.Advantages, b.Weights, b.ISWeights, onPolicy, logZ}
+	if b.TokenAdvantages != nil {
+		args = append(args, b.TokenAdvantages)
+	}
+	out, err := l.call(l.grpo, l.batchSpecs(), args...)
 	if err != nil {
 		return StepStats{}, fmt.Errorf("grpo: train step: %w", err)
 	}

@@ -131,6 +131,11 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 			}
 		}
 
+		// --- on-policy distillation: the teacher's log-probs of the sampled tokens give per-token advantages
+		if trained, err = t.distill(trained); err != nil {
+			return t.stop(ctx, err)
+		}
+
 		// --- optimize: global_batch_size samples per optimizer step, one train.jsonl line each
 		begun := t.st.Step
 		lines, trainSteps, err := t.optimize(b, trained, mm)
