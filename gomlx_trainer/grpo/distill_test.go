@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 	. "github.com/gomlx/gomlx/core/graph" //nolint:staticcheck
 
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
+	"github.com/mathrl/mathrl/gomlx_trainer/serve"
 	"github.com/mathrl/mathrl/gomlx_trainer/tokenizer"
 	"github.com/mathrl/mathrl/internal/testenv"
 )
@@ -284,46 +287,150 @@ func squaredGap(seqs []Sequence) float64 {
 
 // TestTrainWithTeacher runs two rollouts of pure distillation from a tiny
 // policy toward a larger random teacher of its vocabulary, loaded in
-// process, and checks that every step logs a finite loss and the reverse KL,
-// and that the weights moved.
+// process or served by mathrl serve, and checks that every step logs a
+// finite loss and the reverse KL, and that the trained sequences carry
+// token advantages and no outcome advantage.
 func TestTrainWithTeacher(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a tiny model")
 	}
-	cfg := smokeConfig(t)
-	mc, err := qwen3.NamedConfig(cfg.TinyModel)
+	for _, engineName := range TeacherEngines() {
+		t.Run(engineName, func(t *testing.T) {
+			cfg := smokeConfig(t)
+			mc, err := qwen3.NamedConfig(cfg.TinyModel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Teacher, cfg.TeacherEngine = saveTeacher(t, "tiny-4l", mc.VocabSize, 5), engineName
+			if engineName != "builtin" {
+				cfg.TeacherURLs = []string{serveOnLoopback(t, serve.Options{Backend: testBackend(t), ModelPath: cfg.Teacher, DType: dtypes.Float32, MaxBatch: 2})}
+			}
+			cfg.SFTSteps, cfg.EvalPromptData, cfg.LR = 0, "", 1e-3
+			var rollouts []RolloutLog
+			var log testLog
+			err = Train(context.Background(), cfg, TrainOptions{Backend: testBackend(t), Tools: arithTools{}, Progress: &log,
+				OnRollout: func(r RolloutLog) { rollouts = append(rollouts, r) }})
+			if err != nil {
+				t.Fatalf("%v\n%s", err, log)
+			}
+			if len(rollouts) != 2 {
+				t.Fatalf("%d rollouts, want 2", len(rollouts))
+			}
+			var kls []float64
+			for _, r := range rollouts {
+				for _, s := range r.Steps {
+					kl, ok := s.Extra["distill_reverse_kl"]
+					if !ok || math.IsNaN(s.Loss) || math.IsInf(s.Loss, 0) {
+						t.Fatalf("step %d: loss %v, distill_reverse_kl %v (logged %v)", s.Step, s.Loss, kl, ok)
+					}
+					kls = append(kls, kl)
+				}
+				for _, q := range r.Sequences {
+					if q.TokenAdvantages == nil || q.Advantage != 0 {
+						t.Fatalf("a trained sequence has token advantages %v and outcome advantage %v; want some and 0", q.TokenAdvantages != nil, q.Advantage)
+					}
+				}
+			}
+			t.Logf("distill_reverse_kl per step: %v", kls)
+			if !strings.Contains(log.String(), "teacher "+cfg.Teacher) {
+				t.Errorf("the log does not name the teacher:\n%s", log)
+			}
+		})
+	}
+}
+
+// TestServedTeacherEqualsInProcess serves a teacher with mathrl serve and
+// checks that its log-probs of sampled responses (SGLang's scoring request:
+// max_new_tokens 0, return_logprob, logprob_start_len at the response) are
+// the in-process teacher's, float32 for float32, one sequence at a time as
+// the server scores them, at temperature 1 and 0.7; masked tokens get 0.
+func TestServedTeacherEqualsInProcess(t *testing.T) {
+	b := testBackend(t)
+	mc, err := qwen3.NamedConfig("tiny")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Teacher = saveTeacher(t, "tiny-4l", mc.VocabSize, 5)
-	cfg.SFTSteps, cfg.EvalPromptData, cfg.LR = 0, "", 1e-3
-	var rollouts []RolloutLog
-	var log testLog
-	err = Train(context.Background(), cfg, TrainOptions{Backend: testBackend(t), Tools: arithTools{}, Progress: &log,
-		OnRollout: func(r RolloutLog) { rollouts = append(rollouts, r) }})
+	dir := saveTeacher(t, "tiny-4l", mc.VocabSize, 11)
+	url := serveOnLoopback(t, serve.Options{Backend: b, ModelPath: dir, DType: dtypes.Float32, MaxBatch: 2})
+	model, err := qwen3.Load(dir, dtypes.Float32)
 	if err != nil {
-		t.Fatalf("%v\n%s", err, log)
+		t.Fatal(err)
 	}
-	if len(rollouts) != 2 {
-		t.Fatalf("%d rollouts, want 2", len(rollouts))
-	}
-	var kls []float64
-	for _, r := range rollouts {
-		for _, s := range r.Steps {
-			kl, ok := s.Extra["distill_reverse_kl"]
-			if !ok || math.IsNaN(s.Loss) || math.IsInf(s.Loss, 0) {
-				t.Fatalf("step %d: loss %v, distill_reverse_kl %v (logged %v)", s.Step, s.Loss, kl, ok)
-			}
-			kls = append(kls, kl)
+	rng := rand.New(rand.NewPCG(5, 6))
+	var seqs []Sequence
+	for _, n := range []int{3, 17, 40} {
+		s := Sequence{Prompt: []int{rng.IntN(300), rng.IntN(300), rng.IntN(300)}, Response: make([]int, n), Mask: make([]float32, n),
+			LogProbs: make([]float32, n)}
+		for k := range s.Response {
+			s.Response[k], s.Mask[k] = rng.IntN(300), 1
 		}
-		for _, q := range r.Sequences {
-			if q.TokenAdvantages == nil || q.Advantage != 0 {
-				t.Fatalf("a trained sequence has token advantages %v and outcome advantage %v; want some and 0", q.TokenAdvantages != nil, q.Advantage)
+		s.Mask[n/2] = 0
+		seqs = append(seqs, s)
+	}
+	for _, temperature := range []float64{1, 0.7} {
+		cfg := Default()
+		cfg.Teacher, cfg.TeacherEngine, cfg.TeacherURLs, cfg.RolloutTemperature = dir, "sglang", []string{url}, temperature
+		served, err := newServedTeacher(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		local := NewLearner(b, model, LossConfig{}, AdamWConfig{}, temperature)
+		got, err := served.SequenceLogProbs(seqs, StepOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range seqs {
+			want, err := local.SequenceLogProbs([]Sequence{s}, StepOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := range s.Response {
+				if got[i][k] != want[0][k] {
+					t.Errorf("temperature %g, sequence %d, token %d: served %v, in process %v", temperature, i, k, got[i][k], want[0][k])
+				}
+			}
+			if got[i][len(s.Response)/2] != 0 {
+				t.Errorf("sequence %d: a masked token has the log-prob %v, want 0", i, got[i][len(s.Response)/2])
 			}
 		}
 	}
-	t.Logf("distill_reverse_kl per step: %v", kls)
-	if !strings.Contains(log.String(), "teacher "+cfg.Teacher) {
-		t.Errorf("the log does not name the teacher:\n%s", log)
+}
+
+// TestServedScoringRefusals checks that a bad scoring request is answered
+// 400 with the field named.
+func TestServedScoringRefusals(t *testing.T) {
+	mc, err := qwen3.NamedConfig("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := saveTeacher(t, "tiny", mc.VocabSize, 1)
+	url := serveOnLoopback(t, serve.Options{Backend: testBackend(t), ModelPath: dir, DType: dtypes.Float32, MaxBatch: 2})
+	for _, tc := range []struct{ name, body, want string }{
+		{"start past the input", `{"input_ids":[1,2,3],"return_logprob":true,"logprob_start_len":3,"sampling_params":{"max_new_tokens":0}}`,
+			"logprob_start_len: 3 is outside [0, 3)"},
+		{"negative start", `{"input_ids":[1,2,3],"return_logprob":true,"logprob_start_len":-2,"sampling_params":{"max_new_tokens":0}}`,
+			"logprob_start_len: -2 is outside"},
+		{"start with sampling", `{"input_ids":[1,2,3],"return_logprob":true,"logprob_start_len":1,"sampling_params":{"max_new_tokens":4}}`,
+			"logprob_start_len: input log-probs are served with sampling_params.max_new_tokens 0, not 4"},
+		{"no log-probs asked", `{"input_ids":[1,2,3],"logprob_start_len":1,"sampling_params":{"max_new_tokens":0}}`,
+			"return_logprob: false"},
+		{"zero temperature", `{"input_ids":[1,2,3],"return_logprob":true,"logprob_start_len":1,"sampling_params":{"max_new_tokens":0,"temperature":0}}`,
+			"sampling_params.temperature: 0"},
+		{"id outside the vocabulary", `{"input_ids":[1,2,999],"return_logprob":true,"logprob_start_len":1,"sampling_params":{"max_new_tokens":0}}`,
+			"input_ids[2]: id 999 outside the vocabulary"},
+		{"a batch", `{"input_ids":[[1,2],[3,4]],"return_logprob":true,"logprob_start_len":1,"sampling_params":{"max_new_tokens":0}}`,
+			"logprob_start_len: input log-probs are served for one sequence per request"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := http.Post(url+"/generate", "application/json", strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), tc.want) {
+				t.Errorf("status %d, body %s; want 400 saying %q", resp.StatusCode, body, tc.want)
+			}
+		})
 	}
 }
