@@ -401,10 +401,10 @@ func Apply(p Plan) error {
 // SIMDAdvice says when a build with GOEXPERIMENT=simd pays on the CPU backend
 // (measured with GoMLX v0.28.16 on 2 Xeon cores, with the Go backend's fused
 // attention off; see docs/gomlx.md): since v0.28.16 its AVX kernels pay at the
-// tiny demo's shapes too, but the planner's CPU rules are measured on the
-// plain build.
+// tiny demo's shapes too, and the planner's CPU rules count their workspace
+// in a SIMD build.
 const SIMDAdvice = "build with GOEXPERIMENT=simd for speed: with GoMLX v0.28.16 every shape of the CPU demo is faster " +
-	"with it (2.9-5.7x on AVX-512, 1.7-3.6x on AVX2); mathrl plan's CPU memory figures are of the plain build (a SIMD train step's peak measured up to 1.29x them)"
+	"with it (2.9-5.7x on AVX-512, 1.7-3.6x on AVX2); mathrl plan's CPU memory figures are those of the build that runs it (a SIMD build counts its matmul workspace)"
 
 // New resolves the options, applies the plan (it becomes this process's
 // backend, see Apply) and opens the backend.

@@ -23,6 +23,9 @@
 //     the graph was built, so the whole forward pass runs before the backward
 //     and every weight gradient is alive until the accumulators are added at
 //     the end. The package's tests measure these constants on small shapes.
+//     In a build with GOEXPERIMENT=simd on an AVX2 CPU, GoMLX's AVX kernels
+//     hold larger scratch buffers than the plain build's, a term of their
+//     own (matmul workspace).
 //
 // # Several devices
 //

@@ -47,9 +47,10 @@ const (
 //	growth:  resident + cache at the final slots + one layer's key or value tensor
 //	         at its previous length (the cache is grown one tensor at a time)
 //
-// Resident is the weights, or with Training what samplingResident keeps. On several devices the sampler runs on the
-// trainer's mesh with its batch split (sampler.OnMesh: the batch padded to a
-// multiple of the devices), so the cache and the step are those of one
+// Resident is the weights, or with Training what samplingResident keeps (on
+// the CPU in a SIMD build, plus matmulWorkspace). On several devices the
+// sampler runs on the trainer's mesh with its batch split (sampler.OnMesh:
+// the batch padded to a multiple of the devices), so the cache and the step are those of one
 // device's rows; under fsdp it is taken to read the weights whole, a gathered
 // copy (P·d) beside that device's shards (an upper bound: XLA may gather them
 // a layer at a time, as it does in the training step).
@@ -84,6 +85,10 @@ func Sampling(cfg qwen3.Config, s Session, r Rules) Breakdown {
 	if s.AppendChunks {
 		decode = min(sampler.ChunkBucket(appendChunk), final)
 	}
+	ws, _ := matmulWorkspace(int64(s.DType.Size()), r,
+		linearProduct(cfg, 1, prefill), attentionProduct(cfg, 1, prefill, prefixSlots),
+		linearProduct(cfg, s.Batch, decode), attentionProduct(cfg, s.Batch, decode, final))
+	resident = append(resident, Term{TermWorkspace, ws})
 	cache := func(slots int) []Term { return []Term{{TermCache, kvCache(cfg, s, slots)}} }
 	withPrefix := []Term{{TermCache, kvCache(cfg, s, first) + kvCache(cfg, alone, prefixSlots)}}
 	tensors := int64(2 * cfg.Layers)

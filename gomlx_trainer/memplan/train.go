@@ -127,8 +127,10 @@ const (
 //	optimizer update: resident + update temporaries
 //
 // where resident is Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP, s.State)
-// with the teacher (withTeacher),
-// and on several devices the activations are those of Rows/Devices rows.
+// with the teacher (withTeacher) (on the CPU in a SIMD build, plus
+// matmulWorkspace, in the head backward unless the head's tensors share its
+// buffers), and on several devices the activations are those of
+// Rows/Devices rows.
 func TrainStep(cfg qwen3.Config, s Step, r Rules) Breakdown {
 	d := int64(s.DType.Size())
 	resident := withTeacher(Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP, s.State), s.TeacherParams, s.DType)
@@ -140,14 +142,25 @@ func TrainStep(cfg qwen3.Config, s Step, r Rules) Breakdown {
 		layer = append(layer, Term{TermRecomputed, recomputedLayer(cfg, s, r)})
 	}
 	gathered := []Term{{TermGathered, gatheredWeights(cfg, d, s)}}
+	ws, acc := matmulWorkspace(d, r, linearProduct(cfg, s.Rows, s.SeqLen), attentionProduct(cfg, s.Rows, s.SeqLen, s.SeqLen))
+	workspace, headWorkspace := []Term{{TermWorkspace, ws}}, []Term{{TermWorkspace, ws}}
+	if acc > 0 && poolClass(int64(s.Rows)*headPositions(s)*int64(cfg.VocabSize)*4) == poolClass(acc) {
+		// The head's float32 tensors are of the SIMD kernel's accumulators'
+		// size class, and the pool hands the same buffers to both: with a
+		// vocabulary of 4,096 at 2 x 128 positions (4 MiB, as the
+		// accumulators) the SIMD build peaked at most 2.4 MB above the plain
+		// build in 12 runs; with 3 MiB accumulators (GOMLX_GO_AVX2_NC=384),
+		// 2.6 and 9.4 MB.
+		headWorkspace = nil
+	}
 	phases := []Breakdown{
-		with("head backward", resident, kept, []Term{{TermHead, logProbHead(cfg, s, r)}}),
-		with("layer backward", resident, gathered, kept, layer),
-		with("optimizer update", resident, []Term{{TermUpdate, OptimizerUpdate(cfg, s, r) / int64(shards(s))}}),
+		with("head backward", resident, headWorkspace, kept, []Term{{TermHead, logProbHead(cfg, s, r)}}),
+		with("layer backward", resident, workspace, gathered, kept, layer),
+		with("optimizer update", resident, workspace, []Term{{TermUpdate, OptimizerUpdate(cfg, s, r) / int64(shards(s))}}),
 	}
 	if r == CPU || devices > 1 {
 		grads := weightGradients(cfg, d) / int64(shards(s))
-		phases = append(phases, with("end of backward", resident, []Term{{TermGradients, grads}}))
+		phases = append(phases, with("end of backward", resident, workspace, []Term{{TermGradients, grads}}))
 	}
 	return peak(phases...)
 }
@@ -418,11 +431,7 @@ func recomputedLayer(cfg qwen3.Config, s Step, r Rules) int64 {
 //     targets (k = 4, else 3). The gradients take their places: each is made by
 //     the last op that reads one of them, which reuses its buffer.
 func logProbHead(cfg qwen3.Config, s Step, r Rules) int64 {
-	d, v := int64(s.DType.Size()), int64(cfg.VocabSize)
-	c := int64(s.SeqLen)
-	if s.LogProbChunk > 0 && int64(s.LogProbChunk) < c {
-		c = int64(s.LogProbChunk)
-	}
+	d, v, c := int64(s.DType.Size()), int64(cfg.VocabSize), headPositions(s)
 	perLogit := d + 8
 	if r == CPU {
 		perLogit = 4 * 3
@@ -431,6 +440,15 @@ func logProbHead(cfg qwen3.Config, s Step, r Rules) int64 {
 		}
 	}
 	return int64(s.Rows)*c*v*perLogit + v*int64(cfg.Hidden)*d/int64(shards(s))
+}
+
+// headPositions is C = min(LogProbChunk, SeqLen), or SeqLen without chunks:
+// the positions per row the log-prob head computes at once.
+func headPositions(s Step) int64 {
+	if s.LogProbChunk > 0 && s.LogProbChunk < s.SeqLen {
+		return int64(s.LogProbChunk)
+	}
+	return int64(s.SeqLen)
 }
 
 // OptimizerUpdate is what the optimizer step holds beyond the resident
