@@ -34,6 +34,7 @@ type Batch struct {
 	Advantages   []float32
 	LogZ         []float32 // one per row: FlowRL's log Z of the row's prompt (0 without FlowRL)
 	OnPolicy     []float32 // one per row; 1: the loss takes the row's own log-probs as the old ones, not OldLogProbs (StepOptions.OnPolicy; nil: 0)
+	PromptLens   []float32 // one per row: the prompt's token count (FlowRL's log Z head averages its hidden states; nil: 0)
 }
 
 // StepStats are the sums one micro-batch's loss graph returns; the trainer adds
@@ -63,7 +64,7 @@ type Learner struct {
 	Model   *qwen3.Model
 	backend compute.Backend
 	vars    []*mlmodel.Variable
-	grpo    *mlmodel.Exec // (ids, targets, old, ref, adv, w, isw, onPolicy, logZ) -> stats
+	grpo    *mlmodel.Exec // (ids, targets, old, ref, adv, w, isw, onPolicy, logZ, promptLens) -> stats
 	sft     *mlmodel.Exec // (ids, targets, w) -> stats
 	apply   *mlmodel.Exec // (lr) -> grad norm: the whole optimizer step as one graph (several devices)
 	logp    *mlmodel.Exec // (ids, targets) -> log-probs
@@ -115,7 +116,14 @@ func NewLearnerWith(backend compute.Backend, model *qwen3.Model, loss LossConfig
 	}
 	l.grpo = mlmodel.MustNewExec(backend, model.Store, func(scope *mlmodel.Scope, in []*Node) []*Node {
 		ids, targets, old, ref, adv, w, isw, onPolicy, logZ := in[0], in[1], in[2], in[3], in[4], in[5], in[6], in[7], in[8]
-		logp, entropy := qwen3.TargetLogProbsOf(scope, cfg, ids, targets, temperature, opts)
+		var logp, entropy *Node
+		if loss.FlowLogZHead > 0 { // one forward: the log-probs and the head's log Z from the same hidden states
+			h := qwen3.HiddenWith(scope, cfg, ids, opts)
+			logp, entropy = qwen3.TargetLogProbsFromHidden(scope, cfg, h, targets, temperature, opts)
+			logZ = FlowRLHeadLogZ(scope, h, in[9], loss.FlowLogZHead)
+		} else {
+			logp, entropy = qwen3.TargetLogProbsOf(scope, cfg, ids, targets, temperature, opts)
+		}
 		// an on-policy row's old log-probs are its own forward's (PolicyLoss stops their gradient): ratio exactly 1
 		old = Where(GreaterThan(onPolicy, ZerosLike(onPolicy)), ConvertDType(logp, old.DType()), old)
 		if !useRef {
@@ -551,7 +559,11 @@ func (l *Learner) accumulatePolicy(b Batch) (StepStats, error) {
 	if logZ == nil {
 		logZ = make([]float32, len(b.IDs))
 	}
-	out, err := l.call(l.grpo, l.batchSpecs(), b.IDs, b.Targets, b.OldLogProbs, ref, b.Advantages, b.Weights, b.ISWeights, onPolicy, logZ)
+	promptLens := b.PromptLens
+	if promptLens == nil {
+		promptLens = make([]float32, len(b.IDs))
+	}
+	out, err := l.call(l.grpo, l.batchSpecs(), b.IDs, b.Targets, b.OldLogProbs, ref, b.Advantages, b.Weights, b.ISWeights, onPolicy, logZ, promptLens)
 	if err != nil {
 		return StepStats{}, fmt.Errorf("grpo: train step: %w", err)
 	}
