@@ -100,16 +100,24 @@ func headConfig(t *testing.T) Config {
 	return cfg
 }
 
-// TestTrainFlowRLHead trains the tiny model two warm-start steps, then two
-// optimizer steps on one rollout with flowrl_log_z head, under TestTrainFlowRL's reward (one correct
-// sample per group): the losses and gradient norms must be finite and not
-// 0, the head's weights (read back from the last checkpoint) and the policy's
-// must move, and the head must stay out of model.safetensors.
+// TestTrainFlowRLHead trains the tiny model, in float32 and in bfloat16 (the
+// head float32 in both), two warm-start steps, then two optimizer steps on
+// one rollout with flowrl_log_z head, under TestTrainFlowRL's reward (one
+// correct sample per group): the losses and gradient norms must be finite
+// and not 0, the head's weights (read back from the last checkpoint) and the
+// policy's must move, and the head must stay out of model.safetensors.
 func TestTrainFlowRLHead(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a tiny model")
 	}
+	for _, dtype := range []string{"float32", "bfloat16"} {
+		t.Run(dtype, func(t *testing.T) { trainFlowRLHead(t, dtype) })
+	}
+}
+
+func trainFlowRLHead(t *testing.T, dtype string) {
 	cfg := headConfig(t)
+	cfg.DType = dtype
 	cfg.NumRollout, cfg.SaveInterval = 1, 0
 	cfg.SFTSteps = 2 // a warm start first: its graph leaves the head out (a zero gradient)
 	if err := cfg.Validate(); err != nil {
