@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mathrl/mathrl/configs"
+	"github.com/mathrl/mathrl/gomlx_trainer/engine/inprocess"
 	"github.com/mathrl/mathrl/gomlx_trainer/grpo"
 	"github.com/mathrl/mathrl/gomlx_trainer/layout"
 	"github.com/mathrl/mathrl/gomlx_trainer/memplan"
@@ -26,10 +27,10 @@ type planOptions struct {
 
 // planFlags are the flags of `mathrl plan` before they are resolved.
 type planFlags struct {
-	recipe, gpuMemory, hfCheckpoint, tinyModel, rules, sharding string
-	microBatch, maxTokens, samplingBatch, logProbChunk, devices int
-	recompute, fused                                            bool
-	state                                                       grpo.Config // the optimizer-state knobs, as mathrl train takes them (grpo.OptimizerStateKeys)
+	recipe, gpuMemory, hfCheckpoint, tinyModel, rules, sharding, teacher string
+	microBatch, maxTokens, samplingBatch, logProbChunk, devices          int
+	recompute, fused                                                     bool
+	state                                                                grpo.Config // the optimizer-state knobs, as mathrl train takes them (grpo.OptimizerStateKeys)
 }
 
 func newPlanCmd(runF func(*planOptions) error) *cobra.Command {
@@ -77,6 +78,7 @@ fsdp the figures are those of one device (the first, which also runs the sampler
 	fs.StringVar(&f.gpuMemory, "gpu-memory", "141GiB", "memory the device may use (GiB, GB, MiB, ...)")
 	fs.StringVar(&f.hfCheckpoint, "hf-checkpoint", "", "read the model's shape from this folder's config.json")
 	fs.StringVar(&f.tinyModel, "tiny-model", "", "a built-in model shape ("+strings.Join(qwen3.ConfigNames(), ", ")+")")
+	fs.StringVar(&f.teacher, "teacher", "", "count the weights of an in-process distillation teacher, its shape from this folder's config.json (default: the recipe's teacher)")
 	fs.StringVar(&f.rules, "rules", "", "whose buffer rules: xla (GPU) or cpu (the pure Go backend); default: from the recipe's backend")
 	fs.IntVar(&f.microBatch, "micro-batch-size", 0, "sequences per forward/backward pass (default: the recipe's)")
 	fs.IntVar(&f.maxTokens, "max-tokens-per-micro-batch", 0, "padded tokens per micro-batch, instead of a number of sequences (default: the recipe's)")
@@ -108,6 +110,9 @@ func (f planFlags) resolve(cmd *cobra.Command) (*planOptions, error) {
 	}
 	if set("tiny-model") {
 		cfg.TinyModel = f.tinyModel
+	}
+	if set("teacher") {
+		cfg.Teacher, cfg.TeacherEngine = f.teacher, inprocess.Name
 	}
 	applyKnobFlags(cmd.Flags(), f.state, &cfg, grpo.OptimizerStateKeys...)
 	if err := cfg.ValidateOptimizerState(); err != nil {

@@ -51,6 +51,14 @@ func TestNewTrainCmd(t *testing.T) {
 				t.Errorf("config %+v, printed %q", c, o.Out)
 			}
 		}, ""},
+		{"distillation flags", []string{"--tiny-model", "tiny", "--teacher", "/models/teacher", "--teacher-engine", "sglang", "--teacher-urls", "http://a,http://b",
+			"--distill-coef", "0.5", "--distill-outcome-coef", "1"}, func(t *testing.T, o *trainOptions) {
+			c := o.Config
+			if c.Teacher != "/models/teacher" || c.TeacherEngine != "sglang" || !reflect.DeepEqual(c.TeacherURLs, []string{"http://a", "http://b"}) ||
+				c.DistillCoef != 0.5 || c.DistillOutcomeCoef != 1 {
+				t.Errorf("config %+v", c)
+			}
+		}, ""},
 		{"a flag left unset keeps the recipe's value", []string{"--config", "retool-grpo-qwen3-4b", "--resume"}, func(t *testing.T, o *trainOptions) {
 			if o.Config.GlobalBatchSize != 256 || o.Config.WeightDecay != 0.1 || !o.Resume {
 				t.Errorf("config %+v resume %v", o.Config, o.Resume)

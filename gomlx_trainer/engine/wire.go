@@ -11,6 +11,9 @@ type SGLangRequest struct {
 	InputIDs       []int          `json:"input_ids"`
 	SamplingParams SGLangSampling `json:"sampling_params"`
 	ReturnLogprob  bool           `json:"return_logprob"`
+	// LogprobStartLen, with ReturnLogprob, is the first input position whose
+	// log-prob meta_info.input_token_logprobs reports (nil: not sent).
+	LogprobStartLen *int `json:"logprob_start_len,omitempty"`
 }
 
 // SGLangBatchRequest is the body of SGLang's POST /generate for several
@@ -47,7 +50,11 @@ type SGLangResponse struct {
 // SGLangMeta is SGLang's meta_info.
 type SGLangMeta struct {
 	OutputTokenLogprobs []TokenLogprob `json:"output_token_logprobs"`
-	FinishReason        struct {
+	// InputTokenLogprobs answer a request with return_logprob and
+	// logprob_start_len k: entry i is the log-prob of input token k+i given
+	// those before it (null for token 0).
+	InputTokenLogprobs []TokenLogprob `json:"input_token_logprobs,omitempty"`
+	FinishReason       struct {
 		Type    string `json:"type"` // stop, length or abort
 		Matched any    `json:"matched,omitempty"`
 	} `json:"finish_reason"`

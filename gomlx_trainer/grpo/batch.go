@@ -21,6 +21,11 @@ type Sequence struct {
 	ISWeights   []float32 // importance weight per response token (truncated importance sampling); nil: 1
 	Advantage   float64
 	LogZ        float64 // FlowRL: the estimate of log Z of the sequence's prompt (VarGradLogZ)
+	// TokenAdvantages, when not nil, is an advantage per response token added
+	// to Advantage (on-policy distillation, see distillSequences); 0 where
+	// Mask is 0.
+	TokenAdvantages []float32
+	TeacherLogProbs []float32 // the teacher's log-prob per response token (on-policy distillation), for its metrics; nil: none
 }
 
 // packBatch lays sequences out as a padded Batch (see Batch for the alignment:
@@ -35,6 +40,9 @@ func packBatch(seqs []Sequence) (Batch, error) {
 		if len(s.Mask) != len(s.Response) || len(s.LogProbs) != len(s.Response) || len(s.Weights) != len(s.Response) {
 			return Batch{}, fmt.Errorf("grpo: sequence %d: %d response ids, %d mask, %d log-probs, %d weights",
 				i, len(s.Response), len(s.Mask), len(s.LogProbs), len(s.Weights))
+		}
+		if s.TokenAdvantages != nil && len(s.TokenAdvantages) != len(s.Response) {
+			return Batch{}, fmt.Errorf("grpo: sequence %d: %d response ids, %d token advantages", i, len(s.Response), len(s.TokenAdvantages))
 		}
 		longest = max(longest, len(s.Prompt)+len(s.Response))
 	}
@@ -88,7 +96,27 @@ func packBatch(seqs []Sequence) (Batch, error) {
 		b.LogZ[i] = float32(s.LogZ)
 		b.PromptLens[i] = float32(len(s.Prompt))
 	}
+	b.TokenAdvantages = packTokenAdvantages(seqs, t)
 	return b, nil
+}
+
+// packTokenAdvantages lays out the sequences' per-token advantages as
+// packBatch does the old log-probs ([rows][t], response token k of a row at
+// len(Prompt)+k−1), or returns nil when no sequence has any.
+func packTokenAdvantages(seqs []Sequence, t int) [][]float32 {
+	if !slices.ContainsFunc(seqs, func(s Sequence) bool { return s.TokenAdvantages != nil }) {
+		return nil
+	}
+	out := make([][]float32, len(seqs))
+	for i, s := range seqs {
+		out[i] = make([]float32, t)
+		for k, a := range s.TokenAdvantages {
+			if s.Mask[k] != 0 {
+				out[i][len(s.Prompt)+k-1] = a
+			}
+		}
+	}
+	return out
 }
 
 // tokenMicroBatches splits sequences of the given lengths (prompt + response

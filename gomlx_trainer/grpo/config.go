@@ -116,6 +116,13 @@ type Config struct {
 	OverlongPenaltyFactor float64 `yaml:"overlong_penalty_factor" json:"overlong_penalty_factor" help:"the overlong penalty at rollout_max_response_len"`
 	MaskTruncated         bool    `yaml:"mask_truncated" json:"mask_truncated,omitempty" help:"DAPO's overlong filtering: responses cut at rollout_max_response_len are left out of the loss (their rewards still count in the group's advantages)"`
 
+	// --- on-policy distillation (a teacher scores the student's own samples; docs/algorithms.md)
+	Teacher            string   `yaml:"teacher" json:"teacher,omitempty" slime:"--opd-teacher-load" help:"folder of a teacher in Hugging Face format sharing the policy's tokenizer (vocabulary and special ids): each sampled token gets the per-token advantage distill_coef·(log π_teacher − log π_student) on top of distill_outcome_coef times the group advantage (empty: no distillation)"`
+	TeacherEngine      string   `yaml:"teacher_engine" json:"teacher_engine,omitempty" slime:"--opd-type" help:"what computes the teacher's log-probs: builtin (the teacher loaded in process from teacher, beside the policy, at the rollout temperature) or sglang (servers of teacher_urls answering SGLang's POST /generate with max_new_tokens 0 and return_logprob, as mathrl serve does; teacher then only supplies the tokenizer check)"`
+	TeacherURLs        []string `yaml:"teacher_urls" json:"teacher_urls,omitempty" help:"with teacher_engine sglang: the base URLs of the servers (or router) serving the teacher; requests go round them in turn"`
+	DistillCoef        float64  `yaml:"distill_coef" json:"distill_coef" slime:"--opd-kl-coef" help:"with teacher: weight of the per-token distillation advantage log π_teacher − log π_student (the negative reverse-KL estimate at the sampled token)"`
+	DistillOutcomeCoef float64  `yaml:"distill_outcome_coef" json:"distill_outcome_coef" help:"with teacher: weight of the outcome (group) advantage beside the distillation one (0: pure distillation, the rewards only logged; 1: slime's OPD, the KL term added to the estimator's advantage)"`
+
 	// --- optimizer
 	GlobalBatchSize        int     `yaml:"global_batch_size" json:"global_batch_size" slime:"--global-batch-size" help:"samples per optimizer step; a rollout of B×G samples gives B×G/global_batch_size steps"`
 	MicroBatchSize         int     `yaml:"micro_batch_size" json:"micro_batch_size" slime:"--micro-batch-size" help:"samples per forward/backward pass, in GRPO and the warm start; gradients are summed over micro-batches (0: the whole batch)"`
@@ -204,6 +211,8 @@ func Default() Config {
 		TISClip:               2,
 		OverlongPenaltyFactor: 1,
 		CalculatePerTokenLoss: true,
+		TeacherEngine:         inprocess.Name,
+		DistillCoef:           1,
 		KLLossType:            "k3",
 		FlowRLBeta:            15,
 		FlowRLLogZ:            "vargrad",
@@ -251,7 +260,8 @@ func (c Config) StepsPerRollout() int { return c.Samples() / c.GlobalBatchSize }
 // The error ends with the knob's description unless it lists the allowed
 // values.
 func (c Config) Validate() error {
-	checks := []func() error{c.validateFinite, c.validatePolicyData, c.validateRollout, c.validateLoss, c.validateOptimizer, c.validateDevices, c.validateRun}
+	checks := []func() error{c.validateFinite, c.validatePolicyData, c.validateRollout, c.validateLoss, c.validateDistill, c.validateOptimizer,
+		c.validateDevices, c.validateRun}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return err
@@ -416,6 +426,36 @@ func (c Config) validateFlowRL() error {
 		return bad("entropy_coef", "%g with advantage_estimator flowrl, whose loss adds no entropy bonus; set it to 0", c.EntropyCoef)
 	case c.UseTIS:
 		return bad("use_tis", "not with advantage_estimator flowrl, whose only importance weight is its clipped sequence ratio")
+	}
+	return nil
+}
+
+// TeacherEngines lists the teacher_engine values: in process, or served.
+func TeacherEngines() []string { return []string{inprocess.Name, engine.SGLang} }
+
+// validateDistill checks the on-policy distillation knobs: with teacher set,
+// a known teacher_engine (sglang with its URLs) and finite non-negative
+// coefficients not both 0; without it, no URLs.
+func (c Config) validateDistill() error {
+	switch {
+	case !slices.Contains(TeacherEngines(), c.TeacherEngine):
+		return notOneOf("teacher_engine", c.TeacherEngine, TeacherEngines()...)
+	case c.DistillCoef < 0:
+		return bad("distill_coef", "%g is negative", c.DistillCoef)
+	case c.DistillOutcomeCoef < 0:
+		return bad("distill_outcome_coef", "%g is negative", c.DistillOutcomeCoef)
+	case c.Teacher == "" && len(c.TeacherURLs) > 0:
+		return bad("teacher", "empty with teacher_urls set (name the teacher's folder: its tokenizer is checked against the policy's)")
+	case c.Teacher == "":
+		return nil
+	case c.AdvantageEstimator == "flowrl":
+		return bad("teacher", "not with advantage_estimator flowrl, whose flow-balance loss takes no per-token advantage")
+	case c.DistillCoef == 0 && c.DistillOutcomeCoef == 0:
+		return bad("distill_coef", "0 with distill_outcome_coef 0: every advantage would be 0")
+	case c.TeacherEngine == engine.SGLang && len(c.TeacherURLs) == 0:
+		return bad("teacher_urls", "empty with teacher_engine sglang")
+	case c.TeacherEngine == inprocess.Name && len(c.TeacherURLs) > 0:
+		return bad("teacher_urls", "set with teacher_engine %s (the teacher runs in process); use teacher_engine sglang", inprocess.Name)
 	}
 	return nil
 }

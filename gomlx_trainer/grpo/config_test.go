@@ -306,6 +306,14 @@ func TestValidateErrors(t *testing.T) {
 		{"flowrl: entropy bonus", func(c *Config) { c.AdvantageEstimator, c.EntropyCoef = "flowrl", 0.01 }, "grpo: config entropy_coef: 0.01 with advantage_estimator flowrl"},
 		{"flowrl: TIS", func(c *Config) { c.AdvantageEstimator, c.UseTIS = "flowrl", true }, "grpo: config use_tis: not with advantage_estimator flowrl"},
 		{"unknown estimator", func(c *Config) { c.AdvantageEstimator = "ppo" }, `grpo: config advantage_estimator: "ppo" is not grpo, gspo, rloo, reinforce_plus_plus_baseline or flowrl`},
+		{"unknown teacher engine", func(c *Config) { c.Teacher, c.TeacherEngine = "t", "vllm" }, `grpo: config teacher_engine: "vllm" is not builtin or sglang`},
+		{"negative distillation weight", func(c *Config) { c.Teacher, c.DistillCoef = "t", -1 }, "grpo: config distill_coef: -1 is negative — with teacher"},
+		{"negative outcome weight", func(c *Config) { c.Teacher, c.DistillOutcomeCoef = "t", -0.5 }, "grpo: config distill_outcome_coef: -0.5 is negative"},
+		{"both distillation weights 0", func(c *Config) { c.Teacher, c.DistillCoef = "t", 0 }, "grpo: config distill_coef: 0 with distill_outcome_coef 0"},
+		{"served teacher without URLs", func(c *Config) { c.Teacher, c.TeacherEngine = "t", "sglang" }, "grpo: config teacher_urls: empty with teacher_engine sglang"},
+		{"URLs of an in-process teacher", func(c *Config) { c.Teacher, c.TeacherURLs = "t", []string{"http://x"} }, "grpo: config teacher_urls: set with teacher_engine builtin"},
+		{"a teacher with FlowRL", func(c *Config) { c.Teacher, c.AdvantageEstimator = "t", "flowrl" }, "grpo: config teacher: not with advantage_estimator flowrl"},
+		{"URLs without a teacher", func(c *Config) { c.TeacherURLs = []string{"http://x"} }, "grpo: config teacher: empty with teacher_urls set"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Default()

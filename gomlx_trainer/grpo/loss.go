@@ -23,6 +23,8 @@ type LossConfig struct {
 // except Advantages, which is [batch]. Position t of LogProbs is the log-prob of
 // the token at t+1 given the tokens up to t; Weights is zero wherever that token
 // was not sampled by the policy (prompt, tool responses, template glue, padding).
+// PPO-clip's advantage of token t of sequence i is Advantages[i] +
+// TokenAdvantages[i][t] (the latter 0 when nil).
 type LossInputs struct {
 	LogProbs    *Node // current policy, differentiable
 	OldLogProbs *Node // the old policy of the ratio: the sampler's log-probs, or the training graph's recomputed before the rollout's updates
@@ -32,6 +34,11 @@ type LossInputs struct {
 	Weights     *Node // per-token weight of the loss: see TokenWeights
 	ISWeights   *Node // per-token importance weights of the policy-gradient term (truncated importance sampling); nil: 1
 	LogZ        *Node // FlowRL: log Z(x) of each sequence's prompt, [batch]; only read with FlowRL; differentiable with FlowLogZHead
+	// TokenAdvantages, when not nil, add a per-token advantage to the
+	// sequence's (on-policy distillation: distill_coef·(log π_teacher −
+	// log π_student) at each sampled token, 0 elsewhere); no gradient flows
+	// into it.
+	TokenAdvantages *Node
 }
 
 // LossOutputs are scalars. Loss is what the optimizer minimises. The sums are
@@ -49,7 +56,8 @@ type LossOutputs struct {
 // PolicyLoss builds the PPO-clip policy-gradient loss of GRPO/DAPO:
 //
 //	ratio = exp(logp − logp_old)
-//	pg    = max(−A·ratio, −A·clip(ratio, 1−ε_low, 1+ε_high))
+//	A_t   = A + A_tok,t                (A_tok: TokenAdvantages, 0 when nil)
+//	pg    = max(−A_t·ratio, −A_t·clip(ratio, 1−ε_low, 1+ε_high))
 //	loss  = Σ_t w_t · (pg_t + β·kl_t − c·entropy_t)
 //
 // where kl is k1 = logp − logp_ref, k2 = (logp − logp_ref)²/2 or k3 =
@@ -77,6 +85,10 @@ func PolicyLoss(in LossInputs, cfg LossConfig) LossOutputs {
 
 	w := ConvertDType(in.Weights, dtype)
 	adv := ExpandAxes(ConvertDType(in.Advantages, dtype), -1) // [b, 1]
+	if in.TokenAdvantages != nil {
+		in.TokenAdvantages.AssertDims(b, t)
+		adv = Add(adv, StopGradient(ConvertDType(in.TokenAdvantages, dtype))) // [b, t]
+	}
 	oldLogp := StopGradient(ConvertDType(in.OldLogProbs, dtype))
 	active := ConvertDType(GreaterThan(w, ZerosLike(w)), dtype)
 

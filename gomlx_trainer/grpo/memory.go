@@ -3,12 +3,14 @@ package grpo
 import (
 	"fmt"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/engine/inprocess"
 	"github.com/mathrl/mathrl/gomlx_trainer/memplan"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
 
 // MemoryRecipe picks out of the recipe the numbers that decide its memory,
-// for the memory planner.
+// for the memory planner: with an in-process teacher, its parameters too
+// (from its config.json).
 func (cfg Config) MemoryRecipe() (memplan.Recipe, error) {
 	dtype, err := qwen3.ParseDType(cfg.DType)
 	if err != nil {
@@ -27,6 +29,13 @@ func (cfg Config) MemoryRecipe() (memplan.Recipe, error) {
 		rc.EvalResponseLen = cfg.EvalMaxResponseLen
 	}
 	rc.MaxTokens, rc.LogProbChunk, rc.RecomputeLayers = cfg.MaxTokensPerMicroBatch, cfg.LogProbChunk, cfg.RecomputeLayers
+	if cfg.Teacher != "" && cfg.TeacherEngine == inprocess.Name { // a served teacher's weights are elsewhere
+		tc, err := qwen3.LoadConfig(cfg.Teacher)
+		if err != nil {
+			return memplan.Recipe{}, fmt.Errorf("grpo: config teacher: %w", err)
+		}
+		rc.TeacherParams = tc.Params()
+	}
 	return rc, nil
 }
 

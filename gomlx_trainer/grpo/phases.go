@@ -365,6 +365,9 @@ func (t *trainer) stepMetrics(b batch, mm mismatchStats, part []Sequence, kept, 
 		"train_flops": 6 * params * float64(tokens), "rollout_flops": 2 * params * float64(b.gen.SampledTokens) / per,
 		"rollout_weight_version": float64(b.step), "rollout_staleness": float64(staleness),
 	}
+	if kl, ok := reverseKL(part); ok {
+		m.Extra["distill_reverse_kl"] = kl // mean log π_student − log π_teacher over the step's sampled tokens
+	}
 	if ss.Tokens > 0 {
 		m.Extra["ratio_mean"] = ss.RatioSum / ss.Tokens // mean π/π_old over the step's sampled tokens (FlowRL: of the sequence ratios, per token)
 	}

@@ -28,6 +28,7 @@ type trainer struct {
 	onRollout func(RolloutLog)
 
 	learner *Learner      // the policy and its optimizer state
+	teacher Teacher       // on-policy distillation's teacher (nil: none)
 	engine  engine.Engine // samples the rollouts and evaluations
 	proto   *tokenizer.Protocol
 	tokJSON []byte // tokenizer.json, copied into checkpoints
@@ -61,6 +62,9 @@ func newTrainer(cfg Config, opt TrainOptions) (*trainer, error) {
 	t := &trainer{cfg: cfg, log: newProgress(opt.Progress), run: RunFolder(cfg.Save), reward: opt.Reward, onRollout: opt.OnRollout, marks: opt.PhaseMarks}
 	if t.reward == nil {
 		t.reward = ScorerReward(cfg.RMType)
+	}
+	if err := checkTeacherShape(cfg); err != nil { // before the policy's weights load
+		return nil, err
 	}
 	model, err := t.loadPolicy(opt.Resume)
 	if err != nil {
@@ -149,7 +153,7 @@ func (t *trainer) loadPolicy(resume bool) (*qwen3.Model, error) {
 
 // setupModels builds the chat protocol, the tools, and the engine and the
 // learner of model (the learner with the frozen reference when the KL penalty
-// is on). It returns the tools' isolation level.
+// is on), and the teacher of on-policy distillation when there is one. It returns the tools' isolation level.
 func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation string, err error) {
 	cfg := t.cfg
 	if t.proto, t.tokJSON, err = newProtocol(cfg, model.Config.VocabSize); err != nil {
@@ -187,6 +191,11 @@ func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation s
 	}
 	if t.engine, err = newEngine(cfg, b, model, t.learner.Mesh(), t.log); err != nil {
 		return "", err
+	}
+	if cfg.Teacher != "" {
+		if t.teacher, err = newTeacher(cfg, b, t.log); err != nil {
+			return "", err
+		}
 	}
 	if needsReference(cfg) {
 		ref, err := newPolicy(cfg)

@@ -83,7 +83,7 @@ func TestDifferingKey(t *testing.T) {
 	free := map[string]bool{"num_rollout": true, "eval_interval": true, "save_interval": true, "keep_ckpts": true,
 		"backend": true, "num_devices": true, "sharding": true, "save_rollouts_every": true, "save_rollouts_groups": true,
 		"rollout_engine": true, "rollout_engine_urls": true, "weights_dir": true, "async_rollouts": true,
-		"rollout_engine_api_key": true}
+		"rollout_engine_api_key": true, "teacher_urls": true}
 	if len(resumeFree) != len(free) {
 		t.Errorf("resumeFree %v, want the keys of %v", resumeFree, free)
 	}

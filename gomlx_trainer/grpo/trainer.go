@@ -131,6 +131,11 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 			}
 		}
 
+		// --- on-policy distillation: the teacher's log-probs of the sampled tokens give per-token advantages
+		if trained, err = t.distill(trained); err != nil {
+			return t.stop(ctx, err)
+		}
+
 		// --- optimize: global_batch_size samples per optimizer step, one train.jsonl line each
 		begun := t.st.Step
 		lines, trainSteps, err := t.optimize(b, trained, mm)
@@ -238,11 +243,12 @@ func modelName(cfg Config) string {
 // num_devices and sharding existed read them as 0 and "") and where and when
 // it samples (the engines sample the same tokens from the same seeds; a
 // resumed run samples its first rollout from the checkpoint's weights with
-// or without async_rollouts; the servers' API key is never saved). Any other
-// must equal the checkpoint's.
+// or without async_rollouts; the servers' API key is never saved), and which
+// servers serve the teacher (teacher_urls; the teacher itself may not
+// change). Any other must equal the checkpoint's.
 var resumeFree = []string{"num_rollout", "eval_interval", "save_interval", "keep_ckpts", "backend", "num_devices", "sharding",
 	"save_rollouts_every", "save_rollouts_groups", "rollout_engine", "rollout_engine_urls", "weights_dir", "async_rollouts",
-	"rollout_engine_api_key"}
+	"rollout_engine_api_key", "teacher_urls"}
 
 // differingKey names the first knob, other than resumeFree, whose value
 // differs between a and b ("" when none).

@@ -25,14 +25,7 @@ import (
 // byte-sized vocabulary takes "bytes") and returns the run's chat protocol with
 // the tokenizer.json bytes that checkpoints keep.
 func newProtocol(cfg Config, modelVocab int) (*tokenizer.Protocol, []byte, error) {
-	spec := cfg.Tokenizer
-	if spec == "" && cfg.TinyModel != "" && modelVocab < 1000 {
-		spec = "bytes"
-	}
-	if spec == "" {
-		spec = filepath.Join(cfg.HFCheckpoint, "tokenizer.json")
-	}
-	tok, data, err := tokenizer.Open(spec)
+	tok, data, err := tokenizer.Open(policyTokenizer(cfg, modelVocab))
 	if err != nil {
 		return nil, nil, fmt.Errorf("grpo: %w", err)
 	}
@@ -44,6 +37,19 @@ func newProtocol(cfg Config, modelVocab int) (*tokenizer.Protocol, []byte, error
 		return nil, nil, fmt.Errorf("grpo: %w", err)
 	}
 	return proto, data, nil
+}
+
+// policyTokenizer is the tokenizer spec (tokenizer.Open) of the policy:
+// tokenizer, else bytes for a tiny_model of fewer than 1000 ids, else
+// hf_checkpoint's tokenizer.json.
+func policyTokenizer(cfg Config, modelVocab int) string {
+	switch {
+	case cfg.Tokenizer != "":
+		return cfg.Tokenizer
+	case cfg.TinyModel != "" && modelVocab < 1000:
+		return "bytes"
+	}
+	return filepath.Join(cfg.HFCheckpoint, "tokenizer.json")
 }
 
 // newEngine returns the engine rollout_engine names: the in-process sampler

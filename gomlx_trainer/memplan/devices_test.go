@@ -117,3 +117,26 @@ func TestReferenceWholeUnderFSDP(t *testing.T) {
 		}
 	}
 }
+
+// TestTeacherCounted: an in-process distillation teacher of T parameters
+// adds T·d bytes, whole on the first device, to a training step and to
+// sampling, beside the policy's weights; none without one.
+func TestTeacherCounted(t *testing.T) {
+	const teacher = 1000
+	for _, tc := range []struct {
+		devices int
+		fsdp    bool
+	}{{1, false}, {2, true}} {
+		for _, params := range []int64{0, teacher} {
+			step := memplan.TrainStep(handConfig(), memplan.Step{DType: dtypes.BFloat16, Rows: 4, SeqLen: 5, TeacherParams: params,
+				Devices: tc.devices, FSDP: tc.fsdp}, memplan.XLA)
+			sampling := memplan.Sampling(handConfig(), memplan.Session{DType: dtypes.BFloat16, Batch: 4, PromptLen: 100, ResponseLen: 60,
+				Training: true, TeacherParams: params, Devices: tc.devices, FSDP: tc.fsdp}, memplan.XLA)
+			for what, b := range map[string]memplan.Breakdown{"train step": step, "sampling": sampling} {
+				if got := b.Term(memplan.TermTeacher); got != params*2 {
+					t.Errorf("%d devices, fsdp %v, %s: teacher of %d parameters counted %d bytes, want %d", tc.devices, tc.fsdp, what, params, got, params*2)
+				}
+			}
+		}
+	}
+}

@@ -30,6 +30,7 @@ type Recipe struct {
 	LogProbChunk    int          // logprob_chunk
 	RecomputeLayers bool         // recompute_layers
 	Reference       bool         // a frozen reference policy: use_kl_loss with a non-zero kl_loss_coef, or advantage_estimator flowrl
+	TeacherParams   int64        // parameters of an in-process distillation teacher (teacher, teacher_engine builtin); 0: none
 	FusedAttention  bool         // the training step's attention is fused (see FusedAttention)
 	Devices         int          // num_devices; 0 or 1: one device
 	Sharding        string       // sharding: layout.Replicate, Data or FSDP
@@ -61,14 +62,14 @@ func (rc Recipe) Rows() int {
 func (rc Recipe) step(rows int) Step {
 	return Step{DType: rc.DType, Rows: rows, SeqLen: rc.SeqLen(), LogProbChunk: rc.LogProbChunk,
 		RecomputeLayers: rc.RecomputeLayers, Reference: rc.Reference, FusedAttention: rc.FusedAttention,
-		Devices: rc.Devices, FSDP: rc.fsdp(), State: rc.State}
+		Devices: rc.Devices, FSDP: rc.fsdp(), State: rc.State, TeacherParams: rc.TeacherParams}
 }
 
 // rollout and eval are the sampling sessions of batch sequences.
 func (rc Recipe) rollout(batch int) Session {
 	return Session{DType: rc.DType, Batch: batch, PromptLen: rc.PromptLen, ResponseLen: rc.ResponseLen,
 		AppendChunks: rc.Tools, Training: true, Reference: rc.Reference,
-		Devices: rc.Devices, FSDP: rc.fsdp(), State: rc.State}
+		Devices: rc.Devices, FSDP: rc.fsdp(), State: rc.State, TeacherParams: rc.TeacherParams}
 }
 
 func (rc Recipe) eval(batch int) Session {

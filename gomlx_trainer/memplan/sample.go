@@ -10,18 +10,19 @@ import (
 
 // Session is the shape of one sampling session (sampler.Session).
 type Session struct {
-	DType        dtypes.DType // compute dtype of the weights and the cache
-	Batch        int          // sequences generated at once
-	PromptLen    int          // longest prompt
-	ResponseLen  int          // most new tokens per sequence (sampled and appended)
-	MaxChunk     int          // most prompt tokens prefilled in one step; 0: sampler.DefaultMaxChunk
-	AppendChunk  int          // most appended tokens fed per sequence in one step; 0: sampler.DefaultAppendChunk
-	AppendChunks bool         // tool outputs are appended between turns: chunks of AppendChunk fed at the full cache
-	Training     bool         // inside `mathrl train`: the optimizer state stays resident (Resident) unless State.OffloadTrain
-	Reference    bool         // with Training, a frozen reference policy is resident too
-	Devices      int          // with Training, num_devices the trainer's state spreads over; 0 or 1: one device
-	FSDP         bool         // with Training and Devices > 1: sharding fsdp, else data
-	State        State        // with Training, how the optimizer keeps its state
+	DType         dtypes.DType // compute dtype of the weights and the cache
+	Batch         int          // sequences generated at once
+	PromptLen     int          // longest prompt
+	ResponseLen   int          // most new tokens per sequence (sampled and appended)
+	MaxChunk      int          // most prompt tokens prefilled in one step; 0: sampler.DefaultMaxChunk
+	AppendChunk   int          // most appended tokens fed per sequence in one step; 0: sampler.DefaultAppendChunk
+	AppendChunks  bool         // tool outputs are appended between turns: chunks of AppendChunk fed at the full cache
+	Training      bool         // inside `mathrl train`: the optimizer state stays resident (Resident) unless State.OffloadTrain
+	Reference     bool         // with Training, a frozen reference policy is resident too
+	TeacherParams int64        // with Training, an in-process distillation teacher of this many parameters is resident too
+	Devices       int          // with Training, num_devices the trainer's state spreads over; 0 or 1: one device
+	FSDP          bool         // with Training and Devices > 1: sharding fsdp, else data
+	State         State        // with Training, how the optimizer keeps its state
 }
 
 // Names of the sampling terms (the resident ones are those of Resident).
@@ -102,11 +103,12 @@ func Sampling(cfg qwen3.Config, s Session, r Rules) Breakdown {
 // samples: Sharded without the gradient accumulators, which on one device
 // exist only inside a step (grpo.Learner frees them after each), and with
 // State.OffloadTrain on one device not the rest of the optimizer state
-// either (grpo.Learner.OffloadState): only the weights and the reference.
+// either (grpo.Learner.OffloadState): only the weights, the reference and
+// the teacher.
 func samplingResident(cfg qwen3.Config, s Session) []Term {
 	var out []Term
 	one := s.Devices <= 1
-	for _, t := range Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP, s.State) {
+	for _, t := range withTeacher(Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP, s.State), s.TeacherParams, s.DType) {
 		switch {
 		case t.Name == TermAccumulators && one:
 		case (t.Name == TermMoments || t.Name == TermMaster) && one && s.State.OffloadTrain:

@@ -17,6 +17,7 @@ type Step struct {
 	LogProbChunk    int          // positions per chunk of the log-prob head; 0: the whole sequence at once
 	RecomputeLayers bool         // recompute each decoder layer in the backward, keeping only its input
 	Reference       bool         // a frozen reference policy (the KL penalty, FlowRL)
+	TeacherParams   int64        // parameters of an in-process distillation teacher, resident beside the policy; 0: none
 	FusedAttention  bool         // fused (flash) attention: see FusedAttention
 	Devices         int          // num_devices the step spreads over (Rows split over them); 0 or 1: one device
 	FSDP            bool         // with Devices > 1: sharding fsdp (the state sharded too), else data
@@ -98,6 +99,7 @@ func FusedAttention(dtype dtypes.DType, r Rules) bool {
 const (
 	TermWeights      = "weights"
 	TermReference    = "reference policy"
+	TermTeacher      = "distillation teacher"
 	TermAccumulators = "gradient accumulators"
 	TermMoments      = "AdamW moments"
 	TermMaster       = "master weights"
@@ -126,11 +128,12 @@ const (
 //	end of backward:  resident + every weight gradient (CPU, and XLA on several devices)
 //	optimizer update: resident + update temporaries
 //
-// where resident is Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP, s.State),
+// where resident is Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP, s.State)
+// with the teacher (withTeacher),
 // and on several devices the activations are those of Rows/Devices rows.
 func TrainStep(cfg qwen3.Config, s Step, r Rules) Breakdown {
 	d := int64(s.DType.Size())
-	resident := Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP, s.State)
+	resident := withTeacher(Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP, s.State), s.TeacherParams, s.DType)
 	devices := max(s.Devices, 1)
 	s.Rows = s.rowsOn()
 	kept := keptActivations(cfg, s, r)
@@ -248,6 +251,17 @@ func Sharded(cfg qwen3.Config, dtype dtypes.DType, reference bool, devices int, 
 		}
 	}
 	return terms
+}
+
+// withTeacher appends to resident the weights of an in-process distillation
+// teacher of params parameters in dtype, frozen and whole on the first
+// device as the reference policy is (grpo leaves it there); params 0 adds
+// nothing.
+func withTeacher(resident []Term, params int64, dtype dtypes.DType) []Term {
+	if params == 0 {
+		return resident
+	}
+	return append(resident, Term{TermTeacher, params * int64(dtype.Size())})
 }
 
 // keptActivations are what the forward pass leaves for the backward, for all

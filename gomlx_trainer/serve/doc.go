@@ -41,6 +41,19 @@
 // samples for n copies of its prompt with Options.Seed s: answer k draws from
 // seeding.SequenceSeed(s, k).
 //
+// # Scoring: the log-probs of an input
+//
+// A /generate request for one sequence with sampling_params.max_new_tokens
+// 0, return_logprob and logprob_start_len k samples nothing: its
+// meta_info.input_token_logprobs hold the log-prob of each input token from
+// k on, given those before it, at sampling_params.temperature (default 1;
+// k -1 or absent is the last token, as in SGLang, and the log-prob of token
+// 0 is null). It runs the training graph's log-probs (qwen3.TargetLogProbsOf,
+// one row padded as grpo pads a batch), so a served distillation teacher
+// gives what an in-process one would, bit for bit on the tests' backend. A
+// k outside the input, a k with max_new_tokens above 0, a batch, or a
+// temperature of 0 is answered 400 naming the field.
+//
 // A bad request (invalid JSON, a field of the wrong type, an id outside the
 // vocabulary, max_new_tokens past the context, an n below 1, a
 // sampling_params key it does not sample by, such as a stop string or a

@@ -182,11 +182,12 @@ func (s *Server) run(ctx context.Context, w http.ResponseWriter, j *job, n int) 
 // input_ids is one sequence or a list of them (a batch, sampled as a batch of
 // its own); sampling_params one object or one per sequence.
 type generateRequest struct {
-	Text           any             `json:"text"`
-	InputIDs       json.RawMessage `json:"input_ids"`
-	ReturnLogprob  bool            `json:"return_logprob"`
-	Stream         bool            `json:"stream"`
-	SamplingParams json.RawMessage `json:"sampling_params"`
+	Text            any             `json:"text"`
+	InputIDs        json.RawMessage `json:"input_ids"`
+	ReturnLogprob   bool            `json:"return_logprob"`
+	LogprobStartLen *int            `json:"logprob_start_len"` // with max_new_tokens 0: score the input from here (scoreJob)
+	Stream          bool            `json:"stream"`
+	SamplingParams  json.RawMessage `json:"sampling_params"`
 }
 
 // samplingParams is the part of SGLang's sampling_params this server
@@ -281,6 +282,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 0, err)
 		return
 	}
+	if deref(sp.MaxNewTokens, 128) == 0 && req.ReturnLogprob || req.LogprobStartLen != nil {
+		s.scoreInput(w, r, req, ids, sp)
+		return
+	}
 	q := sglangSequence(ids, sp)
 	j, err := s.check(q, sglangFields(-1))
 	if err != nil {
@@ -330,6 +335,10 @@ func (s *Server) generateBatch(w http.ResponseWriter, r *http.Request, req gener
 			sps[k] = one
 		}
 	}
+	if req.LogprobStartLen != nil {
+		writeError(w, 0, bad("logprob_start_len: input log-probs are served for one sequence per request, not a batch"))
+		return
+	}
 	g := &job{}
 	var prompts []int // each answer's prompt length
 	for k := range ids {
@@ -361,6 +370,59 @@ func (s *Server) generateBatch(w http.ResponseWriter, r *http.Request, req gener
 		out[k] = sglangAnswer(prompts[k], res.group[k], req.ReturnLogprob)
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// scoreInput answers a scoring request, SGLang's max_new_tokens 0 with
+// return_logprob and logprob_start_len k: nothing is sampled, and
+// meta_info.input_token_logprobs holds the log-prob of each input token from
+// k on given those before it, at sampling_params.temperature (default 1).
+// A distillation teacher is asked so (grpo's servedTeacher).
+func (s *Server) scoreInput(w http.ResponseWriter, r *http.Request, req generateRequest, ids []int, sp samplingParams) {
+	j, err := s.checkScore(req, ids, sp)
+	if err != nil {
+		writeError(w, 0, err)
+		return
+	}
+	res := s.submit(r.Context(), j)
+	if res.err != nil {
+		writeError(w, http.StatusInternalServerError, res.err)
+		return
+	}
+	writeJSON(w, http.StatusOK, scoreAnswer(ids, j.score.start, res.input))
+}
+
+// checkScore validates a scoring request, naming the field at fault, and
+// returns its job. logprob_start_len -1 or absent is the last input token,
+// as in SGLang.
+func (s *Server) checkScore(req generateRequest, ids []int, sp samplingParams) (*job, error) {
+	inf := s.info()
+	vocab, ctx := inf.cfg.VocabSize, inf.context()
+	maxNew, start, temperature := deref(sp.MaxNewTokens, 128), deref(req.LogprobStartLen, -1), deref(sp.Temperature, 1)
+	if start == -1 {
+		start = len(ids) - 1
+	}
+	switch {
+	case maxNew != 0:
+		return nil, bad("logprob_start_len: input log-probs are served with sampling_params.max_new_tokens 0, not %d", maxNew)
+	case !req.ReturnLogprob:
+		return nil, bad("return_logprob: false with sampling_params.max_new_tokens 0: nothing to return")
+	case len(ids) == 0:
+		return nil, bad("input_ids: missing or empty")
+	case len(ids) > ctx:
+		return nil, bad("input_ids: %d tokens pass the context of %d", len(ids), ctx)
+	case start < 0 || start >= len(ids):
+		return nil, bad("logprob_start_len: %d is outside [0, %d) (-1: the last input token)", deref(req.LogprobStartLen, -1), len(ids))
+	case temperature <= 0:
+		return nil, bad("sampling_params.temperature: %g, want > 0 for log-probs", temperature)
+	case sp.N != nil && *sp.N != 1:
+		return nil, bad("sampling_params.n: %d, want 1 for a scoring request", *sp.N)
+	}
+	for k, id := range ids {
+		if id < 0 || id >= vocab {
+			return nil, bad("input_ids[%d]: id %d outside the vocabulary [0, %d)", k, id, vocab)
+		}
+	}
+	return &job{ids: ids, score: &scoreJob{start: start, temperature: temperature}}, nil
 }
 
 func sglangSequence(ids []int, sp samplingParams) sequence {

@@ -57,6 +57,11 @@ func (s *Server) schedule() {
 			queue = queue[1:]
 			continue
 		}
+		if b == nil && len(queue) > 0 && queue[0].score != nil {
+			queue[0].done <- s.runScore(queue[0])
+			queue = queue[1:]
+			continue
+		}
 		if b == nil && len(queue) > 0 && queue[0].update != nil {
 			smp = s.swap(queue[0].update)
 			queue[0].done <- result{}
@@ -166,12 +171,12 @@ func (s *Server) runGroup(smp *sampler.Sampler, g *job) (res result) {
 }
 
 // admit puts the queued jobs that share b's knobs into its free rows, in
-// order, up to the first that does not (a different request or an update
+// order, up to the first that does not (a different request, a scoring one or an update
 // waits for the batch to drain, and so does everything behind it).
 func (s *Server) admit(b *batch, queue []*job) []*job {
 	for len(queue) > 0 {
 		j := queue[0]
-		if j.update != nil || j.group != nil || !j.knobs.same(b.knobs) {
+		if j.update != nil || j.group != nil || j.score != nil || !j.knobs.same(b.knobs) {
 			break
 		}
 		row := -1

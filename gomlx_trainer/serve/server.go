@@ -49,6 +49,7 @@ type Server struct {
 	opt      Options
 	root     string               // Options.WeightsRoot, absolute with every symlink resolved ("" when unset)
 	prefixes *sampler.PrefixCache // the prompt cache (nil: none)
+	scoring  *scorer              // the graphs of scoring requests, of the current weights (the scheduler's; nil until the first)
 	jobs     chan *job
 	stopc    chan struct{} // closed when the scheduler must stop
 	done     chan struct{} // closed when it has
@@ -188,6 +189,7 @@ type job struct {
 	knobs  knobs
 	group  []*job // the sequences of a batch request (their knobs are the job's)
 	update *update
+	score  *scoreJob   // a scoring request: the input's log-probs, nothing sampled
 	done   chan result // buffered: the scheduler never waits on it
 }
 
@@ -199,7 +201,8 @@ type update struct {
 
 type result struct {
 	r     sample
-	group []sample // a group's, in order
+	group []sample  // a group's, in order
+	input []float32 // a scoring job's log-probs, from its start on
 	err   error
 }
 
