@@ -51,6 +51,7 @@ func packBatch(seqs []Sequence) (Batch, error) {
 		IDs: make([][]int32, len(seqs)), Targets: make([][]int32, len(seqs)),
 		OldLogProbs: make([][]float32, len(seqs)), Weights: make([][]float32, len(seqs)),
 		ISWeights: make([][]float32, len(seqs)), Advantages: make([]float32, len(seqs)), LogZ: make([]float32, len(seqs)),
+		PromptLens: make([]float32, len(seqs)),
 	}
 	withRef := len(seqs) > 0 && seqs[0].RefLogProbs != nil
 	if withRef {
@@ -93,6 +94,7 @@ func packBatch(seqs []Sequence) (Batch, error) {
 		}
 		b.Advantages[i] = float32(s.Advantage)
 		b.LogZ[i] = float32(s.LogZ)
+		b.PromptLens[i] = float32(len(s.Prompt))
 	}
 	b.TokenAdvantages = packTokenAdvantages(seqs, t)
 	return b, nil

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -130,6 +131,8 @@ func fillCheckpoint(tmp string, model *qwen3.Model, state []*mlmodel.Variable, t
 			return err
 		}
 	}
+	// FlowRL's log Z head rides with the optimizer state: not a Hugging Face tensor, it stays out of model.safetensors
+	state = append(slices.Clip(state), flowHeadVars(model.Store)...)
 	if err := writeOptimizer(filepath.Join(tmp, optimizerFile), state); err != nil {
 		return fmt.Errorf("optimizer state: %w", err)
 	}
@@ -375,7 +378,8 @@ func readOptimizerState(dir string, store *mlmodel.Store) error {
 // readOptimizer restores the variables written by writeOptimizer into store:
 // into a variable that exists in its dtype, else as a new float32 variable,
 // which the learner converts to the dtype its precision settings give
-// (createOptimizerState).
+// (createOptimizerState). FlowRL's log Z head (FlowRLHeadScope), saved
+// beside the state, comes back as trainable float32 variables.
 func readOptimizer(path string, store *mlmodel.Store) error {
 	ck, err := qwen3.OpenSafetensors(path)
 	if err != nil {
@@ -384,7 +388,7 @@ func readOptimizer(path string, store *mlmodel.Store) error {
 	defer ck.Close()
 	for _, name := range ck.Names() {
 		i := strings.LastIndex(name, "/")
-		if i < 0 || !isOptimizerScope(name[:i]) {
+		if i < 0 || (!isOptimizerScope(name[:i]) && !isFlowRLHeadScope(name[:i])) {
 			return fmt.Errorf("tensor %q is not an optimizer variable", name)
 		}
 		v := store.GetVariable(name)
@@ -403,7 +407,7 @@ func readOptimizer(path string, store *mlmodel.Store) error {
 				return fmt.Errorf("variable %s: %w", name, err)
 			}
 		} else {
-			store.VariableWithValue(name, t).SetTrainable(false)
+			store.VariableWithValue(name, t).SetTrainable(isFlowRLHeadScope(name[:i]))
 		}
 	}
 	return nil

@@ -100,7 +100,8 @@ type Config struct {
 	KLLossCoef                  float64 `yaml:"kl_loss_coef" json:"kl_loss_coef" slime:"--kl-loss-coef" help:"weight of the KL penalty (with use_kl_loss)"`
 	KLLossType                  string  `yaml:"kl_loss_type" json:"kl_loss_type" slime:"--kl-loss-type" help:"KL estimator: k1 (logp − ref), k2 ((logp − ref)²/2), k3, or low_var_kl (k3 clamped to [-10, 10])"`
 	FlowRLBeta                  float64 `yaml:"flowrl_beta" json:"flowrl_beta" help:"with advantage_estimator flowrl: β, the inverse temperature of the target distribution ∝ π_ref·exp(β·r̂) (FlowRL's 15)"`
-	FlowRLLogZ                  string  `yaml:"flowrl_log_z" json:"flowrl_log_z" help:"with advantage_estimator flowrl, how log Z(x) is estimated: vargrad (each prompt's log Z is the mean over its group of log π_ref − log π + β·r̂, length-normalised, at the old policy: the loss is the group's variance of the residual) or head (FlowRL's learned head on the prompt's hidden state; not yet implemented)"`
+	FlowRLLogZ                  string  `yaml:"flowrl_log_z" json:"flowrl_log_z" help:"with advantage_estimator flowrl, how log Z(x) is estimated: vargrad (each prompt's log Z is the mean over its group of log π_ref − log π + β·r̂, length-normalised, at the old policy: the loss is the group's variance of the residual) or head (FlowRL's learned log Z: an MLP of flowrl_head_layers blocks on the mean of the policy's last hidden state over the prompt, trained by the same loss with the policy's AdamW; not with optimizer_cpu_offload or sharding fsdp)"`
+	FlowRLHeadLayers            int     `yaml:"flowrl_head_layers" json:"flowrl_head_layers" help:"with flowrl_log_z head: the head's blocks, FlowRL's num_layers: (n − 1) × [Linear(h, h), GELU, LayerNorm(h)], then Linear(h, 1)"`
 	EntropyCoef                 float64 `yaml:"entropy_coef" json:"entropy_coef" slime:"--entropy-coef" help:"weight of an entropy bonus (subtracted from the loss)"`
 
 	// --- sampler/trainer mismatch and length shaping
@@ -215,6 +216,7 @@ func Default() Config {
 		KLLossType:            "k3",
 		FlowRLBeta:            15,
 		FlowRLLogZ:            "vargrad",
+		FlowRLHeadLayers:      3,
 
 		GlobalBatchSize: 64,
 		LR:              1e-6,
@@ -394,6 +396,9 @@ func (c Config) validateLoss() error {
 	return c.validateShaping()
 }
 
+// flowRLHead reports whether the recipe trains FlowRL's learned log Z head.
+func (c Config) flowRLHead() bool { return c.AdvantageEstimator == "flowrl" && c.FlowRLLogZ == "head" }
+
 // FlowRLLogZEstimators lists the flowrl_log_z values.
 func FlowRLLogZEstimators() []string { return []string{"vargrad", "head"} }
 
@@ -407,10 +412,14 @@ func (c Config) validateFlowRL() error {
 		return bad("flowrl_beta", "%g, want > 0", c.FlowRLBeta)
 	case !slices.Contains(FlowRLLogZEstimators(), c.FlowRLLogZ):
 		return notOneOf("flowrl_log_z", c.FlowRLLogZ, FlowRLLogZEstimators()...)
+	case c.FlowRLHeadLayers < 1:
+		return bad("flowrl_head_layers", "%d, want at least 1", c.FlowRLHeadLayers)
 	case c.AdvantageEstimator != "flowrl":
 		return nil
-	case c.FlowRLLogZ == "head":
-		return bad("flowrl_log_z", "head: not implemented yet; use vargrad")
+	case c.flowRLHead() && c.OptimizerCPUOffload:
+		return bad("flowrl_log_z", "head: not with optimizer_cpu_offload yet (its host update is not built for the head's variables); use vargrad or turn the offload off")
+	case c.flowRLHead() && c.NumDevices > 1 && c.Sharding == layout.FSDP:
+		return bad("flowrl_log_z", "head: not with sharding fsdp yet (the head's variables are not laid out for it); use vargrad or sharding data")
 	case c.UseKLLoss && c.KLLossCoef > 0:
 		return bad("kl_loss_coef", "%g with advantage_estimator flowrl, whose loss already holds log π_ref; set it to 0 or use_kl_loss false", c.KLLossCoef)
 	case c.EntropyCoef != 0:

@@ -295,7 +295,12 @@ func TestValidateErrors(t *testing.T) {
 			"grpo: config sft_batch_size: 6 warm-start traces per step do not split over num_devices 4"},
 		{"flowrl: β", func(c *Config) { c.AdvantageEstimator, c.FlowRLBeta = "flowrl", 0 }, "grpo: config flowrl_beta: 0, want > 0 — with advantage_estimator flowrl: β"},
 		{"flowrl: log Z estimator", func(c *Config) { c.FlowRLLogZ = "mean" }, `grpo: config flowrl_log_z: "mean" is not vargrad or head`},
-		{"flowrl: the learned head", func(c *Config) { c.AdvantageEstimator, c.FlowRLLogZ = "flowrl", "head" }, "grpo: config flowrl_log_z: head: not implemented yet; use vargrad"},
+		{"flowrl: head layers", func(c *Config) { c.FlowRLHeadLayers = 0 }, "grpo: config flowrl_head_layers: 0, want at least 1"},
+		{"flowrl: head with the optimizer offloaded", func(c *Config) { c.AdvantageEstimator, c.FlowRLLogZ, c.OptimizerCPUOffload = "flowrl", "head", true },
+			"grpo: config flowrl_log_z: head: not with optimizer_cpu_offload yet"},
+		{"flowrl: head under fsdp", func(c *Config) {
+			c.AdvantageEstimator, c.FlowRLLogZ, c.Backend, c.NumDevices, c.Sharding = "flowrl", "head", "xla-cpu", 2, layout.FSDP
+		}, "grpo: config flowrl_log_z: head: not with sharding fsdp yet"},
 		{"flowrl: KL penalty", func(c *Config) { c.AdvantageEstimator, c.UseKLLoss, c.KLLossCoef = "flowrl", true, 0.01 },
 			"grpo: config kl_loss_coef: 0.01 with advantage_estimator flowrl, whose loss already holds log π_ref"},
 		{"flowrl: entropy bonus", func(c *Config) { c.AdvantageEstimator, c.EntropyCoef = "flowrl", 0.01 }, "grpo: config entropy_coef: 0.01 with advantage_estimator flowrl"},

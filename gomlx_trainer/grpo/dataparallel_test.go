@@ -3,6 +3,7 @@ package grpo
 import (
 	"context"
 	"errors"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -93,6 +94,11 @@ func trainDataParallel(t *testing.T, cfg Config, n int, sharding string) map[str
 	if err != nil {
 		t.Fatal(err)
 	}
+	if cfg.flowRLHead() {
+		if err := InitFlowRLHead(m.Store, m.Config.Hidden, cfg.FlowRLHeadLayers, uint64(cfg.Seed)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	l := NewLearnerWith(b, m, lossConfig(cfg), adamConfig(cfg), cfg.RolloutTemperature, modelOptions(cfg))
 	if err := l.Shard(n, sharding); err != nil {
 		t.Fatal(err)
@@ -106,7 +112,9 @@ func trainDataParallel(t *testing.T, cfg Config, n int, sharding string) map[str
 	if sharding == layout.FSDP && n > 1 {
 		checkShardsFSDP(t, m.Store, n)
 	}
-	return weightsOf(t, m)
+	weights := weightsOf(t, m)
+	maps.Copy(weights, headWeights(t, m.Store)) // FlowRL's log Z head, if any, by path
+	return weights
 }
 
 // maxAbsDiff is the largest |a - b| over every weight.
@@ -136,14 +144,36 @@ func TestShardDataMatchesOneDevice(t *testing.T) { checkMatchesOneDevice(t, layo
 // (checkShardsFSDP): a run left replicated would pass the equality alone.
 func TestShardFSDPMatchesOneDevice(t *testing.T) { checkMatchesOneDevice(t, layout.FSDP) }
 
-func checkMatchesOneDevice(t *testing.T, sharding string) {
+// TestShardDataFlowRLHeadMatchesOneDevice is TestShardDataMatchesOneDevice
+// with FlowRL's learned log Z head (the sequences' old log-probs stand for
+// the reference's): the policy's and the head's weights must end as on one
+// device, and the head's must move.
+func TestShardDataFlowRLHeadMatchesOneDevice(t *testing.T) {
+	checkMatchesOneDevice(t, layout.Data, func(c *Config) { c.AdvantageEstimator, c.FlowRLLogZ = "flowrl", "head" })
+}
+
+func checkMatchesOneDevice(t *testing.T, sharding string, edits ...func(*Config)) {
 	cfg := dataParallelRecipe()
+	for _, edit := range edits {
+		edit(&cfg)
+	}
 	start, err := newPolicy(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	initial := weightsOf(t, start)
+	if cfg.flowRLHead() {
+		if err := InitFlowRLHead(start.Store, start.Config.Hidden, cfg.FlowRLHeadLayers, uint64(cfg.Seed)); err != nil {
+			t.Fatal(err)
+		}
+		maps.Copy(initial, headWeights(t, start.Store))
+	}
 	one := trainDataParallel(t, cfg, 1, sharding)
+	for _, v := range flowHeadVars(start.Store) {
+		if d := maxAbsDiff(t, map[string][]float32{v.Path(): one[v.Path()]}, map[string][]float32{v.Path(): initial[v.Path()]}); d == 0 {
+			t.Errorf("1 device: head variable %s did not move", v.Path())
+		}
+	}
 	t.Logf("1 device: the weights moved by up to %.3g", maxAbsDiff(t, one, initial))
 	if moved := maxAbsDiff(t, one, initial); moved < 1e-4 {
 		t.Fatalf("3 steps moved the weights by at most %.3g: the test cannot tell a wrong gradient", moved)

@@ -42,8 +42,10 @@ const flowLogRatioBound = 20
 // FlowRL whatever calculate_per_token_loss says.
 //
 // The gradient reaches logp only through δ_i's mean log-prob: d loss/d logp
-// at a loss token of i is 2·s_i·w_i·δ_i/n_i. log Z, logp_ref, the
-// advantages and w carry none. A sequence without loss tokens adds nothing.
+// at a loss token of i is 2·s_i·w_i·δ_i/n_i. logp_ref, the advantages and w
+// carry none, and log Z none unless cfg.FlowLogZHead is set (the learned
+// head's log Z, whose gradient is 2·s_i·w_i·δ_i). A sequence without loss
+// tokens adds nothing.
 //
 // The outputs are LossOutputs': PGLoss is Loss (no KL or entropy term is
 // added: FlowRL's residual already holds log π_ref), ClipTokens counts the
@@ -75,7 +77,10 @@ func FlowRLLoss(in LossInputs, cfg LossConfig) LossOutputs {
 	oldLogp := StopGradient(ConvertDType(in.OldLogProbs, dtype))
 	refLogp := StopGradient(ConvertDType(in.RefLogProbs, dtype))
 	adv := StopGradient(ConvertDType(in.Advantages, dtype))
-	logZ := StopGradient(ConvertDType(in.LogZ, dtype))
+	logZ := ConvertDType(in.LogZ, dtype)
+	if cfg.FlowLogZHead == 0 { // the learned head's log Z keeps its gradient: δ² trains the head
+		logZ = StopGradient(logZ)
+	}
 
 	delta := Sub(Add(logZ, meanOf(logp)), Add(MulScalar(adv, cfg.FlowBeta), meanOf(refLogp)))
 	ratio := StopGradient(Exp(ClipScalar(perSeq(Sub(logp, oldLogp)), -flowLogRatioBound, flowLogRatioBound)))
@@ -191,8 +196,8 @@ func flowResidual(s Sequence, beta float64) (float64, bool, error) {
 // computes their reference log-probs once (the frozen initial policy, in the
 // micro-batches of the steps that train on them, as correct cuts them) and
 // each prompt's log Z as cfg.FlowRLLogZ says (vargrad: VarGradLogZ over the
-// whole group, which a step may split), and returns copies of seqs that carry
-// both.
+// whole group, which a step may split; head: none here, the loss graph's
+// head computes it), and returns copies of seqs that carry both.
 //
 // log Z is taken from the sequences' LogProbs as correct leaves them, which
 // are the old log-probs of the loss's ratio. With use_rollout_logprobs false
@@ -219,6 +224,9 @@ func (t *trainer) flowPartition(seqs []Sequence) ([]Sequence, error) {
 			s.RefLogProbs = ref[i]
 			out = append(out, s)
 		}
+	}
+	if cfg.flowRLHead() {
+		return out, nil // the loss graph's head computes log Z; Sequence.LogZ stays 0
 	}
 	logZ, err := VarGradLogZ(out, cfg.NSamplesPerPrompt, cfg.FlowRLBeta)
 	if err != nil {

@@ -34,6 +34,7 @@ type Batch struct {
 	Advantages   []float32
 	LogZ         []float32 // one per row: FlowRL's log Z of the row's prompt (0 without FlowRL)
 	OnPolicy     []float32 // one per row; 1: the loss takes the row's own log-probs as the old ones, not OldLogProbs (StepOptions.OnPolicy; nil: 0)
+	PromptLens   []float32 // one per row: the prompt's token count (FlowRL's log Z head averages its hidden states; read only with the head)
 	// TokenAdvantages, per position, are added to the row's advantage
 	// (on-policy distillation; nil: none, and the graph has no such input).
 	TokenAdvantages [][]float32
@@ -66,7 +67,7 @@ type Learner struct {
 	Model   *qwen3.Model
 	backend compute.Backend
 	vars    []*mlmodel.Variable
-	grpo    *mlmodel.Exec // (ids, targets, old, ref, adv, w, isw, onPolicy, logZ[, tokenAdv]) -> stats
+	grpo    *mlmodel.Exec // (ids, targets, old, ref, adv, w, isw, onPolicy, logZ[, promptLens][, tokenAdv]) -> stats
 	sft     *mlmodel.Exec // (ids, targets, w) -> stats
 	apply   *mlmodel.Exec // (lr) -> grad norm: the whole optimizer step as one graph (several devices)
 	logp    *mlmodel.Exec // (ids, targets) -> log-probs
@@ -80,6 +81,8 @@ type Learner struct {
 	grouped *groupedUpdate // the optimizer step on one device, weight by weight (built by the first Apply)
 	zeros   *Exec          // () -> a zero gradient accumulator per weight of vars, on one device (zeroAccumulators)
 	zeroed  []shapes.Shape // the shapes zeros makes
+
+	flowHead bool // the grpo graph computes FlowRL's log Z with the learned head, and takes Batch.PromptLens
 }
 
 // sharded is how the learner's graphs run on several devices: over a
@@ -109,7 +112,8 @@ func NewLearner(backend compute.Backend, model *qwen3.Model, loss LossConfig, ad
 // same values for less memory. The zero options build NewLearner's graphs.
 func NewLearnerWith(backend compute.Backend, model *qwen3.Model, loss LossConfig, adam AdamWConfig, temperature float64, opts qwen3.ModelOptions) *Learner {
 	gomlxfix.Install()
-	l := &Learner{Model: model, backend: backend, vars: TrainableVariables(model.Store), opts: opts, prec: adam.Precision, adam: adam}
+	l := &Learner{Model: model, backend: backend, vars: TrainableVariables(model.Store), opts: opts, prec: adam.Precision, adam: adam,
+		flowHead: loss.FlowLogZHead > 0}
 	cfg := model.Config
 	useRef := loss.KLCoef != 0 || loss.FlowRL
 	statsOf := func(out LossOutputs, entropy, w *Node) []*Node {
@@ -118,11 +122,23 @@ func NewLearnerWith(backend compute.Backend, model *qwen3.Model, loss LossConfig
 	}
 	l.grpo = mlmodel.MustNewExec(backend, model.Store, func(scope *mlmodel.Scope, in []*Node) []*Node {
 		ids, targets, old, ref, adv, w, isw, onPolicy, logZ := in[0], in[1], in[2], in[3], in[4], in[5], in[6], in[7], in[8]
-		var tokAdv *Node // a tenth input: Batch.TokenAdvantages
-		if len(in) > 9 {
-			tokAdv = in[9]
+		extra := in[9:]
+		var promptLens *Node // with FlowRL's log Z head, a tenth input: Batch.PromptLens
+		if loss.FlowLogZHead > 0 {
+			promptLens, extra = extra[0], extra[1:]
 		}
-		logp, entropy := qwen3.TargetLogProbsOf(scope, cfg, ids, targets, temperature, opts)
+		var tokAdv *Node // then Batch.TokenAdvantages, if any
+		if len(extra) > 0 {
+			tokAdv = extra[0]
+		}
+		var logp, entropy *Node
+		if loss.FlowLogZHead > 0 { // one forward: the log-probs and the head's log Z from the same hidden states
+			h := qwen3.HiddenWith(scope, cfg, ids, opts)
+			logp, entropy = qwen3.TargetLogProbsFromHidden(scope, cfg, h, targets, temperature, opts)
+			logZ = FlowRLHeadLogZ(scope, h, promptLens, loss.FlowLogZHead)
+		} else {
+			logp, entropy = qwen3.TargetLogProbsOf(scope, cfg, ids, targets, temperature, opts)
+		}
 		// an on-policy row's old log-probs are its own forward's (PolicyLoss stops their gradient): ratio exactly 1
 		old = Where(GreaterThan(onPolicy, ZerosLike(onPolicy)), ConvertDType(logp, old.DType()), old)
 		if !useRef {
@@ -559,6 +575,13 @@ func (l *Learner) accumulatePolicy(b Batch) (StepStats, error) {
 		logZ = make([]float32, len(b.IDs))
 	}
 	args := []any{b.IDs, b.Targets, b.OldLogProbs, ref, b.Advantages, b.Weights, b.ISWeights, onPolicy, logZ}
+	if l.flowHead {
+		promptLens := b.PromptLens
+		if promptLens == nil {
+			promptLens = make([]float32, len(b.IDs))
+		}
+		args = append(args, promptLens)
+	}
 	if b.TokenAdvantages != nil {
 		args = append(args, b.TokenAdvantages)
 	}

@@ -16,6 +16,7 @@ type LossConfig struct {
 	SequenceRatio bool    // GSPO: one importance ratio per sequence, the geometric mean of its tokens' ratios
 	FlowRL        bool    // FlowRL: FlowRLLoss's flow-balance loss instead of PPO-clip (EpsLow/EpsHigh clip its sequence ratio)
 	FlowBeta      float64 // FlowRL's β, the weight of the advantage in the residual
+	FlowLogZHead  int     // FlowRL: > 0, log Z is the learned head's (FlowRLHeadLogZ, of this many blocks) and keeps its gradient; 0: LogZ is a constant input
 }
 
 // LossInputs are the per-token tensors of one (micro-)batch, all [batch, seq]
@@ -32,7 +33,7 @@ type LossInputs struct {
 	Advantages  *Node // one per sequence
 	Weights     *Node // per-token weight of the loss: see TokenWeights
 	ISWeights   *Node // per-token importance weights of the policy-gradient term (truncated importance sampling); nil: 1
-	LogZ        *Node // FlowRL: log Z(x) of each sequence's prompt, [batch]; only read with FlowRL
+	LogZ        *Node // FlowRL: log Z(x) of each sequence's prompt, [batch]; only read with FlowRL; differentiable with FlowLogZHead
 	// TokenAdvantages, when not nil, add a per-token advantage to the
 	// sequence's (on-policy distillation: distill_coef·(log π_teacher −
 	// log π_student) at each sampled token, 0 elsewhere); no gradient flows

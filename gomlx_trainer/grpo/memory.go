@@ -60,5 +60,8 @@ func (cfg Config) OptimizerState() memplan.State {
 	if cfg.OptimizerCPUOffload {
 		st.OffloadFraction = cfg.OptimizerOffloadFraction
 	}
+	if cfg.flowRLHead() {
+		st.FlowRLHead = cfg.FlowRLHeadLayers
+	}
 	return st
 }

@@ -371,7 +371,7 @@ func (t *trainer) stepMetrics(b batch, mm mismatchStats, part []Sequence, kept, 
 	if ss.Tokens > 0 {
 		m.Extra["ratio_mean"] = ss.RatioSum / ss.Tokens // mean π/π_old over the step's sampled tokens (FlowRL: of the sequence ratios, per token)
 	}
-	if t.cfg.AdvantageEstimator == "flowrl" && len(part) > 0 {
+	if t.cfg.AdvantageEstimator == "flowrl" && !t.cfg.flowRLHead() && len(part) > 0 { // the head's log Z lives in the loss graph
 		var z float64
 		for _, q := range part {
 			z += q.LogZ

@@ -175,6 +175,11 @@ func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation s
 	if err := remaindersOnDevice(cfg, model.DType, backend.OnCUDA(b)); err != nil {
 		return "", err
 	}
+	if cfg.flowRLHead() { // before the learner lists the trainable variables; a resumed run's head is already in the store
+		if err := InitFlowRLHead(model.Store, model.Config.Hidden, cfg.FlowRLHeadLayers, uint64(cfg.Seed)); err != nil {
+			return "", err
+		}
+	}
 	t.learner = NewLearnerWith(b, model, lossConfig(cfg), adamConfig(cfg), cfg.RolloutTemperature, modelOptions(cfg))
 	if err := t.learner.Shard(cfg.NumDevices, cfg.Sharding); err != nil {
 		return "", err
@@ -257,7 +262,11 @@ func (t *trainer) compiled() (rollout, train backend.CompileStats) {
 func lossConfig(cfg Config) LossConfig {
 	switch cfg.AdvantageEstimator {
 	case "flowrl":
-		return LossConfig{EpsLow: cfg.EpsClip, EpsHigh: cfg.EpsClipHigh, FlowRL: true, FlowBeta: cfg.FlowRLBeta}
+		lc := LossConfig{EpsLow: cfg.EpsClip, EpsHigh: cfg.EpsClipHigh, FlowRL: true, FlowBeta: cfg.FlowRLBeta}
+		if cfg.flowRLHead() {
+			lc.FlowLogZHead = cfg.FlowRLHeadLayers
+		}
+		return lc
 	case "gspo":
 		return LossConfig{EpsLow: cfg.GSPOEpsClip, EpsHigh: cfg.GSPOEpsClipHigh, KLCoef: klCoef(cfg), KLType: cfg.KLLossType,
 			EntropyCoef: cfg.EntropyCoef, SequenceRatio: true}

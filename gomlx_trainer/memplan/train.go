@@ -30,6 +30,7 @@ type State struct {
 	Precision       precision.Optimizer
 	OffloadFraction float64 // optimizer_cpu_offload: the share of the parameters whose master and moments live on the host (0: none)
 	OffloadTrain    bool    // offload_train: the state leaves the device while the trainer samples
+	FlowRLHead      int     // flowrl_head_layers of FlowRL's learned log Z head (flowrl_log_z: head); 0: no head
 }
 
 // masterBytes is the bytes per parameter of the master values of weights
@@ -113,6 +114,7 @@ const (
 	TermGradients    = "weight gradients"
 	TermUpdate       = "optimizer update"
 	TermGathered     = "gathered weights"
+	TermFlowRLHead   = "FlowRL log Z head"
 )
 
 // TrainStep returns the peak of one optimizer step under rules r, on one
@@ -214,6 +216,10 @@ func embeddingParams(cfg qwen3.Config) int64 {
 //     (all but optimizer_offload_fraction under optimizer_cpu_offload).
 //   - master weights, for the same parameters of 16-bit weights: 4 bytes (a
 //     float32 copy), 2 (the 16 low bits) or none (precision.Optimizer).
+//   - FlowRL's log Z head, with st.FlowRLHead layers: its H =
+//     FlowRLHeadParams parameters in float32 with their accumulators and
+//     moments, H·(4 + g + m + v), never offloaded (grpo refuses the head
+//     with optimizer_cpu_offload and fsdp).
 func Resident(cfg qwen3.Config, dtype dtypes.DType, reference bool, st State) []Term {
 	p, d := cfg.Params(), int64(dtype.Size())
 	terms := []Term{{TermWeights, p * d}}
@@ -226,7 +232,19 @@ func Resident(cfg qwen3.Config, dtype dtypes.DType, reference bool, st State) []
 	if m := st.masterBytes(dtype) * kept; m > 0 {
 		terms = append(terms, Term{TermMaster, m})
 	}
+	if st.FlowRLHead > 0 {
+		h := FlowRLHeadParams(cfg.Hidden, st.FlowRLHead)
+		terms = append(terms, Term{TermFlowRLHead, h * (4 + dtypeBytes(pr.GradDType) + dtypeBytes(pr.ExpAvgDType) + dtypeBytes(pr.ExpAvgSqDType))})
+	}
 	return terms
+}
+
+// FlowRLHeadParams is the parameter count of FlowRL's log Z head of layers
+// blocks on hidden size h: (layers − 1)·(h² + 3h) (a Linear(h, h) and a
+// LayerNorm(h) per block) + h + 1 (the last Linear(h, 1)).
+func FlowRLHeadParams(h, layers int) int64 {
+	hh := int64(h)
+	return int64(layers-1)*(hh*hh+3*hh) + hh + 1
 }
 
 // Sharded is Resident on the first of devices: under fsdp (and devices > 1)

@@ -50,7 +50,13 @@ func TargetLogProbsChunked(scope *model.Scope, cfg Config, hidden, targets *Node
 // temperature), built as opts say: with the zero ModelOptions it is exactly
 // that graph.
 func TargetLogProbsOf(scope *model.Scope, cfg Config, ids, targets *Node, temperature float64, opts ModelOptions) (logp, entropy *Node) {
-	h := HiddenWith(scope, cfg, ids, opts)
+	return TargetLogProbsFromHidden(scope, cfg, HiddenWith(scope, cfg, ids, opts), targets, temperature, opts)
+}
+
+// TargetLogProbsFromHidden is TargetLogProbsOf from the hidden states h
+// [batch, seq, hidden] that HiddenWith returns, for a caller that uses them
+// too (FlowRL's log Z head): the same values, from the same forward pass.
+func TargetLogProbsFromHidden(scope *model.Scope, cfg Config, h, targets *Node, temperature float64, opts ModelOptions) (logp, entropy *Node) {
 	if opts.LogProbChunk > 0 {
 		return TargetLogProbsChunked(scope, cfg, h, targets, temperature, opts.LogProbChunk)
 	}
