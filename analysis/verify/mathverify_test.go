@@ -272,7 +272,7 @@ func checkMVReport(t *testing.T, cases []mvCorpusCase, rep mvReport) {
 		case v.Status != "ok":
 			t.Errorf("%s: Math-Verify %s: %s", v.ID, v.Status, v.Error)
 		case v.InnerTimeouts > 0:
-			t.Logf("%s: Math-Verify's own timeout stopped %d step(s) (%.1fs); its verdict %v stands", v.ID, v.InnerTimeouts, v.Seconds, v.Correct)
+			t.Logf("%s: Math-Verify's own timeout stopped %d step(s) (%.1fs); its verdict %v is tallied, not compared with the list of misses", v.ID, v.InnerTimeouts, v.Seconds, v.Correct)
 		}
 	}
 }
@@ -452,9 +452,19 @@ func checkKnownMisses(t *testing.T, cases []mvCorpusCase, rep mvReport) {
 		class, known := classOf[c.ID]
 		delete(classOf, c.ID)
 		switch miss := v.Correct != c.Correct; {
+		case miss && !known && v.InnerTimeouts > 0:
+			// Math-Verify's own per-step timeout (5 s of wall clock) cut
+			// it short, which a loaded machine can make happen to a case it
+			// decides in time on a quiet one (sum-roots-float sums 99
+			// terms): its false is its timeout's, not an answer to compare.
+			t.Logf("%s: Math-Verify says %v, the label %v, after %d of its own timeouts (%.1fs): not counted as a disagreement",
+				c.ID, v.Correct, c.Correct, v.InnerTimeouts, v.Seconds)
 		case miss && !known:
 			t.Errorf("%s: Math-Verify says %v, the label %v (label %q; Math-Verify read gold %q, answer %q; %d of its own timeouts): a new disagreement",
 				c.ID, v.Correct, c.Correct, shortLabel(c.Label), v.Gold, v.Answer, v.InnerTimeouts)
+		case !miss && known && v.InnerTimeouts > 0:
+			t.Logf("%s: listed as a Math-Verify miss (%s); it agrees with the label only after %d of its own timeouts: not counted",
+				c.ID, class, v.InnerTimeouts)
 		case !miss && known:
 			t.Errorf("%s: listed as a Math-Verify miss (%s) but Math-Verify now agrees with the label", c.ID, class)
 		}
