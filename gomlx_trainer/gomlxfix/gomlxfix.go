@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/gobackend"
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 )
@@ -98,11 +99,30 @@ func matmul(out dtypes.DType, a *graph.Node, ac, ab, ax []int, b *graph.Node, bc
 	b = arrange(b, bb, bc, bx)
 	nb := len(ab)
 	na, nc := min(len(ax), 1), min(len(ac), 1)
+	half := a.DType()
+	if halfInFloat32(a) {
+		a, b = graph.ConvertDType(a, dtypes.Float32), graph.ConvertDType(b, dtypes.Float32)
+		if out == dtypes.InvalidDType {
+			out = half
+		}
+	}
 	dot := graph.Dot(a, b) // half-precision operands are summed in float32
-	if out != dtypes.InvalidDType && out != a.DType() {
+	if out != dtypes.InvalidDType && out != a.DType() && a.DType() != dtypes.Float32 {
 		dot = dot.WithOutputDType(out)
 	}
 	res := dot.General(iota(nb+na, nc), iota(0, nb), iota(nb, nc), iota(0, nb))
+	switch {
+	case half == a.DType():
+	case out == dtypes.Float32:
+		// A float32 result of half-precision operands keeps
+		// DotGeneralMatmulF32's backward: its adjoint rounded to the
+		// operands' dtype, as the gradient rule does for half operands.
+		res = graph.IdentityWithCustomGradient(res, func(_, v *graph.Node) *graph.Node {
+			return graph.ConvertDType(graph.ConvertDType(v, half), dtypes.Float32)
+		})
+	default:
+		res = graph.ConvertDType(res, out)
+	}
 	if len(ax) <= 1 && len(bx) <= 1 {
 		return res
 	}
@@ -389,4 +409,21 @@ func intsField(node *graph.Node, field string) ([]int, bool) {
 		out[i] = int(f.Index(i).Int())
 	}
 	return out, true
+}
+
+// halfInFloat32 reports whether a product of x's dtype, bfloat16 or
+// float16, is computed from float32 copies of its operands: on GoMLX's Go
+// backend in a GOEXPERIMENT=simd build. There compute v0.1.14's AVX2 kernel
+// for large half-precision products (at least 4M multiply-adds, the
+// cache-blocked one) sums them wrong on a CPU without AVX-512: qwen3's
+// TestBFloat16Logits and TestBFloat16ContractingAxes measured a big-vocabulary
+// head's log-probs 10 nats and weight gradients 1.3 of their largest off on
+// an AMD EPYC with AVX2 (it is right on AVX-512; the rule holds in every
+// SIMD build, whatever the CPU, so that a binary rounds alike on both). Each
+// product of two half-precision numbers is exact in float32 and the kernels
+// sum in float32, so the float32 product, rounded once at the end, is what a
+// right kernel gives, up to the order of the sums.
+func halfInFloat32(x *graph.Node) bool {
+	return simdBuild && (x.DType() == dtypes.BFloat16 || x.DType() == dtypes.Float16) &&
+		x.Graph().Backend().String() == gobackend.BackendName
 }
