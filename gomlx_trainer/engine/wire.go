@@ -53,7 +53,7 @@ type SGLangMeta struct {
 	// InputTokenLogprobs answer a request with return_logprob and
 	// logprob_start_len k: entry i is the log-prob of input token k+i given
 	// those before it (null for token 0).
-	InputTokenLogprobs []TokenLogprob `json:"input_token_logprobs,omitempty"`
+	InputTokenLogprobs []InputTokenLogprob `json:"input_token_logprobs,omitempty"`
 	FinishReason       struct {
 		Type    string `json:"type"` // stop, length or abort
 		Matched any    `json:"matched,omitempty"`
@@ -91,6 +91,38 @@ func (t *TokenLogprob) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("id %s: %w", raw[1], err)
 	}
 	t.LogProb, t.ID = &lp, &id
+	return nil
+}
+
+// InputTokenLogprob is an entry of meta_info.input_token_logprobs: a
+// TokenLogprob whose log-prob may be null (LogProb nil), as SGLang writes it
+// for the first input token, which has none. Its id may not be null. A
+// sampling response that carries input log-probs (SGLang sends them with
+// return_logprob) so decodes whatever its first entry holds.
+type InputTokenLogprob struct{ TokenLogprob }
+
+// UnmarshalJSON reads [log-prob or null, id, ...].
+func (t *InputTokenLogprob) UnmarshalJSON(data []byte) error {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	if len(raw) < 2 || string(raw[1]) == "null" {
+		return fmt.Errorf("entry %s, want [log-prob or null, id, text]", data)
+	}
+	var id int
+	if err := json.Unmarshal(raw[1], &id); err != nil {
+		return fmt.Errorf("id %s: %w", raw[1], err)
+	}
+	t.ID, t.LogProb = &id, nil
+	if string(raw[0]) == "null" {
+		return nil
+	}
+	var lp float64
+	if err := json.Unmarshal(raw[0], &lp); err != nil {
+		return fmt.Errorf("log-prob %s: %w", raw[0], err)
+	}
+	t.LogProb = &lp
 	return nil
 }
 

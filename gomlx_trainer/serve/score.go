@@ -93,10 +93,10 @@ func scoreAnswer(ids []int, start int, lp []float32) engine.SGLangResponse {
 	var out engine.SGLangResponse
 	out.MetaInfo.PromptTokens = len(ids)
 	out.MetaInfo.FinishReason.Type = "length"
-	out.MetaInfo.InputTokenLogprobs = make([]engine.TokenLogprob, len(lp))
+	out.MetaInfo.InputTokenLogprobs = make([]engine.InputTokenLogprob, len(lp))
 	for k, v := range lp {
 		id := ids[start+k]
-		entry := engine.TokenLogprob{ID: &id}
+		entry := engine.InputTokenLogprob{TokenLogprob: engine.TokenLogprob{ID: &id}}
 		if start+k > 0 {
 			f := float64(v)
 			entry.LogProb = &f
