@@ -123,21 +123,7 @@ func trainFlowRLHead(t *testing.T, dtype string) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	g, calls := cfg.NSamplesPerPrompt, 0
-	firstOfGroup := func(_, _ string, _ int) Reward {
-		i := calls
-		calls++
-		return Reward{Value: float64(1 - min(i%g, 1)), Correct: i%g == 0}
-	}
-	var log testLog
-	err := Train(context.Background(), cfg, TrainOptions{Backend: testBackend(t), Tools: arithTools{}, Progress: &log, Reward: firstOfGroup})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, log)
-	}
-	steps, err := RunFolder(cfg.Save).ReadSteps(1 << 30)
-	if err != nil || len(steps) != cfg.StepsPerRollout() {
-		t.Fatalf("%d steps, want %d: %v", len(steps), cfg.StepsPerRollout(), err)
-	}
+	steps := trainFirstOfGroup(t, cfg)
 	for _, m := range steps {
 		t.Logf("step %d: loss %.4g, grad norm %.4g, ratio mean %.6g", m.Step, m.Loss, m.GradNorm, m.Extra["ratio_mean"])
 		if math.IsNaN(m.Loss+m.GradNorm) || math.IsInf(m.Loss+m.GradNorm, 0) || m.Loss <= 0 || m.GradNorm <= 0 {

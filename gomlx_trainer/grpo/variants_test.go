@@ -530,21 +530,7 @@ func TestTrainFlowRL(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	g, calls := cfg.NSamplesPerPrompt, 0
-	firstOfGroup := func(_, _ string, _ int) Reward {
-		i := calls
-		calls++
-		return Reward{Value: float64(1 - min(i%g, 1)), Correct: i%g == 0}
-	}
-	var log testLog
-	err := Train(context.Background(), cfg, TrainOptions{Backend: testBackend(t), Tools: arithTools{}, Progress: &log, Reward: firstOfGroup})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, log)
-	}
-	steps, err := RunFolder(cfg.Save).ReadSteps(1 << 30)
-	if err != nil || len(steps) != cfg.StepsPerRollout() {
-		t.Fatalf("%d steps, want %d: %v", len(steps), cfg.StepsPerRollout(), err)
-	}
+	steps := trainFirstOfGroup(t, cfg)
 	for _, m := range steps {
 		z, ok := m.Extra["flowrl_log_z_mean"]
 		t.Logf("step %d: loss %.4g, grad norm %.4g, clip fraction %.3g, ratio mean %.6g, log Z mean %.4g", m.Step, m.Loss, m.GradNorm, m.ClipFraction, m.Extra["ratio_mean"], z)
@@ -561,4 +547,27 @@ func TestTrainFlowRL(t *testing.T) {
 	if moved := maxDiff(final, weightsOf(t, initial)); moved == 0 {
 		t.Error("the weights did not move")
 	}
+}
+
+// trainFirstOfGroup trains cfg, rewarding the first sample of each group
+// only (so every group's advantages are non-zero), and returns its steps'
+// metrics, one rollout's worth.
+func trainFirstOfGroup(t *testing.T, cfg Config) []metrics.StepMetrics {
+	t.Helper()
+	g, calls := cfg.NSamplesPerPrompt, 0
+	firstOfGroup := func(_, _ string, _ int) Reward {
+		i := calls
+		calls++
+		return Reward{Value: float64(1 - min(i%g, 1)), Correct: i%g == 0}
+	}
+	var log testLog
+	err := Train(context.Background(), cfg, TrainOptions{Backend: testBackend(t), Tools: arithTools{}, Progress: &log, Reward: firstOfGroup})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	steps, err := RunFolder(cfg.Save).ReadSteps(1 << 30)
+	if err != nil || len(steps) != cfg.StepsPerRollout() {
+		t.Fatalf("%d steps, want %d: %v", len(steps), cfg.StepsPerRollout(), err)
+	}
+	return steps
 }
