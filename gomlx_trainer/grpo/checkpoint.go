@@ -379,14 +379,21 @@ func readOptimizerState(dir string, store *mlmodel.Store) error {
 // into a variable that exists in its dtype, else as a new float32 variable,
 // which the learner converts to the dtype its precision settings give
 // (createOptimizerState). FlowRL's log Z head (FlowRLHeadScope), saved
-// beside the state, comes back as trainable float32 variables.
+// beside the state, comes back as float32 variables that train only once
+// InitFlowRLHead finds them (a run resumed with flowrl_log_z vargrad keeps
+// them untouched).
 func readOptimizer(path string, store *mlmodel.Store) error {
 	ck, err := qwen3.OpenSafetensors(path)
 	if err != nil {
 		return err
 	}
 	defer ck.Close()
-	for _, name := range ck.Names() {
+	// the head's variables are created in the order a fresh run creates them
+	// (InitFlowRLHead's): the trainable variables' order is the order of the
+	// gradient norm's sum, so a resumed run would otherwise round differently
+	names := ck.Names()
+	slices.SortStableFunc(names, compareFlowHeadPaths)
+	for _, name := range names {
 		i := strings.LastIndex(name, "/")
 		if i < 0 || (!isOptimizerScope(name[:i]) && !isFlowRLHeadScope(name[:i])) {
 			return fmt.Errorf("tensor %q is not an optimizer variable", name)
@@ -407,7 +414,7 @@ func readOptimizer(path string, store *mlmodel.Store) error {
 				return fmt.Errorf("variable %s: %w", name, err)
 			}
 		} else {
-			store.VariableWithValue(name, t).SetTrainable(isFlowRLHeadScope(name[:i]))
+			store.VariableWithValue(name, t).SetTrainable(false)
 		}
 	}
 	return nil

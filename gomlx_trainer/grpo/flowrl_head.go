@@ -1,9 +1,11 @@
 package grpo
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 
 	"github.com/gomlx/compute/dtypes"
@@ -86,6 +88,46 @@ func flowHeadPath(name string) string {
 // isFlowRLHeadScope reports whether a variable's scope is the head's.
 func isFlowRLHeadScope(scope string) bool {
 	return scope == FlowRLHeadScope || strings.HasPrefix(scope, FlowRLHeadScope+mlmodel.ScopeSeparator)
+}
+
+// compareFlowHeadPaths orders store paths as InitFlowRLHead creates them:
+// any path outside the head first, in the order given (it compares equal),
+// then the head's by module index and weight before bias.
+func compareFlowHeadPaths(a, b string) int {
+	ka, ok := flowHeadRank(a)
+	kb, okb := flowHeadRank(b)
+	if !ok || !okb {
+		return cmp.Compare(boolRank(ok), boolRank(okb))
+	}
+	return cmp.Compare(ka, kb)
+}
+
+// boolRank is 1 for true and 0 for false.
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// flowHeadRank is the creation rank of a head path (FlowRLHeadScope/net/K/
+// weight or bias): 2K for the weight, 2K+1 for the bias; ok is false for a
+// path outside the head.
+func flowHeadRank(path string) (rank int, ok bool) {
+	prefix := FlowRLHeadScope + mlmodel.ScopeSeparator + "net" + mlmodel.ScopeSeparator
+	rest, found := strings.CutPrefix(path, prefix)
+	if !found {
+		return 0, false
+	}
+	index, leaf, found := strings.Cut(rest, mlmodel.ScopeSeparator)
+	k, err := strconv.Atoi(index)
+	if !found || err != nil || (leaf != "weight" && leaf != "bias") {
+		return 0, false
+	}
+	if leaf == "bias" {
+		return 2*k + 1, true
+	}
+	return 2 * k, true
 }
 
 // flowHeadVars are the head's variables in store (none without a head).

@@ -2,6 +2,8 @@ package grpo
 
 import (
 	"math"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,6 +53,59 @@ func TestInitFlowRLHeadFollowsPyTorch(t *testing.T) {
 		mean, variance := sum/n, sq/n-(sum/n)*(sum/n)
 		if largest < 0.95*bound || math.Abs(mean) > 0.05*bound || math.Abs(variance/(bound*bound/3)-1) > 0.1 {
 			t.Errorf("%s: largest magnitude %v, mean %v, variance %v; U(±%v) has %v, 0 and %v", spec.name, largest, mean, variance, bound, bound, bound*bound/3)
+		}
+	}
+}
+
+// TestFlowRLHeadRestoresInCreationOrder: a head read back from
+// optimizer.safetensors (whose names come sorted, so net/12 before net/4 and
+// bias before weight) must be created in InitFlowRLHead's order, since the
+// trainable variables' order is the gradient norm's summation order and a
+// resumed run must round as the uninterrupted one (on XLA it did not). The
+// restored head trains only once InitFlowRLHead finds it, keeping its values.
+// Five blocks put a two-digit module index in the head.
+func TestFlowRLHeadRestoresInCreationOrder(t *testing.T) {
+	const h, layers = 4, 5
+	fresh := mlmodel.NewStore()
+	if err := InitFlowRLHead(fresh, h, layers, 3); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), optimizerFile)
+	if err := writeOptimizer(path, flowHeadVars(fresh)); err != nil {
+		t.Fatal(err)
+	}
+	restored := mlmodel.NewStore()
+	if err := readOptimizer(path, restored); err != nil {
+		t.Fatal(err)
+	}
+	order := func(store *mlmodel.Store) []string {
+		var paths []string
+		for _, v := range TrainableVariables(store) {
+			paths = append(paths, v.Path())
+		}
+		return paths
+	}
+	var want []string
+	for _, spec := range flowHeadTensors(h, layers) {
+		want = append(want, flowHeadPath(spec.name))
+	}
+	if got := order(fresh); !slices.Equal(got, want) {
+		t.Fatalf("InitFlowRLHead created %v, want %v", got, want)
+	}
+	if got := order(restored); len(got) != 0 {
+		t.Errorf("a restored head trains before InitFlowRLHead finds it: %v", got)
+	}
+	if err := InitFlowRLHead(restored, h, layers, 4); err != nil {
+		t.Fatal(err)
+	}
+	if got := order(restored); !slices.Equal(got, want) {
+		t.Errorf("restored head's trainable order %v, want the fresh run's %v", got, want)
+	}
+	for _, p := range want {
+		a, _ := qwen3.Float32s(fresh.GetVariable(p).MustValue())
+		b, _ := qwen3.Float32s(restored.GetVariable(p).MustValue())
+		if !slices.Equal(a, b) {
+			t.Errorf("%s: restored %v, saved %v (InitFlowRLHead must keep a restored head)", p, b, a)
 		}
 	}
 }
