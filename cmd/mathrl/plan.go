@@ -25,6 +25,11 @@ type planOptions struct {
 	Out    io.Writer
 }
 
+// planKnobKeys are the recipe keys `mathrl plan` takes as mathrl train
+// does: the optimizer state's, and process_reward (an implicit PRM is a
+// second trained model).
+var planKnobKeys = append(slices.Clone(grpo.OptimizerStateKeys), "process_reward")
+
 // planFlags are the flags of `mathrl plan` before they are resolved.
 type planFlags struct {
 	recipe, gpuMemory, hfCheckpoint, tinyModel, rules, sharding, teacher string
@@ -89,7 +94,7 @@ fsdp the figures are those of one device (the first, which also runs the sampler
 	fs.BoolVar(&f.recompute, "recompute-layers", false, "recompute each decoder layer in the backward (default: the recipe's)")
 	f.state = grpo.Default()
 	for _, k := range grpo.Knobs() {
-		if slices.Contains(grpo.OptimizerStateKeys, k.Key) {
+		if slices.Contains(planKnobKeys, k.Key) {
 			bindKnob(fs, k, &f.state)
 		}
 	}
@@ -114,8 +119,11 @@ func (f planFlags) resolve(cmd *cobra.Command) (*planOptions, error) {
 	if set("teacher") {
 		cfg.Teacher, cfg.TeacherEngine = f.teacher, inprocess.Name
 	}
-	applyKnobFlags(cmd.Flags(), f.state, &cfg, grpo.OptimizerStateKeys...)
+	applyKnobFlags(cmd.Flags(), f.state, &cfg, planKnobKeys...)
 	if err := cfg.ValidateOptimizerState(); err != nil {
+		return nil, err
+	}
+	if err := cfg.ValidateProcessReward(); err != nil {
 		return nil, err
 	}
 	rc, err := cfg.MemoryRecipe()

@@ -20,6 +20,7 @@ type Sequence struct {
 	Weights     []float32 // loss weight per response token, from TokenWeights
 	ISWeights   []float32 // importance weight per response token (truncated importance sampling); nil: 1
 	Advantage   float64
+	Reward      float64 // the sample's outcome reward (implicit process rewards learn from it)
 	LogZ        float64 // FlowRL: the estimate of log Z of the sequence's prompt (VarGradLogZ)
 	// TokenAdvantages, when not nil, is an advantage per response token added
 	// to Advantage (on-policy distillation, see distillSequences); 0 where

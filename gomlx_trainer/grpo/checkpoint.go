@@ -70,7 +70,7 @@ func SaveCheckpoint(dir string, model *qwen3.Model, tokenizerJSON []byte, st Tra
 // saveCheckpoint is SaveCheckpoint without the folder in its errors, with the
 // optimizer state given (see Learner.stateVariables), marking the phase (see
 // PhaseMarks) once the temporary folder exists.
-func saveCheckpoint(dir string, model *qwen3.Model, state []*mlmodel.Variable, tokenizerJSON []byte, st TrainState, marks *PhaseMarks) error {
+func saveCheckpoint(dir string, model *qwen3.Model, state []*mlmodel.Variable, tokenizerJSON []byte, st TrainState, marks *PhaseMarks, extra ...extraFile) error {
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
@@ -81,7 +81,7 @@ func saveCheckpoint(dir string, model *qwen3.Model, state []*mlmodel.Variable, t
 	}
 	defer os.RemoveAll(tmp) // gone after the rename; cleans up after a failure
 	marks.mark("save %s", filepath.Base(dir))
-	if err := fillCheckpoint(tmp, model, state, tokenizerJSON, st); err != nil {
+	if err := fillCheckpoint(tmp, model, state, tokenizerJSON, st, extra); err != nil {
 		return err
 	}
 	old := dir + oldSuffix
@@ -118,8 +118,15 @@ func savedDType(model *qwen3.Model) string {
 	return "F32"
 }
 
+// extraFile is a file of variables a checkpoint holds beside the policy's
+// (the implicit PRM's, prmFile), written as writeOptimizer writes.
+type extraFile struct {
+	name string
+	vars []*mlmodel.Variable
+}
+
 // fillCheckpoint writes the files of a checkpoint into the folder tmp.
-func fillCheckpoint(tmp string, model *qwen3.Model, state []*mlmodel.Variable, tokenizerJSON []byte, st TrainState) error {
+func fillCheckpoint(tmp string, model *qwen3.Model, state []*mlmodel.Variable, tokenizerJSON []byte, st TrainState, extra []extraFile) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
@@ -135,6 +142,11 @@ func fillCheckpoint(tmp string, model *qwen3.Model, state []*mlmodel.Variable, t
 	state = append(slices.Clip(state), flowHeadVars(model.Store)...)
 	if err := writeOptimizer(filepath.Join(tmp, optimizerFile), state); err != nil {
 		return fmt.Errorf("optimizer state: %w", err)
+	}
+	for _, f := range extra {
+		if err := writeOptimizer(filepath.Join(tmp, f.name), f.vars); err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
 	}
 	st.Version = CheckpointVersion
 	data, err := json.MarshalIndent(st, "", "  ")
@@ -383,6 +395,17 @@ func readOptimizerState(dir string, store *mlmodel.Store) error {
 // InitFlowRLHead finds them (a run resumed with flowrl_log_z vargrad keeps
 // them untouched).
 func readOptimizer(path string, store *mlmodel.Store) error {
+	return readVariables(path, store, func(name, scope string) bool {
+		return isOptimizerScope(scope) || isFlowRLHeadScope(scope)
+	})
+}
+
+// readVariables restores the tensors of the safetensors file path, written
+// by writeOptimizer, into store: each must be one accept takes (by its name
+// and scope). A tensor whose variable exists is set in the variable's dtype;
+// any other becomes a new float32 variable, not trainable (see
+// readOptimizer). FlowRL's head is created in InitFlowRLHead's order.
+func readVariables(path string, store *mlmodel.Store, accept func(name, scope string) bool) error {
 	ck, err := qwen3.OpenSafetensors(path)
 	if err != nil {
 		return err
@@ -395,8 +418,8 @@ func readOptimizer(path string, store *mlmodel.Store) error {
 	slices.SortStableFunc(names, compareFlowHeadPaths)
 	for _, name := range names {
 		i := strings.LastIndex(name, "/")
-		if i < 0 || (!isOptimizerScope(name[:i]) && !isFlowRLHeadScope(name[:i])) {
-			return fmt.Errorf("tensor %q is not an optimizer variable", name)
+		if i < 0 || !accept(name, name[:i]) {
+			return fmt.Errorf("tensor %q is not a variable this file holds", name)
 		}
 		v := store.GetVariable(name)
 		t, err := ck.Read(name, dtypes.Float32)

@@ -123,6 +123,12 @@ type Config struct {
 	DistillCoef        float64  `yaml:"distill_coef" json:"distill_coef" slime:"--opd-kl-coef" help:"with teacher: weight of the per-token distillation advantage log π_teacher − log π_student (the negative reverse-KL estimate at the sampled token)"`
 	DistillOutcomeCoef float64  `yaml:"distill_outcome_coef" json:"distill_outcome_coef" help:"with teacher: weight of the outcome (group) advantage beside the distillation one (0: pure distillation, the rewards only logged; 1: slime's OPD, the KL term added to the estimator's advantage)"`
 
+	// --- implicit process rewards (PRIME; docs/algorithms.md)
+	ProcessReward string  `yaml:"process_reward" json:"process_reward,omitempty" help:"none, or implicit: PRIME's implicit process rewards. An implicit PRM, a copy of the initial policy with its own AdamW state, gives each sampled token prm_beta·(log π_PRM − log π_ref), and learns from the outcome labels (reward > 0) by cross-entropy on σ of their sum, one step per optimizer step's samples before the policy's; each token's advantage is the leave-one-out return of the process rewards (times prm_coef) plus the leave-one-out outcome reward (tool responses get none). Not with flowrl, a teacher, optimizer_cpu_offload or num_devices > 1"`
+	PRMBeta       float64 `yaml:"prm_beta" json:"prm_beta" help:"with process_reward implicit: β of the implicit rewards β·(log π_PRM − log π_ref) (PRIME's 0.05)"`
+	PRMCoef       float64 `yaml:"prm_coef" json:"prm_coef" help:"with process_reward implicit: weight of the process return beside the outcome advantage (1: PRIME's equal weights)"`
+	PRMLR         float64 `yaml:"prm_lr" json:"prm_lr,omitempty" help:"with process_reward implicit: the PRM's learning rate, constant (0: learning_rate)"`
+
 	// --- optimizer
 	GlobalBatchSize        int     `yaml:"global_batch_size" json:"global_batch_size" slime:"--global-batch-size" help:"samples per optimizer step; a rollout of B×G samples gives B×G/global_batch_size steps"`
 	MicroBatchSize         int     `yaml:"micro_batch_size" json:"micro_batch_size" slime:"--micro-batch-size" help:"samples per forward/backward pass, in GRPO and the warm start; gradients are summed over micro-batches (0: the whole batch)"`
@@ -214,6 +220,9 @@ func Default() Config {
 		TeacherEngine:         inprocess.Name,
 		DistillCoef:           1,
 		KLLossType:            "k3",
+		ProcessReward:         "none",
+		PRMBeta:               0.05,
+		PRMCoef:               1,
 		FlowRLBeta:            15,
 		FlowRLLogZ:            "vargrad",
 		FlowRLHeadLayers:      3,
@@ -393,6 +402,9 @@ func (c Config) validateLoss() error {
 	if err := c.validateFlowRL(); err != nil {
 		return err
 	}
+	if err := c.ValidateProcessReward(); err != nil {
+		return err
+	}
 	return c.validateShaping()
 }
 
@@ -426,6 +438,35 @@ func (c Config) validateFlowRL() error {
 		return bad("entropy_coef", "%g with advantage_estimator flowrl, whose loss adds no entropy bonus; set it to 0", c.EntropyCoef)
 	case c.UseTIS:
 		return bad("use_tis", "not with advantage_estimator flowrl, whose only importance weight is its clipped sequence ratio")
+	}
+	return nil
+}
+
+// ValidateProcessReward checks the process_reward knobs and, with
+// implicit, refuses what the PRM is not built for yet (Validate calls it;
+// `mathrl plan` too).
+func (c Config) ValidateProcessReward() error {
+	switch {
+	case !slices.Contains(ProcessRewards(), c.ProcessReward):
+		return notOneOf("process_reward", c.ProcessReward, ProcessRewards()...)
+	case c.PRMBeta <= 0 || math.IsInf(c.PRMBeta, 0):
+		return bad("prm_beta", "%g, want > 0", c.PRMBeta)
+	case c.PRMCoef < 0:
+		return bad("prm_coef", "%g is negative", c.PRMCoef)
+	case c.PRMLR < 0:
+		return bad("prm_lr", "%g is negative", c.PRMLR)
+	case c.ProcessReward != "implicit":
+		return nil
+	case c.AdvantageEstimator == "flowrl":
+		return bad("process_reward", "implicit: not with advantage_estimator flowrl, whose flow-balance loss takes no per-token advantage")
+	case c.Teacher != "":
+		return bad("process_reward", "implicit: not with a teacher (both set the per-token advantages); choose one")
+	case c.OptimizerCPUOffload:
+		return bad("process_reward", "implicit: not with optimizer_cpu_offload yet (the PRM's update runs on the device)")
+	case c.NumDevices > 1:
+		return bad("process_reward", "implicit: not with num_devices %d yet (the PRM runs on one device)", c.NumDevices)
+	case c.NSamplesPerPrompt < 2:
+		return bad("n_samples_per_prompt", "%d with process_reward implicit, whose leave-one-out baselines need at least 2 samples a prompt", c.NSamplesPerPrompt)
 	}
 	return nil
 }

@@ -314,6 +314,20 @@ func TestValidateErrors(t *testing.T) {
 		{"URLs of an in-process teacher", func(c *Config) { c.Teacher, c.TeacherURLs = "t", []string{"http://x"} }, "grpo: config teacher_urls: set with teacher_engine builtin"},
 		{"a teacher with FlowRL", func(c *Config) { c.Teacher, c.AdvantageEstimator = "t", "flowrl" }, "grpo: config teacher: not with advantage_estimator flowrl"},
 		{"URLs without a teacher", func(c *Config) { c.TeacherURLs = []string{"http://x"} }, "grpo: config teacher: empty with teacher_urls set"},
+		{"unknown process reward", func(c *Config) { c.ProcessReward = "explicit" }, `grpo: config process_reward: "explicit" is not none or implicit`},
+		{"PRM β", func(c *Config) { c.ProcessReward, c.PRMBeta = "implicit", 0 }, "grpo: config prm_beta: 0, want > 0"},
+		{"PRM weight", func(c *Config) { c.PRMCoef = -1 }, "grpo: config prm_coef: -1 is negative"},
+		{"PRM learning rate", func(c *Config) { c.PRMLR = -1e-6 }, "grpo: config prm_lr: -1e-06 is negative"},
+		{"PRM with FlowRL", func(c *Config) { c.ProcessReward, c.AdvantageEstimator = "implicit", "flowrl" }, "grpo: config process_reward: implicit: not with advantage_estimator flowrl"},
+		{"PRM with a teacher", func(c *Config) { c.ProcessReward, c.Teacher = "implicit", "t" }, "grpo: config process_reward: implicit: not with a teacher"},
+		{"PRM with the optimizer offloaded", func(c *Config) { c.ProcessReward, c.OptimizerCPUOffload = "implicit", true },
+			"grpo: config process_reward: implicit: not with optimizer_cpu_offload yet"},
+		{"PRM on devices", func(c *Config) {
+			c.ProcessReward, c.NumDevices, c.Sharding, c.Backend = "implicit", 2, layout.Data, "xla-cpu"
+		},
+			"grpo: config process_reward: implicit: not with num_devices 2 yet"},
+		{"PRM with one sample a prompt", func(c *Config) { c.ProcessReward, c.NSamplesPerPrompt, c.GlobalBatchSize = "implicit", 1, 8 },
+			"grpo: config n_samples_per_prompt: 1 with process_reward implicit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Default()

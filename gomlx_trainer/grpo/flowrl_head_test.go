@@ -175,29 +175,12 @@ func TestFlowRLHeadResumeIsExact(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a tiny model")
 	}
-	backend := testBackend(t)
 	straight := headConfig(t)
 	straight.NumRollout, straight.SaveInterval = 2, 0
 	if err := straight.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	var log testLog
-	if err := Train(context.Background(), straight, TrainOptions{Backend: backend, Tools: arithTools{}, Progress: &log}); err != nil {
-		t.Fatalf("%v\n%s", err, log)
-	}
-	broken := straight
-	broken.Save = filepath.Join(t.TempDir(), "broken")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	err := Train(ctx, broken, TrainOptions{Backend: backend, Tools: arithTools{}, Progress: &log, OnRollout: func(RolloutLog) { cancel() }})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("interrupted run returned %v, want context.Canceled\n%s", err, log)
-	}
-	if err := Train(context.Background(), broken, TrainOptions{Backend: backend, Tools: arithTools{}, Resume: true, Progress: &log}); err != nil {
-		t.Fatalf("resume: %v\n%s", err, log)
-	}
-	a, _ := LatestCheckpoint(RunFolder(straight.Save).CkptDir())
-	b, _ := LatestCheckpoint(RunFolder(broken.Save).CkptDir())
+	a, b := interruptAndResume(t, straight)
 	ma, _, err := LoadCheckpoint(a, dtypes.Float32)
 	if err != nil {
 		t.Fatal(err)
@@ -219,9 +202,33 @@ func TestFlowRLHeadResumeIsExact(t *testing.T) {
 			t.Errorf("%s: resumed and uninterrupted weights differ by up to %g (%d and %d tensors)", name, d, len(other), len(w))
 		}
 	}
+}
+
+// interruptAndResume trains straight (validated, of several rollouts)
+// uninterrupted, and again cancelled after its first rollout and resumed,
+// checks that both wrote the same train.jsonl, and returns the newest
+// checkpoint folders of the uninterrupted and the resumed run.
+func interruptAndResume(t *testing.T, straight Config) (uninterrupted, resumed string) {
+	t.Helper()
+	backend := testBackend(t)
+	var log testLog
+	if err := Train(context.Background(), straight, TrainOptions{Backend: backend, Tools: arithTools{}, Progress: &log}); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	broken := straight
+	broken.Save = filepath.Join(t.TempDir(), "broken")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err := Train(ctx, broken, TrainOptions{Backend: backend, Tools: arithTools{}, Progress: &log, OnRollout: func(RolloutLog) { cancel() }})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run returned %v, want context.Canceled\n%s", err, log)
+	}
+	if err := Train(context.Background(), broken, TrainOptions{Backend: backend, Tools: arithTools{}, Resume: true, Progress: &log}); err != nil {
+		t.Fatalf("resume: %v\n%s", err, log)
+	}
 	sa, _ := RunFolder(straight.Save).ReadSteps(1 << 30)
 	sb, _ := RunFolder(broken.Save).ReadSteps(1 << 30)
-	if len(sa) != len(sb) || len(sa) != 2*straight.StepsPerRollout() {
+	if len(sa) != len(sb) || len(sa) != straight.NumRollout*straight.StepsPerRollout() {
 		t.Fatalf("train.jsonl: %d and %d lines", len(sa), len(sb))
 	}
 	for i := range sa {
@@ -229,6 +236,9 @@ func TestFlowRLHeadResumeIsExact(t *testing.T) {
 			t.Errorf("step %d: straight %+v, resumed %+v", i+1, a, b)
 		}
 	}
+	uninterrupted, _ = LatestCheckpoint(RunFolder(straight.Save).CkptDir())
+	resumed, _ = LatestCheckpoint(RunFolder(broken.Save).CkptDir())
+	return uninterrupted, resumed
 }
 
 // TestMemoryPlanCountsFlowRLHead: with flowrl_log_z head the plan's

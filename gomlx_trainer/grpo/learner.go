@@ -746,9 +746,10 @@ func (l *Learner) resetOptimizer() error {
 
 // save writes the learner's state, the policy's weights and the optimizer
 // moments, with tokenizerJSON and st as the checkpoint folder dir (see
-// SaveCheckpoint), marking the phase once the temporary folder exists.
-func (l *Learner) save(dir string, tokenizerJSON []byte, st TrainState, marks *PhaseMarks) error {
-	return saveCheckpoint(dir, l.Model, l.stateVariables(), tokenizerJSON, st, marks)
+// SaveCheckpoint) with the extra files, marking the phase once the
+// temporary folder exists.
+func (l *Learner) save(dir string, tokenizerJSON []byte, st TrainState, marks *PhaseMarks, extra ...extraFile) error {
+	return saveCheckpoint(dir, l.Model, l.stateVariables(), tokenizerJSON, st, marks, extra...)
 }
 
 // params is the number of the policy's parameters.

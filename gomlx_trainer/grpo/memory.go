@@ -63,5 +63,6 @@ func (cfg Config) OptimizerState() memplan.State {
 	if cfg.flowRLHead() {
 		st.FlowRLHead = cfg.FlowRLHeadLayers
 	}
+	st.ImplicitPRM = cfg.ProcessReward == "implicit"
 	return st
 }

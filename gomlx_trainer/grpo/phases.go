@@ -35,7 +35,11 @@ func (t *trainer) save() error {
 	t.st.RNG, t.st.DataEpoch, t.st.DataPosition = t.resumePoint()
 	dir, start := filepath.Join(t.run.CkptDir(), CheckpointName(t.st.Step)), time.Now()
 	t.log.Printf("saving checkpoint %s (%d parameters)", dir, t.learner.params())
-	if err := t.learner.save(dir, t.tokJSON, t.st, t.marks); err != nil {
+	var extra []extraFile
+	if t.prm != nil {
+		extra = append(extra, extraFile{prmFile, t.prm.variables()})
+	}
+	if err := t.learner.save(dir, t.tokJSON, t.st, t.marks, extra...); err != nil {
 		return fmt.Errorf("grpo: checkpoint %s: %w", dir, err)
 	}
 	size, err := diskBytes(dir)
@@ -246,7 +250,7 @@ func (t *trainer) sequences(b batch) (kept []int, seqs []Sequence) {
 		if cfg.MaskTruncated && s.Finish == metrics.FinishLength {
 			mask = make([]float32, len(s.Mask))
 		}
-		seqs[j] = Sequence{Prompt: b.prompts[i], Response: s.IDs, Mask: mask, LogProbs: s.LogProbs, Advantage: adv[j]}
+		seqs[j] = Sequence{Prompt: b.prompts[i], Response: s.IDs, Mask: mask, LogProbs: s.LogProbs, Advantage: adv[j], Reward: b.rewards[i]}
 	}
 	return kept, seqs
 }
@@ -367,6 +371,9 @@ func (t *trainer) stepMetrics(b batch, mm mismatchStats, part []Sequence, kept, 
 	}
 	if kl, ok := reverseKL(part); ok {
 		m.Extra["distill_reverse_kl"] = kl // mean log π_student − log π_teacher over the step's sampled tokens
+	}
+	if t.prmStats != nil { // the PRM's update on this rollout, the same on each of its steps
+		m.Extra["prm_loss"], m.Extra["prm_accuracy"], m.Extra["prm_reward_mean"] = t.prmStats.loss, t.prmStats.accuracy, t.prmStats.rewardMean
 	}
 	if ss.Tokens > 0 {
 		m.Extra["ratio_mean"] = ss.RatioSum / ss.Tokens // mean π/π_old over the step's sampled tokens (FlowRL: of the sequence ratios, per token)

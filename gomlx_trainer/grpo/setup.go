@@ -36,6 +36,10 @@ type trainer struct {
 	marks   *PhaseMarks // nil: none
 	closers []func()
 
+	prm      *implicitPRM // the implicit PRM of process_reward implicit (nil: none)
+	prmStats *prmStats    // the PRM's update on the rollout being trained (nil: none)
+	resumed  string       // the checkpoint folder the run resumed from ("": a fresh start)
+
 	// compiles counts the graphs compiled on the run's backends; with
 	// localRollouts the engine samples in process, on them
 	compiles      *backend.Compiles
@@ -143,7 +147,7 @@ func (t *trainer) loadPolicy(resume bool) (*qwen3.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.st = st
+	t.st, t.resumed = st, dir
 	if key := differingKey(cfg, t.st.Config); key != "" {
 		return nil, fmt.Errorf("grpo: resume: config key %s differs from the checkpoint's (only %s may change)", key, strings.Join(resumeFree, ", "))
 	}
@@ -203,6 +207,11 @@ func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation s
 			return "", err
 		}
 		t.learner.WithReference(ref, cfg.RolloutTemperature)
+	}
+	if cfg.ProcessReward == "implicit" {
+		if t.prm, err = newImplicitPRM(cfg, b, t.resumed); err != nil {
+			return "", err
+		}
 	}
 	return isolation, nil
 }

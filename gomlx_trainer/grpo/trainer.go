@@ -136,6 +136,11 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 			return t.stop(ctx, err)
 		}
 
+		// --- implicit process rewards: the PRM learns from the outcomes, then its rewards give per-token advantages
+		if trained, err = t.processAdvantages(trained); err != nil {
+			return t.stop(ctx, err)
+		}
+
 		// --- optimize: global_batch_size samples per optimizer step, one train.jsonl line each
 		begun := t.st.Step
 		lines, trainSteps, err := t.optimize(b, trained, mm)
@@ -223,10 +228,11 @@ func klCoef(cfg Config) float64 {
 
 // needsReference reports whether the recipe's run keeps a frozen reference
 // policy (a copy of the initial one) next to the policy: for the KL penalty
-// (a non-zero klCoef) and for FlowRL, whose residual holds log π_ref. The
-// trainer loads it and `mathrl plan` counts its weights by this one rule.
+// (a non-zero klCoef), for FlowRL, whose residual holds log π_ref, and for
+// implicit process rewards, which are log-ratios against it. The trainer
+// loads it and `mathrl plan` counts its weights by this one rule.
 func needsReference(cfg Config) bool {
-	return klCoef(cfg) != 0 || cfg.AdvantageEstimator == "flowrl"
+	return klCoef(cfg) != 0 || cfg.AdvantageEstimator == "flowrl" || cfg.ProcessReward == "implicit"
 }
 
 func modelName(cfg Config) string {

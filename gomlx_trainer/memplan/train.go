@@ -31,6 +31,7 @@ type State struct {
 	OffloadFraction float64 // optimizer_cpu_offload: the share of the parameters whose master and moments live on the host (0: none)
 	OffloadTrain    bool    // offload_train: the state leaves the device while the trainer samples
 	FlowRLHead      int     // flowrl_head_layers of FlowRL's learned log Z head (flowrl_log_z: head); 0: no head
+	ImplicitPRM     bool    // process_reward implicit: a second policy-shaped model trained beside the policy
 }
 
 // masterBytes is the bytes per parameter of the master values of weights
@@ -115,6 +116,7 @@ const (
 	TermUpdate       = "optimizer update"
 	TermGathered     = "gathered weights"
 	TermFlowRLHead   = "FlowRL log Z head"
+	TermPRM          = "implicit PRM"
 )
 
 // TrainStep returns the peak of one optimizer step under rules r, on one
@@ -220,6 +222,11 @@ func embeddingParams(cfg qwen3.Config) int64 {
 //     FlowRLHeadParams parameters in float32 with their accumulators and
 //     moments, H·(4 + g + m + v), never offloaded (grpo refuses the head
 //     with optimizer_cpu_offload and fsdp).
+//   - the implicit PRM, with st.ImplicitPRM: a second model of the policy's
+//     shape with its own AdamW moments and master, P·(d + m + v + master),
+//     all on the device (grpo refuses it with optimizer_cpu_offload). Its
+//     gradient accumulators live only during its own update, when the
+//     policy's are freed, so the policy's term covers them.
 func Resident(cfg qwen3.Config, dtype dtypes.DType, reference bool, st State) []Term {
 	p, d := cfg.Params(), int64(dtype.Size())
 	terms := []Term{{TermWeights, p * d}}
@@ -231,6 +238,10 @@ func Resident(cfg qwen3.Config, dtype dtypes.DType, reference bool, st State) []
 		Term{TermMoments, (dtypeBytes(pr.ExpAvgDType) + dtypeBytes(pr.ExpAvgSqDType)) * kept})
 	if m := st.masterBytes(dtype) * kept; m > 0 {
 		terms = append(terms, Term{TermMaster, m})
+	}
+	if st.ImplicitPRM {
+		perParam := d + dtypeBytes(pr.ExpAvgDType) + dtypeBytes(pr.ExpAvgSqDType) + st.masterBytes(dtype)
+		terms = append(terms, Term{TermPRM, p * perParam})
 	}
 	if st.FlowRLHead > 0 {
 		h := FlowRLHeadParams(cfg.Hidden, st.FlowRLHead)
