@@ -5,8 +5,9 @@
 # its learned log Z head, and GRPO's loss with implicit process rewards
 # (PRIME), seeds SEEDS (default 1 2 3), run with `mathrl train` into
 # results/runs/objectives/ARM-seedN. Each run folder keeps config.json,
-# provenance.json, train.jsonl, eval.jsonl and the final evaluation's samples;
-# checkpoints and figures are removed. notebooks/objectives.ipynb reads the
+# provenance.json, train.jsonl, eval.jsonl, the final evaluation's samples and
+# diversity_samples.jsonl (the final policy's 16 answers to each evaluation
+# problem, `mathrl eval`); checkpoints and figures are removed. notebooks/objectives.ipynb reads the
 # folders. Run scripts/setup.sh first (XLA's CPU plugin).
 #
 #   bash scripts/objectives.sh [OUT]   (JOBS=1 run at a time, each on both cores: about 4 minutes a run
@@ -37,6 +38,15 @@ run() {
   if ! "$bin" train --backend xla-cpu --seed "$seed" --save "$dir" ${flags[$arm]} > "$dir.log" 2>&1; then
     tail -20 "$dir.log"
     echo "objectives: $arm seed $seed failed (log: $dir.log)"
+    return 1
+  fi
+  # the final policy again, 16 answers per evaluation problem: the diversity of its solutions
+  local ckpt
+  ckpt=$(ls -d "$dir"/ckpt/step-* | sort | tail -1)
+  if ! "$bin" eval --backend xla-cpu --model "$ckpt" --data arith --max-prompts 64 --samples 16 --max-tokens 160 --max-turns 2 \
+    --scorer math --tools --out "$dir/diversity_samples.jsonl" >> "$dir.log" 2>&1; then
+    tail -20 "$dir.log"
+    echo "objectives: $arm seed $seed: the diversity evaluation failed (log: $dir.log)"
     return 1
   fi
   local final
