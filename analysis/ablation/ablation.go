@@ -1,6 +1,8 @@
 // Package ablation reads a training ablation, run folders named ARM-seedN
-// (as scripts/ablation.sh writes them), and compares its arms: evaluation
-// curves over the seeds, and final values with bootstrap intervals.
+// (as scripts/ablation.sh and scripts/objectives.sh write them), and compares
+// its arms: evaluation curves over the seeds, final values with bootstrap
+// intervals, and from the final policies' many answers per problem the
+// diversity of their solutions and their tool calls.
 package ablation
 
 import (
@@ -26,13 +28,16 @@ type Run struct {
 	Evals []metrics.EvalPoint   // eval.jsonl, in step order
 	Steps []metrics.StepMetrics // train.jsonl
 	Final []metrics.Sample      // final_samples.jsonl: the last evaluation's samples
+	// Diversity is diversity_samples.jsonl, the final policy's many answers
+	// to each evaluation problem, when the run folder holds it (nil: not).
+	Diversity []metrics.Sample
 }
 
 var runName = regexp.MustCompile(`^(.+)-seed(\d+)$`)
 
 // Load reads every folder ARM-seedN under dir, in name order. A folder must
-// hold eval.jsonl, train.jsonl and final_samples.jsonl; it is an error when
-// none is found.
+// hold eval.jsonl, train.jsonl and final_samples.jsonl, and may hold
+// diversity_samples.jsonl; it is an error when none is found.
 func Load(dir string) ([]Run, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -54,6 +59,12 @@ func Load(dir string) ([]Run, error) {
 		}
 		if r.Final, err = readFile(filepath.Join(r.Dir, runs.FinalSamplesFile), metrics.ReadSamples); err != nil {
 			return nil, err
+		}
+		path := filepath.Join(r.Dir, runs.DiversitySamplesFile)
+		if _, statErr := os.Stat(path); statErr == nil {
+			if r.Diversity, err = readFile(path, metrics.ReadSamples); err != nil {
+				return nil, err
+			}
 		}
 		found = append(found, r)
 	}

@@ -26,6 +26,9 @@ const (
 	WeightsDir       = "weights"
 	FiguresDir       = "figures"
 	FinalSamplesFile = "final_samples.jsonl"
+	// DiversitySamplesFile is an ablation run's final policy sampled again,
+	// many answers per evaluation problem (scripts/objectives.sh).
+	DiversitySamplesFile = "diversity_samples.jsonl"
 )
 
 // StepName names what a run writes after step optimizer steps: step-NNNNNN,

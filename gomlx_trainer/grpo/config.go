@@ -121,6 +121,7 @@ type Config struct {
 	TeacherEngine      string   `yaml:"teacher_engine" json:"teacher_engine,omitempty" slime:"--opd-type" help:"what computes the teacher's log-probs: builtin (the teacher loaded in process from teacher, beside the policy, at the rollout temperature) or sglang (servers of teacher_urls answering SGLang's POST /generate with max_new_tokens 0 and return_logprob, as mathrl serve does; teacher then only supplies the tokenizer check)"`
 	TeacherURLs        []string `yaml:"teacher_urls" json:"teacher_urls,omitempty" help:"with teacher_engine sglang: the base URLs of the servers (or router) serving the teacher; requests go round them in turn"`
 	DistillCoef        float64  `yaml:"distill_coef" json:"distill_coef" slime:"--opd-kl-coef" help:"with teacher: weight of the per-token distillation advantage log π_teacher − log π_student (the negative reverse-KL estimate at the sampled token)"`
+	DistillMode        string   `yaml:"distill_mode" json:"distill_mode,omitempty" help:"with teacher: on_policy (the student samples, the teacher scores its tokens) or sft (the teacher, in process, samples the rollouts and the student takes its optimizer steps on the negative log-likelihood of the correct ones, rejection-sampled fine-tuning; the advantages and distill_coef do not apply)"`
 	DistillOutcomeCoef float64  `yaml:"distill_outcome_coef" json:"distill_outcome_coef" help:"with teacher: weight of the outcome (group) advantage beside the distillation one (0: pure distillation, the rewards only logged; 1: slime's OPD, the KL term added to the estimator's advantage)"`
 
 	// --- implicit process rewards (PRIME; docs/algorithms.md)
@@ -219,6 +220,7 @@ func Default() Config {
 		CalculatePerTokenLoss: true,
 		TeacherEngine:         inprocess.Name,
 		DistillCoef:           1,
+		DistillMode:           "on_policy",
 		KLLossType:            "k3",
 		ProcessReward:         "none",
 		PRMBeta:               0.05,
@@ -485,6 +487,8 @@ func (c Config) validateDistill() error {
 		return bad("distill_coef", "%g is negative", c.DistillCoef)
 	case c.DistillOutcomeCoef < 0:
 		return bad("distill_outcome_coef", "%g is negative", c.DistillOutcomeCoef)
+	case !slices.Contains(DistillModes(), c.DistillMode):
+		return notOneOf("distill_mode", c.DistillMode, DistillModes()...)
 	case c.Teacher == "" && len(c.TeacherURLs) > 0:
 		return bad("teacher", "empty with teacher_urls set (name the teacher's folder: its tokenizer is checked against the policy's)")
 	case c.Teacher == "":
@@ -497,9 +501,20 @@ func (c Config) validateDistill() error {
 		return bad("teacher_urls", "empty with teacher_engine sglang")
 	case c.TeacherEngine == inprocess.Name && len(c.TeacherURLs) > 0:
 		return bad("teacher_urls", "set with teacher_engine %s (the teacher runs in process); use teacher_engine sglang", inprocess.Name)
+	case c.distillSFT() && c.TeacherEngine != inprocess.Name:
+		return bad("distill_mode", "sft samples with the teacher in process; set teacher_engine %s", inprocess.Name)
+	case c.distillSFT() && c.AsyncRollouts:
+		return bad("distill_mode", "sft: not with async_rollouts (the teacher's samples do not depend on the student's weights; nothing to overlap)")
 	}
 	return nil
 }
+
+// DistillModes lists the distill_mode values.
+func DistillModes() []string { return []string{"on_policy", "sft"} }
+
+// distillSFT reports whether the student learns by imitating the teacher's
+// correct samples (distill_mode sft) instead of from its own.
+func (c Config) distillSFT() bool { return c.Teacher != "" && c.DistillMode == "sft" }
 
 // RolloutEngines lists the rollout_engine values: the registered engines.
 func RolloutEngines() []string { return engine.Names() }

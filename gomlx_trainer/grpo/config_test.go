@@ -314,6 +314,13 @@ func TestValidateErrors(t *testing.T) {
 		{"URLs of an in-process teacher", func(c *Config) { c.Teacher, c.TeacherURLs = "t", []string{"http://x"} }, "grpo: config teacher_urls: set with teacher_engine builtin"},
 		{"a teacher with FlowRL", func(c *Config) { c.Teacher, c.AdvantageEstimator = "t", "flowrl" }, "grpo: config teacher: not with advantage_estimator flowrl"},
 		{"URLs without a teacher", func(c *Config) { c.TeacherURLs = []string{"http://x"} }, "grpo: config teacher: empty with teacher_urls set"},
+		{"unknown distillation mode", func(c *Config) { c.Teacher, c.DistillMode = "t", "offline" }, `grpo: config distill_mode: "offline" is not on_policy or sft`},
+		{"imitation from a served teacher", func(c *Config) {
+			c.Teacher, c.DistillMode, c.TeacherEngine, c.TeacherURLs = "t", "sft", "sglang", []string{"http://x"}
+		},
+			"grpo: config distill_mode: sft samples with the teacher in process; set teacher_engine builtin"},
+		{"imitation with async rollouts", func(c *Config) { c.Teacher, c.DistillMode, c.AsyncRollouts = "t", "sft", true },
+			"grpo: config distill_mode: sft: not with async_rollouts"},
 		{"unknown process reward", func(c *Config) { c.ProcessReward = "explicit" }, `grpo: config process_reward: "explicit" is not none or implicit`},
 		{"PRM β", func(c *Config) { c.ProcessReward, c.PRMBeta = "implicit", 0 }, "grpo: config prm_beta: 0, want > 0"},
 		{"PRM weight", func(c *Config) { c.PRMCoef = -1 }, "grpo: config prm_coef: -1 is negative"},

@@ -182,7 +182,7 @@ func (t *trainer) sample(ctx context.Context, rollout, groups int) (draw, error)
 	ph := t.log.phase(fmt.Sprintf("rollout %d", rollout), len(d.prompts), chunk, cfg.RolloutMaxResponseLen)
 	for c := 0; c < len(d.prompts); c += chunk {
 		t.marks.mark("sample rollout %d, data %d.%d, sequence %d", rollout, t.data.epoch, t.data.pos, c)
-		part, stats, err := generate(ctx, t.engine, t.proto, t.tools, d.prompts[c:min(c+chunk, len(d.prompts))], genOptions{
+		part, stats, err := generate(ctx, t.rolloutEngine(), t.proto, t.tools, d.prompts[c:min(c+chunk, len(d.prompts))], genOptions{
 			budget: cfg.RolloutMaxResponseLen, temperature: cfg.RolloutTemperature, topP: cfg.RolloutTopP,
 			topK: cfg.RolloutTopK, useTools: cfg.UseTools, maxTurns: cfg.MaxTurns, concurrency: cfg.ToolConcurrency,
 			seed: seed + uint64(c), toolDeadlineS: toolDeadline(cfg.ToolTimeout).Seconds(), progress: ph.batch(),
@@ -271,6 +271,10 @@ func sum(x []float32) float64 {
 // optimizer step that took each of trained.
 func (t *trainer) optimize(b batch, trained []Sequence, mm mismatchStats) ([]metrics.StepMetrics, []int, error) {
 	cfg := t.cfg
+	if len(trained) == 0 && cfg.distillSFT() {
+		t.log.Printf("rollout %d: the teacher answered no prompt correctly; no update", t.st.Rollout+1)
+		return nil, nil, nil
+	}
 	if len(trained) == 0 {
 		t.log.Printf("rollout %d: every group had equal rewards; no update", t.st.Rollout+1)
 		return nil, nil, nil
@@ -287,6 +291,7 @@ func (t *trainer) optimize(b batch, trained []Sequence, mm mismatchStats) ([]met
 		t.marks.mark("step %d", t.st.Step+1)
 		o := t.stepOptions(lr)
 		o.OnPolicy = k == 0 && !cfg.UseRolloutLogprobs // the weights correct recomputed the old log-probs with
+		o.SFT = cfg.distillSFT()                       // the student's likelihood of the teacher's correct samples
 		ss, gradNorm, err := t.learner.Step(part, o)
 		if errors.Is(err, ErrNonFinite) {
 			return nil, nil, fmt.Errorf("grpo: step %d: %w; stopping, the last good checkpoint is kept in %s", t.st.Step+1, err, t.run.CkptDir())
@@ -371,6 +376,9 @@ func (t *trainer) stepMetrics(b batch, mm mismatchStats, part []Sequence, kept, 
 	}
 	if kl, ok := reverseKL(part); ok {
 		m.Extra["distill_reverse_kl"] = kl // mean log π_student − log π_teacher over the step's sampled tokens
+	}
+	if t.cfg.distillSFT() {
+		m.Extra["imitated_samples"] = float64(len(part)) // the teacher's correct samples this step trained on
 	}
 	if t.prmStats != nil { // the PRM's update on this rollout, the same on each of its steps
 		m.Extra["prm_loss"], m.Extra["prm_accuracy"], m.Extra["prm_reward_mean"] = t.prmStats.loss, t.prmStats.accuracy, t.prmStats.rewardMean

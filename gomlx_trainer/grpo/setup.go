@@ -36,9 +36,12 @@ type trainer struct {
 	marks   *PhaseMarks // nil: none
 	closers []func()
 
-	prm      *implicitPRM // the implicit PRM of process_reward implicit (nil: none)
-	prmStats *prmStats    // the PRM's update on the rollout being trained (nil: none)
-	resumed  string       // the checkpoint folder the run resumed from ("": a fresh start)
+	prm *implicitPRM // the implicit PRM of process_reward implicit (nil: none)
+	// teacherEngine samples the training rollouts from the teacher under
+	// distill_mode sft (nil: the policy's engine samples them)
+	teacherEngine engine.Engine
+	prmStats      *prmStats // the PRM's update on the rollout being trained (nil: none)
+	resumed       string    // the checkpoint folder the run resumed from ("": a fresh start)
 
 	// compiles counts the graphs compiled on the run's backends; with
 	// localRollouts the engine samples in process, on them
@@ -199,6 +202,11 @@ func (t *trainer) setupModels(opt TrainOptions, model *qwen3.Model) (isolation s
 	if cfg.Teacher != "" {
 		if t.teacher, err = newTeacher(cfg, b, t.log); err != nil {
 			return "", err
+		}
+		if cfg.distillSFT() {
+			if t.teacherEngine, err = newTeacherEngine(cfg, b, t.teacher); err != nil {
+				return "", err
+			}
 		}
 	}
 	if needsReference(cfg) {

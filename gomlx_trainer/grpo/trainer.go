@@ -118,26 +118,10 @@ func Train(ctx context.Context, cfg Config, opt TrainOptions) error {
 		// --- advantages; dynamic sampling keeps the groups that differ
 		kept, seqs := t.sequences(b)
 
-		// --- old log-probs recomputed by the training graph (unless use_rollout_logprobs), TIS weights, sequence mask, mismatch
-		trained, mm, err := t.correct(seqs)
+		// --- what the steps train on: the policy's own samples with their corrections and advantages,
+		// or under distill_mode sft the teacher's correct samples
+		kept, trained, mm, err := t.trainingSequences(kept, seqs)
 		if err != nil {
-			return t.stop(ctx, err)
-		}
-
-		// --- FlowRL: reference log-probs and each prompt's log Z, over whole groups
-		if cfg.AdvantageEstimator == "flowrl" && len(trained) > 0 {
-			if trained, err = t.flowPartition(trained); err != nil {
-				return t.stop(ctx, err)
-			}
-		}
-
-		// --- on-policy distillation: the teacher's log-probs of the sampled tokens give per-token advantages
-		if trained, err = t.distill(trained); err != nil {
-			return t.stop(ctx, err)
-		}
-
-		// --- implicit process rewards: the PRM learns from the outcomes, then its rewards give per-token advantages
-		if trained, err = t.processAdvantages(trained); err != nil {
 			return t.stop(ctx, err)
 		}
 
@@ -233,6 +217,35 @@ func klCoef(cfg Config) float64 {
 // loads it and `mathrl plan` counts its weights by this one rule.
 func needsReference(cfg Config) bool {
 	return klCoef(cfg) != 0 || cfg.AdvantageEstimator == "flowrl" || cfg.ProcessReward == "implicit"
+}
+
+// trainingSequences prepares a rollout's kept sequences for its optimizer
+// steps: their old log-probs recomputed by the training graph (unless
+// use_rollout_logprobs), TIS weights, sequence mask and mismatch (correct);
+// FlowRL's reference log-probs and log Z; on-policy distillation's and
+// implicit process rewards' per-token advantages. Under distill_mode sft,
+// where the teacher sampled, they are its correct samples (imitationSequences).
+// kept are the batch's indices of seqs; it returns those of the sequences
+// returned.
+func (t *trainer) trainingSequences(kept []int, seqs []Sequence) ([]int, []Sequence, mismatchStats, error) {
+	if t.cfg.distillSFT() {
+		kept, seqs = imitationSequences(kept, seqs)
+		return kept, seqs, mismatchStats{}, nil
+	}
+	trained, mm, err := t.correct(seqs)
+	if err != nil {
+		return nil, nil, mm, err
+	}
+	if t.cfg.AdvantageEstimator == "flowrl" && len(trained) > 0 {
+		if trained, err = t.flowPartition(trained); err != nil {
+			return nil, nil, mm, err
+		}
+	}
+	if trained, err = t.distill(trained); err != nil {
+		return nil, nil, mm, err
+	}
+	trained, err = t.processAdvantages(trained)
+	return kept, trained, mm, err
 }
 
 func modelName(cfg Config) string {
