@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -32,10 +33,10 @@ var planKnobKeys = append(slices.Clone(grpo.OptimizerStateKeys), "process_reward
 
 // planFlags are the flags of `mathrl plan` before they are resolved.
 type planFlags struct {
-	recipe, gpuMemory, hfCheckpoint, tinyModel, rules, sharding, teacher string
-	microBatch, maxTokens, samplingBatch, logProbChunk, devices          int
-	recompute, fused                                                     bool
-	state                                                                grpo.Config // the optimizer-state knobs, as mathrl train takes them (grpo.OptimizerStateKeys)
+	recipe, gpuMemory, hfCheckpoint, tinyModel, rules, sharding, teacher, teacherTiny string
+	microBatch, maxTokens, samplingBatch, logProbChunk, devices                       int
+	recompute, fused                                                                  bool
+	state                                                                             grpo.Config // the optimizer-state knobs, as mathrl train takes them (grpo.OptimizerStateKeys)
 }
 
 func newPlanCmd(runF func(*planOptions) error) *cobra.Command {
@@ -84,6 +85,7 @@ fsdp the figures are those of one device (the first, which also runs the sampler
 	fs.StringVar(&f.hfCheckpoint, "hf-checkpoint", "", "read the model's shape from this folder's config.json")
 	fs.StringVar(&f.tinyModel, "tiny-model", "", "a built-in model shape ("+strings.Join(qwen3.ConfigNames(), ", ")+")")
 	fs.StringVar(&f.teacher, "teacher", "", "count the weights of an in-process distillation teacher, its shape from this folder's config.json (default: the recipe's teacher)")
+	fs.StringVar(&f.teacherTiny, "teacher-tiny-model", "", "count the weights of an in-process distillation teacher of this built-in shape, without its folder (as --tiny-model does for the policy)")
 	fs.StringVar(&f.rules, "rules", "", "whose buffer rules: xla (GPU) or cpu (the pure Go backend); default: from the recipe's backend")
 	fs.IntVar(&f.microBatch, "micro-batch-size", 0, "sequences per forward/backward pass (default: the recipe's)")
 	fs.IntVar(&f.maxTokens, "max-tokens-per-micro-batch", 0, "padded tokens per micro-batch, instead of a number of sequences (default: the recipe's)")
@@ -116,8 +118,19 @@ func (f planFlags) resolve(cmd *cobra.Command) (*planOptions, error) {
 	if set("tiny-model") {
 		cfg.TinyModel = f.tinyModel
 	}
+	if set("teacher") && set("teacher-tiny-model") {
+		return nil, errors.New("plan: --teacher and --teacher-tiny-model both name the teacher's shape; give one")
+	}
 	if set("teacher") {
 		cfg.Teacher, cfg.TeacherEngine = f.teacher, inprocess.Name
+	}
+	var teacherShape *qwen3.Config
+	if set("teacher-tiny-model") {
+		shape, err := qwen3.NamedConfig(f.teacherTiny)
+		if err != nil {
+			return nil, fmt.Errorf("plan: --teacher-tiny-model: %w", err)
+		}
+		teacherShape, cfg.Teacher = &shape, "" // the recipe's teacher folder is not read
 	}
 	applyKnobFlags(cmd.Flags(), f.state, &cfg, planKnobKeys...)
 	if err := cfg.ValidateOptimizerState(); err != nil {
@@ -129,6 +142,9 @@ func (f planFlags) resolve(cmd *cobra.Command) (*planOptions, error) {
 	rc, err := cfg.MemoryRecipe()
 	if err != nil {
 		return nil, err
+	}
+	if teacherShape != nil {
+		rc.TeacherParams = teacherShape.Params()
 	}
 	for _, o := range []struct {
 		flag string

@@ -61,6 +61,25 @@ func TestNewPlanCmd(t *testing.T) {
 		}, ""},
 		{"a precision flag mathrl train refuses", []string{"--config", "retool-grpo-qwen3-4b", "--exp-avg-dtype", "bfloat16"}, nil,
 			"exp_avg_dtype: bfloat16 needs use_precision_aware_optimizer"},
+		{"a teacher of a built-in shape", []string{"--config", "math-opd-qwen3-1.7b", "--tiny-model", "qwen3-1.7b", "--teacher-tiny-model", "qwen3-8b"},
+			func(t *testing.T, o *planOptions) {
+				shape, err := qwen3.NamedConfig("qwen3-8b")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if o.Recipe.TeacherParams != shape.Params() {
+					t.Errorf("teacher parameters %d, want qwen3-8b's %d", o.Recipe.TeacherParams, shape.Params())
+				}
+			}, ""},
+		{"an unknown teacher shape", []string{"--config", "math-opd-qwen3-1.7b", "--teacher-tiny-model", "qwen3-80b"}, nil, "--teacher-tiny-model"},
+		{"two teacher shapes", []string{"--teacher", "/t", "--teacher-tiny-model", "qwen3-8b"}, nil, "give one"},
+		{"implicit process rewards", []string{"--config", "retool-grpo-qwen3-4b", "--tiny-model", "qwen3-4b", "--process-reward", "implicit",
+			"--optimizer-cpu-offload=false"}, func(t *testing.T, o *planOptions) {
+			if !o.Recipe.State.ImplicitPRM || !o.Recipe.Reference {
+				t.Errorf("implicit PRM %v, reference %v: want both planned", o.Recipe.State.ImplicitPRM, o.Recipe.Reference)
+			}
+		}, ""},
+		{"an unknown process reward", []string{"--process-reward", "explicit"}, nil, `process_reward: "explicit" is not none or implicit`},
 		{"bad memory size", []string{"--gpu-memory", "lots"}, nil, "memory size"},
 		{"bad rules", []string{"--rules", "tpu"}, nil, "--rules"},
 		{"negative override", []string{"--micro-batch-size", "-1"}, nil, "negative"},
@@ -103,6 +122,17 @@ func TestPlanRun(t *testing.T) {
 		{"math as written", []string{"--config", "math-grpo-qwen3-8b", "--tiny-model", "qwen3-8b"}, true},
 		{"math with the card's micro-batches", []string{"--config", "math-grpo-qwen3-8b", "--tiny-model", "qwen3-8b",
 			"--micro-batch-size", "8", "--recompute-layers=false"}, false},
+		// the studies' seed-scale recipes (docs/algorithms.md): the objectives' arms beside card A on one H200,
+		// the distillation students beside the 8B teacher on card B's 93 GiB
+		{"retool FlowRL as written", []string{"--config", "retool-flowrl-qwen3-4b", "--tiny-model", "qwen3-4b"}, true},
+		{"retool PRIME as written", []string{"--config", "retool-prime-qwen3-4b", "--tiny-model", "qwen3-4b"}, true},
+		{"retool PRIME with the control's memory settings", []string{"--config", "retool-prime-qwen3-4b", "--tiny-model", "qwen3-4b",
+			"--logprob-chunk", "0", "--sampling-batch-size", "32"}, false},
+		{"math student GRPO", []string{"--config", "math-grpo-qwen3-1.7b", "--tiny-model", "qwen3-1.7b", "--gpu-memory", "93GiB"}, true},
+		{"math student on-policy distillation", []string{"--config", "math-opd-qwen3-1.7b", "--tiny-model", "qwen3-1.7b",
+			"--teacher-tiny-model", "qwen3-8b", "--gpu-memory", "93GiB"}, true},
+		{"math student imitation", []string{"--config", "math-sft-qwen3-1.7b", "--tiny-model", "qwen3-1.7b",
+			"--teacher-tiny-model", "qwen3-8b", "--gpu-memory", "93GiB"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stdout, _, err := runCLI(t, "", append([]string{"plan"}, tc.args...)...)

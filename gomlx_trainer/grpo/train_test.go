@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/gomlx/compute/dtypes"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
+	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 	"github.com/mathrl/mathrl/gomlx_trainer/toolloop"
 )
 
@@ -456,5 +458,69 @@ func sameStepLines(t *testing.T, runA, runB string) {
 		if a, b := withoutTimes(sa[i]), withoutTimes(sb[i]); !reflect.DeepEqual(a, b) {
 			t.Errorf("step %d: %+v and %+v", i+1, a, b)
 		}
+	}
+}
+
+// TestStudyRecipesRunOnTinyModel is TestSeedRecipesRunOnTinyModel for the
+// seed-scale recipes of the objectives and distillation studies (FlowRL and
+// implicit process rewards beside card A; GRPO, on-policy distillation and
+// imitation for card B's smaller student, the teacher a random 4-layer tiny
+// model): each runs one rollout with its recipe's optimizer steps, under a
+// reward for the first sample of each group (so that the imitation arm has
+// correct samples to learn from), and logs its method's metric.
+func TestStudyRecipesRunOnTinyModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a tiny model")
+	}
+	problems := filepath.Join("testdata", "problems.jsonl")
+	for _, tc := range []struct {
+		recipe             string
+		batch, wantSteps   int
+		teacher            bool
+		metric             string // a train.jsonl extra key every step must log ("": none)
+		estimator, process string
+	}{
+		{"retool-flowrl-qwen3-4b.yaml", 4, 4, false, "flowrl_log_z_mean", "flowrl", "none"},
+		{"retool-prime-qwen3-4b.yaml", 4, 4, false, "prm_loss", "grpo", "implicit"},
+		{"math-grpo-qwen3-1.7b.yaml", 16, 1, false, "", "grpo", "none"},
+		{"math-opd-qwen3-1.7b.yaml", 16, 1, true, "distill_reverse_kl", "grpo", "none"},
+		{"math-sft-qwen3-1.7b.yaml", 16, 1, true, "imitated_samples", "grpo", "none"},
+	} {
+		t.Run(tc.recipe, func(t *testing.T) {
+			cfg, err := LoadRecipe(filepath.Join("..", "..", "configs", tc.recipe))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.AdvantageEstimator != tc.estimator || cfg.ProcessReward != tc.process || (cfg.Teacher != "") != tc.teacher {
+				t.Fatalf("the recipe has advantage_estimator %s, process_reward %s, teacher %q", cfg.AdvantageEstimator, cfg.ProcessReward, cfg.Teacher)
+			}
+			cfg.TinyModel, cfg.Backend, cfg.DType = "tiny", "cpu", "float32"
+			if tc.teacher {
+				mc, err := qwen3.NamedConfig(cfg.TinyModel)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.Teacher = saveTeacher(t, "tiny-4l", mc.VocabSize, 5)
+			}
+			cfg.PromptData, cfg.EvalPromptData, cfg.EvalMaxPrompts = problems, problems, 2
+			cfg.NumRollout, cfg.RolloutBatchSize, cfg.NSamplesPerPrompt = 1, 2, 8
+			cfg.GlobalBatchSize, cfg.MicroBatchSize = tc.batch, 4
+			cfg.RolloutMaxResponseLen, cfg.EvalMaxResponseLen, cfg.NSamplesPerEvalPrompt = 24, 24, 2
+			cfg.SamplingBatchSize, cfg.LogProbChunk = 0, 0
+			cfg.Save = filepath.Join(t.TempDir(), "run")
+			cfg.OfferToolSpec = false
+			steps := trainFirstOfGroup(t, cfg)
+			if len(steps) != tc.wantSteps {
+				t.Errorf("%d optimizer steps, want %d", len(steps), tc.wantSteps)
+			}
+			for _, s := range steps {
+				if _, ok := s.Extra[tc.metric]; tc.metric != "" && !ok {
+					t.Errorf("step %d does not log %s", s.Step, tc.metric)
+				}
+				if math.IsNaN(s.Loss) || math.IsInf(s.Loss, 0) {
+					t.Errorf("step %d: loss %v", s.Step, s.Loss)
+				}
+			}
+		})
 	}
 }
