@@ -30,7 +30,7 @@ cd "$root" # run folders are named relative to the repository, as config.json re
 out=${1:-results/runs/distillation}
 bin=.cache/bin/mathrl-distillation # its own binary: another study may be running with .cache/bin/mathrl
 teacher=runs/distillation-teacher
-mkdir -p "$out" "$(dirname "$bin")"
+mkdir -p "$out" "$(dirname "$bin")" runs
 bash scripts/build.sh "$bin"
 export GOMLX_NO_AUTO_INSTALL=1
 
