@@ -100,6 +100,7 @@ type Result struct {
 	Seeds        []int
 	K            int
 	Start        float64          // avg@k before training, mean over seeds
+	StartPerSeed []float64        // avg@k before training of each seed
 	PerSeed      []float64        // final avg@k of each seed
 	AvgAtK       float64          // final avg@k, mean over seeds
 	AvgAtKCI     metrics.Interval // 95% bootstrap interval of AvgAtK over the (seed, problem) pairs
@@ -138,6 +139,7 @@ func Summarize(runs []Run, resamples int, seed uint64) ([]Result, error) {
 			res.K, res.ProblemsSeed = k, len(sum.Problems)
 			res.Seeds = append(res.Seeds, r.Seed)
 			res.Start += r.Evals[0].AvgAtK
+			res.StartPerSeed = append(res.StartPerSeed, r.Evals[0].AvgAtK)
 			res.PerSeed = append(res.PerSeed, sum.AvgAtK)
 			for _, p := range sum.Problems {
 				avg = append(avg, p.AvgAtK)

@@ -2,6 +2,7 @@ package ablation
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/analysis/scorer"
@@ -217,6 +218,62 @@ func TrendsMarkdown(trends []Trend, window int) string {
 	s := fmt.Sprintf("| arm | metric | first %d steps | last %d steps |\n|---|---|---|---|\n", window, window)
 	for _, t := range trends {
 		s += fmt.Sprintf("| %s | `%s` | %.4f | %.4f |\n", t.Arm, t.Key, t.First, t.Last)
+	}
+	return s
+}
+
+// GainShare is how much of a teacher's gain in training a student arm got:
+// the gains are final avg@k minus avg@k before training.
+type GainShare struct {
+	Arm          string
+	Gain         float64   // the arm's gain, mean over its seeds
+	TeacherGain  float64   // the teacher arm's gain
+	Share        float64   // Gain / TeacherGain
+	PerSeedShare []float64 // each seed's gain over the teacher's
+}
+
+// GainShares returns, for every arm of results but teacher, its share of the
+// teacher arm's gain. It is an error when results hold no arm teacher or
+// when the teacher gained nothing.
+func GainShares(results []Result, teacher string) ([]GainShare, error) {
+	i := slices.IndexFunc(results, func(r Result) bool { return r.Arm == teacher })
+	if i < 0 {
+		return nil, fmt.Errorf("ablation: no arm %q among the results", teacher)
+	}
+	tg := results[i].AvgAtK - results[i].Start
+	if tg <= 0 {
+		return nil, fmt.Errorf("ablation: the teacher %q gained %.4f in training; no share of it to compare", teacher, tg)
+	}
+	var out []GainShare
+	for _, r := range results {
+		if r.Arm == teacher {
+			continue
+		}
+		g := GainShare{Arm: r.Arm, Gain: r.AvgAtK - r.Start, TeacherGain: tg}
+		g.Share = g.Gain / tg
+		for s, final := range r.PerSeed {
+			g.PerSeedShare = append(g.PerSeedShare, (final-r.StartPerSeed[s])/tg)
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// GainSharesMarkdown writes the shares as a table.
+func GainSharesMarkdown(shares []GainShare) string {
+	if len(shares) == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("| student | gain in avg@k | share of the teacher's gain (%.3f) | per seed |\n|---|---|---|---|\n", shares[0].TeacherGain)
+	for _, g := range shares {
+		per := ""
+		for i, v := range g.PerSeedShare {
+			if i > 0 {
+				per += ", "
+			}
+			per += fmt.Sprintf("%.2f", v)
+		}
+		s += fmt.Sprintf("| %s | %+.3f | %.2f | %s |\n", g.Arm, g.Gain, g.Share, per)
 	}
 	return s
 }

@@ -146,3 +146,31 @@ func stepsWith(key string, values ...float64) []metrics.StepMetrics {
 	}
 	return out
 }
+
+// TestGainShares: each student's gain (final minus start avg@k) over the
+// teacher's, in the mean and per seed; no teacher, or a teacher that did
+// not gain, is an error.
+func TestGainShares(t *testing.T) {
+	results := []Result{
+		{Arm: "teacher", Start: 0.5, AvgAtK: 0.9, StartPerSeed: []float64{0.5}, PerSeed: []float64{0.9}},
+		{Arm: "opd", Start: 0.4, AvgAtK: 0.6, StartPerSeed: []float64{0.3, 0.5}, PerSeed: []float64{0.6, 0.6}},
+	}
+	got, err := GainShares(results, "teacher")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Arm != "opd" || !nearly(got[0].Gain, 0.2) || !nearly(got[0].TeacherGain, 0.4) || !nearly(got[0].Share, 0.5) ||
+		len(got[0].PerSeedShare) != 2 || !nearly(got[0].PerSeedShare[0], 0.75) || !nearly(got[0].PerSeedShare[1], 0.25) {
+		t.Errorf("GainShares = %+v", got)
+	}
+	if table := GainSharesMarkdown(got); !strings.Contains(table, "| opd | +0.200 | 0.50 | 0.75, 0.25 |") {
+		t.Errorf("table:\n%s", table)
+	}
+	if _, err := GainShares(results[1:], "teacher"); err == nil || !strings.Contains(err.Error(), `no arm "teacher"`) {
+		t.Errorf("without the teacher: %v", err)
+	}
+	flat := []Result{{Arm: "teacher", Start: 0.5, AvgAtK: 0.5}}
+	if _, err := GainShares(flat, "teacher"); err == nil || !strings.Contains(err.Error(), "gained 0.0000") {
+		t.Errorf("a teacher without gain: %v", err)
+	}
+}
