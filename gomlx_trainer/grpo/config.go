@@ -503,6 +503,8 @@ func (c Config) validateDistill() error {
 		return bad("teacher_urls", "set with teacher_engine %s (the teacher runs in process); use teacher_engine sglang", inprocess.Name)
 	case c.distillSFT() && c.TeacherEngine != inprocess.Name:
 		return bad("distill_mode", "sft samples with the teacher in process; set teacher_engine %s", inprocess.Name)
+	case c.distillSFT() && c.DynamicSampling:
+		return bad("distill_mode", "sft: not with dynamic_sampling, which would drop the groups the teacher answered all correctly, the imitation's best data")
 	case c.distillSFT() && c.AsyncRollouts:
 		return bad("distill_mode", "sft: not with async_rollouts (the teacher's samples do not depend on the student's weights; nothing to overlap)")
 	}

@@ -319,6 +319,8 @@ func TestValidateErrors(t *testing.T) {
 			c.Teacher, c.DistillMode, c.TeacherEngine, c.TeacherURLs = "t", "sft", "sglang", []string{"http://x"}
 		},
 			"grpo: config distill_mode: sft samples with the teacher in process; set teacher_engine builtin"},
+		{"imitation with dynamic sampling", func(c *Config) { c.Teacher, c.DistillMode, c.DynamicSampling = "t", "sft", true },
+			"grpo: config distill_mode: sft: not with dynamic_sampling"},
 		{"imitation with async rollouts", func(c *Config) { c.Teacher, c.DistillMode, c.AsyncRollouts = "t", "sft", true },
 			"grpo: config distill_mode: sft: not with async_rollouts"},
 		{"unknown process reward", func(c *Config) { c.ProcessReward = "explicit" }, `grpo: config process_reward: "explicit" is not none or implicit`},
