@@ -59,6 +59,21 @@ func TestNewPlanCmd(t *testing.T) {
 				t.Errorf("state %+v, want %+v (config %+v)", o.Recipe.State, want, o.Config)
 			}
 		}, ""},
+		{"--process-reward implicit plans the PRM and the reference", []string{"--config", "retool-grpo-qwen3-4b", "--tiny-model", "qwen3-4b",
+			"--process-reward", "implicit"}, func(t *testing.T, o *planOptions) {
+			if o.Config.ProcessReward != "implicit" || !o.Recipe.State.ImplicitPRM || !o.Recipe.Reference {
+				t.Errorf("process_reward %q, recipe %+v: want the implicit PRM and the reference planned", o.Config.ProcessReward, o.Recipe)
+			}
+		}, ""},
+		{"--process-reward implicit with the optimizer offloaded", []string{"--config", "math-grpo-qwen3-8b", "--process-reward", "implicit"}, nil,
+			"process_reward: implicit: not with optimizer_cpu_offload yet"},
+		{"--process-reward implicit, the offload turned off", []string{"--config", "math-grpo-qwen3-8b", "--process-reward", "implicit",
+			"--optimizer-cpu-offload=false"}, func(t *testing.T, o *planOptions) {
+			if !o.Recipe.State.ImplicitPRM || o.Recipe.State.OffloadFraction != 0 {
+				t.Errorf("state %+v: want the implicit PRM, nothing offloaded", o.Recipe.State)
+			}
+		}, ""},
+		{"unknown process reward", []string{"--process-reward", "explicit"}, nil, `process_reward: "explicit" is not none or implicit`},
 		{"a precision flag mathrl train refuses", []string{"--config", "retool-grpo-qwen3-4b", "--exp-avg-dtype", "bfloat16"}, nil,
 			"exp_avg_dtype: bfloat16 needs use_precision_aware_optimizer"},
 		{"a teacher of a built-in shape", []string{"--config", "math-opd-qwen3-1.7b", "--tiny-model", "qwen3-1.7b", "--teacher-tiny-model", "qwen3-8b"},

@@ -309,3 +309,174 @@ func TestMemoryPlanCountsImplicitPRM(t *testing.T) {
 		}
 	}
 }
+
+// TestPRMLabelIsRewardAboveZero: the PRM's outcome label is 1 for a
+// positive reward only; a reward of exactly 0 (rm_type math's wrong answer,
+// the reward most runs give) and a negative one (dapo's −1) are label 0.
+func TestPRMLabelIsRewardAboveZero(t *testing.T) {
+	for _, c := range []struct {
+		reward float64
+		want   float32
+	}{{1, 1}, {0.5, 1}, {1e-9, 1}, {0, 0}, {math.Copysign(0, -1), 0}, {-1e-9, 0}, {-1, 0}} {
+		if got := prmLabel(c.reward); got != c.want {
+			t.Errorf("prmLabel(%v) = %v, want %v", c.reward, got, c.want)
+		}
+	}
+}
+
+// TestImplicitPRMCorrectCountsWeightedRowsOnly: ImplicitPRMLoss's correct
+// count leaves out the rows of weight 0 (padding) even where their implicit
+// reward falls on their label's side, and their loss counts for nothing.
+// With β 1 and the reference 0, the rows' rewards s are 2, 2, −2 and 1:
+// the first (label 1) is right, the second (label 0) wrong, and the last two
+// (weight 0) would be right, so the count is 1 and the loss
+// ½·softplus(−2) + ½·softplus(2).
+func TestImplicitPRMCorrectCountsWeightedRowsOnly(t *testing.T) {
+	logp := [][]float32{{1, 1}, {1, 1}, {-1, -1}, {0.5, 0.5}}
+	ref := [][]float32{{0, 0}, {0, 0}, {0, 0}, {0, 0}}
+	mask := [][]float32{{1, 1}, {1, 1}, {1, 1}, {1, 1}}
+	labels, rows := []float32{1, 0, 0, 1}, []float32{0.5, 0.5, 0, 0}
+	exec := MustNewExec(testBackend(t), func(logp, ref, mask, labels, rows *Node) []*Node {
+		loss, correct := ImplicitPRMLoss(logp, ref, mask, labels, rows, 1)
+		return []*Node{loss, correct}
+	})
+	res := exec.MustCall(logp, ref, mask, labels, rows)
+	loss, correct := float64(res[0].Value().(float32)), float64(res[1].Value().(float32))
+	softplus := func(x float64) float64 { return math.Log1p(math.Exp(x)) }
+	if want := 0.5*softplus(-2) + 0.5*softplus(2); !near(loss, want, 1e-6) {
+		t.Errorf("loss %.8f, want %.8f", loss, want)
+	}
+	if correct != 1 {
+		t.Errorf("%v rows on their label's side, want 1 (the rows of weight 0 are not counted)", correct)
+	}
+}
+
+// primeTrainer is a trainer holding what processAdvantages uses: cfg (its
+// implicit PRM settings), a learner on the initial policy with the frozen
+// reference, and the implicit PRM, a fresh copy of the initial policy.
+func primeTrainer(t *testing.T, cfg Config) *trainer {
+	t.Helper()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	b := testBackend(t)
+	model, err := newPolicy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := newPolicy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLearnerWith(b, model, lossConfig(cfg), adamConfig(cfg), cfg.RolloutTemperature, modelOptions(cfg))
+	l.WithReference(ref, cfg.RolloutTemperature)
+	prm, err := newImplicitPRM(cfg, b, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &trainer{cfg: cfg, learner: l, prm: prm}
+}
+
+// primeSequences are cfg.Samples() sequences in groups of
+// cfg.NSamplesPerPrompt with the given outcome rewards, each of six
+// response tokens whose third and fourth are a tool response (mask 0), and
+// each carrying a stale group advantage of 0.7.
+func primeSequences(cfg Config, rewards []float64) []Sequence {
+	seqs := make([]Sequence, len(rewards))
+	for i := range seqs {
+		seqs[i] = Sequence{Prompt: []int{256, 14 + i/cfg.NSamplesPerPrompt}, Response: []int{10 + i, 20, 30, 40 + i, 50, 60},
+			Mask: []float32{1, 1, 0, 0, 1, 1}, LogProbs: make([]float32, 6), Advantage: 0.7, Reward: rewards[i]}
+	}
+	return seqs
+}
+
+// TestProcessAdvantagesReplaceTheGroupAdvantage: with prm_coef 0 PRIME's
+// advantage is the leave-one-out outcome term alone, so processAdvantages
+// must give each sampled token of sequence i exactly
+// reward[i] − mean of its group's other rewards (worked out here by hand),
+// the tool response 0, and Advantage 0 (the estimator's group advantage is
+// replaced, not added). The PRM's logged accuracy is a fraction of the
+// rollout's sequences, over two PRM updates here.
+func TestProcessAdvantagesReplaceTheGroupAdvantage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the tiny model")
+	}
+	cfg := primeConfig(t)
+	cfg.PRMCoef = 0
+	rewards := []float64{1, 0, 0, 0, 1, 1, 0, -1}
+	want := []float64{1, -1.0 / 3, -1.0 / 3, -1.0 / 3, 1, 1, -1.0 / 3, -5.0 / 3}
+	if cfg.Samples() != len(rewards) || cfg.NSamplesPerPrompt != 4 || cfg.StepsPerRollout() != 2 {
+		t.Fatalf("primeConfig: %d samples in groups of %d, %d steps; the test wants 8 in groups of 4, 2 steps",
+			cfg.Samples(), cfg.NSamplesPerPrompt, cfg.StepsPerRollout())
+	}
+	tr := primeTrainer(t, cfg)
+	out, err := tr.processAdvantages(primeSequences(cfg, rewards))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != len(rewards) {
+		t.Fatalf("%d sequences back, want %d", len(out), len(rewards))
+	}
+	for i, s := range out {
+		if s.Advantage != 0 {
+			t.Errorf("sequence %d: Advantage %v, want 0 (PRIME's advantage is all in TokenAdvantages)", i, s.Advantage)
+		}
+		if len(s.TokenAdvantages) != len(s.Response) || len(s.RefLogProbs) != len(s.Response) {
+			t.Fatalf("sequence %d: %d token advantages, %d reference log-probs, %d tokens", i, len(s.TokenAdvantages), len(s.RefLogProbs), len(s.Response))
+		}
+		for k, a := range s.TokenAdvantages {
+			w := want[i]
+			if s.Mask[k] == 0 {
+				w = 0
+			}
+			if !near(float64(a), w, 1e-6) {
+				t.Errorf("sequence %d token %d: advantage %v, want %v", i, k, a, w)
+			}
+		}
+	}
+	if tr.prmStats == nil {
+		t.Fatal("no PRM statistics")
+	}
+	t.Logf("prm_loss %.6g, prm_accuracy %.4g, prm_reward_mean %.3g", tr.prmStats.loss, tr.prmStats.accuracy, tr.prmStats.rewardMean)
+	if a := tr.prmStats.accuracy; a < 0 || a > 1 || math.IsNaN(a) {
+		t.Errorf("prm_accuracy %v, want a fraction of the sequences", a)
+	}
+}
+
+// TestImplicitPRMTrainsAtPRMLR: the PRM's optimizer steps take prm_lr, not
+// learning_rate: at prm_lr 1e-12 one rollout's AdamW steps move no PRM
+// weight by more than 1e-9 (an AdamW step moves a weight by about its
+// learning rate), while at prm_lr 0, which means learning_rate (5e-4 here),
+// they move some by more than 1e-5.
+func TestImplicitPRMTrainsAtPRMLR(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the tiny model")
+	}
+	rewards := []float64{1, 0, 0, 0, 1, 1, 0, 0}
+	for _, c := range []struct {
+		prmLR    float64
+		min, max float64
+	}{
+		{1e-12, 0, 1e-9},
+		{0, 1e-5, math.Inf(1)},
+	} {
+		cfg := primeConfig(t)
+		cfg.PRMLR = c.prmLR
+		if cfg.LR < 1e-4 {
+			t.Fatalf("learning_rate %v: the test wants one that moves the weights by more than 1e-5", cfg.LR)
+		}
+		tr := primeTrainer(t, cfg)
+		initial, err := newPolicy(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.processAdvantages(primeSequences(cfg, rewards)); err != nil {
+			t.Fatal(err)
+		}
+		moved := maxDiff(weightsOf(t, tr.prm.learner.Model), weightsOf(t, initial))
+		t.Logf("prm_lr %v: the PRM's weights moved by up to %g", c.prmLR, moved)
+		if moved < c.min || moved > c.max {
+			t.Errorf("prm_lr %v (learning_rate %v): the PRM's weights moved by up to %g, want within [%g, %g]", c.prmLR, cfg.LR, moved, c.min, c.max)
+		}
+	}
+}
