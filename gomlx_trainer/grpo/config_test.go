@@ -437,3 +437,31 @@ func TestValidateAcceptsWhatRuns(t *testing.T) {
 		})
 	}
 }
+
+// TestDistillSFTNeedsATeacher: distill_mode applies with a teacher only.
+// Without one, distill_mode sft is inert: the recipe passes Validate, even
+// with dynamic_sampling (which sft refuses beside a teacher), and the policy
+// learns from its own samples (distillSFT false, no teacher's sampler, no
+// imitation); with a teacher, sft imitates and on_policy does not.
+func TestDistillSFTNeedsATeacher(t *testing.T) {
+	c := Default()
+	c.PromptData, c.TinyModel = "arith", "tiny"
+	c.DistillMode, c.DynamicSampling = "sft", true
+	if err := c.Validate(); err != nil {
+		t.Fatalf("distill_mode sft without a teacher: %v", err)
+	}
+	for _, tc := range []struct {
+		teacher, mode string
+		want          bool
+	}{
+		{"", "sft", false},
+		{"", "on_policy", false},
+		{"/teacher", "sft", true},
+		{"/teacher", "on_policy", false},
+	} {
+		c.Teacher, c.DistillMode = tc.teacher, tc.mode
+		if got := c.distillSFT(); got != tc.want {
+			t.Errorf("teacher %q, distill_mode %s: distillSFT %v, want %v", tc.teacher, tc.mode, got, tc.want)
+		}
+	}
+}
