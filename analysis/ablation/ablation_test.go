@@ -62,6 +62,10 @@ func TestSummarizeAndCurves(t *testing.T) {
 	if a.AvgAtK != 0.5 || a.PassAtK != 0.75 || a.Start != 0.2 || len(a.PerSeed) != 2 || a.PerSeed[0] != 0.75 || a.PerSeed[1] != 0.25 {
 		t.Errorf("arm a: %+v", a)
 	}
+	// the start of each seed is its first evaluation's avg@k (0.1 and 0.3), not its last
+	if len(a.StartPerSeed) != 2 || a.StartPerSeed[0] != 0.1 || a.StartPerSeed[1] != 0.3 {
+		t.Errorf("arm a: StartPerSeed %v, want [0.1 0.3]", a.StartPerSeed)
+	}
 	if a.AvgAtKCI.Lo != 0.5 || a.AvgAtKCI.Hi != 0.5 {
 		t.Errorf("no resamples: interval %+v, want the mean alone", a.AvgAtKCI)
 	}

@@ -94,8 +94,9 @@ func sameTools(a, b ToolResult) bool {
 
 func nearly(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 
-// TestDiversityErrors: a run without diversity samples, and one whose
-// problems have different numbers of answers, are errors naming the run.
+// TestDiversityErrors: a run without diversity samples, one whose problems
+// have different numbers of answers, and seeds of one arm with different
+// numbers of answers per problem are errors naming the run.
 func TestDiversityErrors(t *testing.T) {
 	dir := t.TempDir()
 	writeRun(t, dir, "a-seed1", [][2]float64{{0, 0}}, [][]bool{{true}})
@@ -117,6 +118,15 @@ func TestDiversityErrors(t *testing.T) {
 	if _, err := Diversity(runs); err == nil || !strings.Contains(err.Error(), "problem p2 has 1 diversity samples, problem p1 2") {
 		t.Errorf("ragged problems: %v", err)
 	}
+	dir = t.TempDir()
+	writeDiversity(t, dir, "c-seed1", []answer{{"p1", "x", 0, true}, {"p1", "y", 0, false}})
+	writeDiversity(t, dir, "c-seed2", []answer{{"p1", "x", 0, true}, {"p1", "y", 0, false}, {"p1", "z", 0, false}})
+	if runs, err = Load(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Diversity(runs); err == nil || !strings.Contains(err.Error(), "c-seed2: 3 answers per problem, other runs of c 2") {
+		t.Errorf("seeds with different numbers of answers: %v", err)
+	}
 }
 
 // TestTrends: an arm that logged the key on every step gets the means of its
@@ -135,6 +145,27 @@ func TestTrends(t *testing.T) {
 	}
 	if table := TrendsMarkdown(got, 2); !strings.Contains(table, "| p | `k` | 3.5000 | 5.5000 |") {
 		t.Errorf("table:\n%s", table)
+	}
+}
+
+// TestTrendsNeedEveryStep: an arm that missed the key on any one step of any
+// seed gets no trend, whether the gap is in its first seed (p: the second
+// step) or on a first step (q), even when its last step logged the key.
+func TestTrendsNeedEveryStep(t *testing.T) {
+	gapFirstSeed := stepsWith("k", 1, 2, 3, 4)
+	delete(gapFirstSeed[1].Extra, "k")
+	gapFirstStep := stepsWith("k", 1, 2, 3, 4)
+	delete(gapFirstStep[0].Extra, "k")
+	runs := []Run{
+		{Arm: "p", Seed: 1, Steps: gapFirstSeed},
+		{Arm: "p", Seed: 2, Steps: stepsWith("k", 5, 6, 7, 8)},
+		{Arm: "q", Seed: 1, Steps: gapFirstStep},
+		{Arm: "r", Seed: 1, Steps: stepsWith("k", 1, 2, 3, 4)},
+	}
+	got := Trends(runs, "k", 2)
+	want := []Trend{{Arm: "r", Key: "k", First: 1.5, Last: 3.5}}
+	if len(got) != 1 || got[0] != want[0] {
+		t.Errorf("Trends = %+v, want %+v (p and q missed a step)", got, want)
 	}
 }
 
@@ -172,5 +203,25 @@ func TestGainShares(t *testing.T) {
 	flat := []Result{{Arm: "teacher", Start: 0.5, AvgAtK: 0.5}}
 	if _, err := GainShares(flat, "teacher"); err == nil || !strings.Contains(err.Error(), "gained 0.0000") {
 		t.Errorf("a teacher without gain: %v", err)
+	}
+}
+
+// TestGainSharesAreOverTheTeachersGain: a student's share is its gain over
+// the teacher's gain, not over its own start: the teacher gains 0.6 - 0.2 =
+// 0.4; the student starts at 0.1 and ends at 0.3 (seeds 0.0 to 0.2 and 0.2
+// to 0.4), a gain of 0.2 and a share of 0.5 (0.2 over its start would be 2),
+// 0.5 on each seed.
+func TestGainSharesAreOverTheTeachersGain(t *testing.T) {
+	results := []Result{
+		{Arm: "student", Start: 0.1, AvgAtK: 0.3, StartPerSeed: []float64{0, 0.2}, PerSeed: []float64{0.2, 0.4}},
+		{Arm: "teacher", Start: 0.2, AvgAtK: 0.6, StartPerSeed: []float64{0.2}, PerSeed: []float64{0.6}},
+	}
+	got, err := GainShares(results, "teacher")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Arm != "student" || !nearly(got[0].Gain, 0.2) || !nearly(got[0].TeacherGain, 0.4) || !nearly(got[0].Share, 0.5) ||
+		len(got[0].PerSeedShare) != 2 || !nearly(got[0].PerSeedShare[0], 0.5) || !nearly(got[0].PerSeedShare[1], 0.5) {
+		t.Errorf("GainShares = %+v, want the student's gain 0.2, a share of 0.5 in the mean and on each seed", got)
 	}
 }
