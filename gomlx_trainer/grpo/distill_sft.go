@@ -4,8 +4,10 @@ package grpo
 // process, samples every training rollout with the student's rollout knobs;
 // the rewards score its answers; the student takes its optimizer steps on
 // the negative log-likelihood of the correct ones (rejection-sampled
-// fine-tuning on teacher samples), as many steps per rollout as GRPO would
-// take on the same rollout. Evaluations sample the student.
+// fine-tuning on teacher samples), one step per global_batch_size of them
+// (at least one when any is correct): with global_batch_size the whole
+// rollout, one step per rollout, as GRPO takes. Evaluations sample the
+// student.
 
 import (
 	"fmt"
