@@ -145,6 +145,9 @@ func (f planFlags) resolve(cmd *cobra.Command) (*planOptions, error) {
 	}
 	if teacherShape != nil {
 		rc.TeacherParams = teacherShape.Params()
+		if cfg.DistillMode == "sft" { // the teacher samples the rollouts
+			rc.RolloutSampler = teacherShape
+		}
 	}
 	for _, o := range []struct {
 		flag string

@@ -86,6 +86,18 @@ func TestNewPlanCmd(t *testing.T) {
 					t.Errorf("teacher parameters %d, want qwen3-8b's %d", o.Recipe.TeacherParams, shape.Params())
 				}
 			}, ""},
+		{"an imitation teacher samples the rollouts", []string{"--config", "math-sft-qwen3-1.7b", "--tiny-model", "qwen3-1.7b", "--teacher-tiny-model", "qwen3-8b"},
+			func(t *testing.T, o *planOptions) {
+				if s := o.Recipe.RolloutSampler; s == nil || s.Params() != o.Recipe.TeacherParams {
+					t.Errorf("rollout sampler %+v, want the teacher's shape (%d parameters)", s, o.Recipe.TeacherParams)
+				}
+			}, ""},
+		{"an on-policy teacher does not sample", []string{"--config", "math-opd-qwen3-1.7b", "--tiny-model", "qwen3-1.7b", "--teacher-tiny-model", "qwen3-8b"},
+			func(t *testing.T, o *planOptions) {
+				if o.Recipe.RolloutSampler != nil {
+					t.Errorf("rollout sampler %+v, want none: the student samples", o.Recipe.RolloutSampler)
+				}
+			}, ""},
 		{"an unknown teacher shape", []string{"--config", "math-opd-qwen3-1.7b", "--teacher-tiny-model", "qwen3-80b"}, nil, "--teacher-tiny-model"},
 		{"two teacher shapes", []string{"--teacher", "/t", "--teacher-tiny-model", "qwen3-8b"}, nil, "give one"},
 		{"implicit process rewards", []string{"--config", "retool-grpo-qwen3-4b", "--tiny-model", "qwen3-4b", "--process-reward", "implicit",

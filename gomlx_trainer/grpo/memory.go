@@ -35,6 +35,9 @@ func (cfg Config) MemoryRecipe() (memplan.Recipe, error) {
 			return memplan.Recipe{}, fmt.Errorf("grpo: config teacher: %w", err)
 		}
 		rc.TeacherParams = tc.Params()
+		if cfg.distillSFT() { // the teacher samples the rollouts
+			rc.RolloutSampler = &tc
+		}
 	}
 	return rc, nil
 }

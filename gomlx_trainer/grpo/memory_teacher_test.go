@@ -61,3 +61,50 @@ func TestMemoryPlanCountsTheTeacher(t *testing.T) {
 		})
 	}
 }
+
+// TestMemoryPlanTeacherSamplesUnderSFT: under distill_mode sft the teacher
+// samples the rollouts, so the plan's rollout cache is the teacher's (the
+// policy's, that of on-policy distillation, scaled by the ratio of layers ×
+// KV heads × head size: 4 for tiny-4l over tiny) while the evaluation's,
+// sampled by the policy, stays the policy's, and the resident weights are the
+// policy's and the teacher's in both modes.
+func TestMemoryPlanTeacherSamplesUnderSFT(t *testing.T) {
+	shape, err := qwen3.NamedConfig("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	teacherShape, err := qwen3.NamedConfig("tiny-4l")
+	if err != nil {
+		t.Fatal(err)
+	}
+	perSlot := func(c qwen3.Config) int64 { return int64(c.Layers * c.KVHeads * c.HeadDim) }
+	if perSlot(teacherShape) == perSlot(shape) {
+		t.Fatal("the teacher's cache per token is the policy's: the test would not tell whose is counted")
+	}
+	dir := saveTeacher(t, "tiny-4l", shape.VocabSize, 3)
+	plan := func(mode string) memplan.Report {
+		cfg := Default()
+		cfg.TinyModel, cfg.DType, cfg.PromptData, cfg.EvalPromptData = "tiny", "float32", "arith", "arith"
+		cfg.Teacher, cfg.DistillMode = dir, mode
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		rc, err := cfg.MemoryRecipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return memplan.Plan(shape, rc, 1<<40, memplan.CPU)
+	}
+	opd, sft := plan("on_policy"), plan("sft")
+	if got, policy := sft.Rollout.Term(memplan.TermCache), opd.Rollout.Term(memplan.TermCache); got*perSlot(shape) != policy*perSlot(teacherShape) || policy == 0 {
+		t.Errorf("sft's rollout cache is %d bytes, want on-policy's %d × %d/%d", got, policy, perSlot(teacherShape), perSlot(shape))
+	}
+	if got, want := sft.Eval.Term(memplan.TermCache), opd.Eval.Term(memplan.TermCache); got != want {
+		t.Errorf("sft's evaluation cache is %d bytes, want the policy's %d", got, want)
+	}
+	for _, term := range []string{memplan.TermWeights, memplan.TermTeacher} {
+		if got, want := sft.Rollout.Term(term), opd.Rollout.Term(term); got != want || want == 0 {
+			t.Errorf("sft's rollout %s term is %d bytes, on-policy's %d", term, got, want)
+		}
+	}
+}

@@ -17,24 +17,25 @@ var ErrDoesNotFit = errors.New("memplan: the recipe does not fit")
 // Recipe holds the numbers of a GRPO recipe (grpo.Config) that decide its
 // memory, under the recipe's key names.
 type Recipe struct {
-	DType           dtypes.DType // dtype
-	GlobalBatch     int          // global_batch_size: sequences per optimizer step
-	MicroBatch      int          // micro_batch_size; 0: the whole global batch
-	MaxTokens       int          // max_tokens_per_micro_batch; > 0: rows per micro-batch = MaxTokens / padded length (at least 1)
-	PromptLen       int          // rollout_max_prompt_len
-	ResponseLen     int          // rollout_max_response_len
-	RolloutSamples  int          // rollout_batch_size × n_samples_per_prompt
-	SamplingBatch   int          // sampling_batch_size; 0: a whole rollout (evaluation: max(rollout, 16))
-	EvalResponseLen int          // eval_max_response_len; 0: no evaluation
-	Tools           bool         // use_tools: tool outputs are appended in chunks
-	LogProbChunk    int          // logprob_chunk
-	RecomputeLayers bool         // recompute_layers
-	Reference       bool         // a frozen reference policy: use_kl_loss with a non-zero kl_loss_coef, or advantage_estimator flowrl
-	TeacherParams   int64        // parameters of an in-process distillation teacher (teacher, teacher_engine builtin); 0: none
-	FusedAttention  bool         // the training step's attention is fused (see FusedAttention)
-	Devices         int          // num_devices; 0 or 1: one device
-	Sharding        string       // sharding: layout.Replicate, Data or FSDP
-	State           State        // how the optimizer keeps its state (grpo.Config.OptimizerState)
+	DType           dtypes.DType  // dtype
+	GlobalBatch     int           // global_batch_size: sequences per optimizer step
+	MicroBatch      int           // micro_batch_size; 0: the whole global batch
+	MaxTokens       int           // max_tokens_per_micro_batch; > 0: rows per micro-batch = MaxTokens / padded length (at least 1)
+	PromptLen       int           // rollout_max_prompt_len
+	ResponseLen     int           // rollout_max_response_len
+	RolloutSamples  int           // rollout_batch_size × n_samples_per_prompt
+	SamplingBatch   int           // sampling_batch_size; 0: a whole rollout (evaluation: max(rollout, 16))
+	EvalResponseLen int           // eval_max_response_len; 0: no evaluation
+	Tools           bool          // use_tools: tool outputs are appended in chunks
+	LogProbChunk    int           // logprob_chunk
+	RecomputeLayers bool          // recompute_layers
+	Reference       bool          // a frozen reference policy: use_kl_loss with a non-zero kl_loss_coef, or advantage_estimator flowrl
+	TeacherParams   int64         // parameters of an in-process distillation teacher (teacher, teacher_engine builtin); 0: none
+	RolloutSampler  *qwen3.Config // the shape of the model that samples the training rollouts when it is not the policy (distill_mode sft: the teacher); nil: the policy
+	FusedAttention  bool          // the training step's attention is fused (see FusedAttention)
+	Devices         int           // num_devices; 0 or 1: one device
+	Sharding        string        // sharding: layout.Replicate, Data or FSDP
+	State           State         // how the optimizer keeps its state (grpo.Config.OptimizerState)
 }
 
 // fsdp reports whether the recipe shards its state over several devices.
@@ -69,12 +70,13 @@ func (rc Recipe) step(rows int) Step {
 func (rc Recipe) rollout(batch int) Session {
 	return Session{DType: rc.DType, Batch: batch, PromptLen: rc.PromptLen, ResponseLen: rc.ResponseLen,
 		AppendChunks: rc.Tools, Training: true, Reference: rc.Reference,
-		Devices: rc.Devices, FSDP: rc.fsdp(), State: rc.State, TeacherParams: rc.TeacherParams}
+		Devices: rc.Devices, FSDP: rc.fsdp(), State: rc.State, TeacherParams: rc.TeacherParams, Sampler: rc.RolloutSampler}
 }
 
+// eval is the evaluation's session: the policy samples it.
 func (rc Recipe) eval(batch int) Session {
 	s := rc.rollout(batch)
-	s.ResponseLen = rc.EvalResponseLen
+	s.ResponseLen, s.Sampler = rc.EvalResponseLen, nil
 	return s
 }
 

@@ -23,6 +23,10 @@ type Session struct {
 	Devices       int          // with Training, num_devices the trainer's state spreads over; 0 or 1: one device
 	FSDP          bool         // with Training and Devices > 1: sharding fsdp, else data
 	State         State        // with Training, how the optimizer keeps its state
+	// Sampler, with Training, is the shape of the model that samples when it
+	// is not the policy (distill_mode sft's teacher, resident as
+	// TeacherParams): its key/value cache and steps; nil: the policy's.
+	Sampler *qwen3.Config
 }
 
 // Names of the sampling terms (the resident ones are those of Resident).
@@ -47,6 +51,9 @@ const (
 //	growth:  resident + cache at the final slots + one layer's key or value tensor
 //	         at its previous length (the cache is grown one tensor at a time)
 //
+// The cache and the steps are those of s.Sampler when it is set (a teacher
+// sampling the rollouts), else of cfg.
+//
 // Resident is the weights, or with Training what samplingResident keeps (on
 // the CPU in a SIMD build, plus matmulWorkspace). On several devices the
 // sampler runs on the trainer's mesh with its batch split (sampler.OnMesh:
@@ -65,6 +72,9 @@ func Sampling(cfg qwen3.Config, s Session, r Rules) Breakdown {
 		if s.FSDP && s.Devices > 1 {
 			resident = append(resident, Term{TermGathered, weights})
 		}
+	}
+	if s.Training && s.Sampler != nil { // the resident terms are the policy's; the cache and steps the sampler's
+		cfg = *s.Sampler
 	}
 	maxChunk, appendChunk := s.MaxChunk, s.AppendChunk
 	if maxChunk <= 0 {
