@@ -211,19 +211,9 @@ func flowResidual(s Sequence, beta float64) (float64, bool, error) {
 // π_sampler), the sampler/trainer mismatch, rather than 0.
 func (t *trainer) flowPartition(seqs []Sequence) ([]Sequence, error) {
 	cfg := t.cfg
-	if t.learner.ref == nil {
-		return nil, fmt.Errorf("grpo: advantage_estimator flowrl: no reference policy")
-	}
-	out := make([]Sequence, 0, len(seqs))
-	for _, part := range stepParts(seqs, cfg.GlobalBatchSize) {
-		ref, err := t.learner.ref.SequenceLogProbs(part, t.stepOptions(0))
-		if err != nil {
-			return nil, err
-		}
-		for i, s := range part {
-			s.RefLogProbs = ref[i]
-			out = append(out, s)
-		}
+	out, err := t.withReferenceLogProbs(seqs, "advantage_estimator flowrl")
+	if err != nil {
+		return nil, err
 	}
 	if cfg.flowRLHead() {
 		return out, nil // the loss graph's head computes log Z; Sequence.LogZ stays 0
@@ -234,6 +224,28 @@ func (t *trainer) flowPartition(seqs []Sequence) ([]Sequence, error) {
 	}
 	for i, z := range logZ {
 		out[i].LogZ = z
+	}
+	return out, nil
+}
+
+// withReferenceLogProbs returns copies of seqs with the frozen reference
+// policy's log-probs of their response tokens (RefLogProbs), computed in the
+// micro-batches of the optimizer steps that train on them; what names the
+// recipe's key that needs them, for the error when there is no reference.
+func (t *trainer) withReferenceLogProbs(seqs []Sequence, what string) ([]Sequence, error) {
+	if t.learner.ref == nil {
+		return nil, fmt.Errorf("grpo: %s: no reference policy", what)
+	}
+	out := make([]Sequence, 0, len(seqs))
+	for _, part := range stepParts(seqs, t.cfg.GlobalBatchSize) {
+		ref, err := t.learner.ref.SequenceLogProbs(part, t.stepOptions(0))
+		if err != nil {
+			return nil, err
+		}
+		for i, s := range part {
+			s.RefLogProbs = ref[i]
+			out = append(out, s)
+		}
 	}
 	return out, nil
 }

@@ -254,21 +254,10 @@ func (t *trainer) processAdvantages(seqs []Sequence) ([]Sequence, error) {
 	if t.prm == nil || len(seqs) == 0 {
 		return seqs, nil
 	}
-	cfg := t.cfg
-	if t.learner.ref == nil {
-		return nil, errors.New("grpo: process_reward implicit: no reference policy")
-	}
-	o := t.stepOptions(0)
-	out := make([]Sequence, 0, len(seqs))
-	for _, part := range stepParts(seqs, cfg.GlobalBatchSize) {
-		ref, err := t.learner.ref.SequenceLogProbs(part, o)
-		if err != nil {
-			return nil, err
-		}
-		for i, s := range part {
-			s.RefLogProbs = ref[i]
-			out = append(out, s)
-		}
+	cfg, o := t.cfg, t.stepOptions(0)
+	out, err := t.withReferenceLogProbs(seqs, "process_reward implicit")
+	if err != nil {
+		return nil, err
 	}
 	lr := cfg.PRMLR
 	if lr == 0 {
