@@ -10,6 +10,9 @@
 #                                       2 cores; SEEDS="3" runs only seed 3)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
+# The committed Go-backend runs multiply with GoMLX's AVX2 kernels, which a CPU
+# with AVX-512 has too, so they repeat bit for bit on both (docs/demo.md).
+export GOMLX_GO_SIMD_AVX512=${GOMLX_GO_SIMD_AVX512-false}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" # run folders are named relative to the repository, as config.json records them
 out=${1:-results/runs/ablation}

@@ -13,6 +13,9 @@
 #   bash scripts/demo.sh --all                                    # all six, about 30 minutes
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
+# The committed Go-backend runs multiply with GoMLX's AVX2 kernels, which a CPU
+# with AVX-512 has too, so they repeat bit for bit on both (docs/demo.md).
+export GOMLX_GO_SIMD_AVX512=${GOMLX_GO_SIMD_AVX512-false}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" # the run folder is named relative to the repository, as config.json records it
 bin=.cache/bin/mathrl

@@ -2,7 +2,9 @@
 # The whole test suite, from a fresh clone: installs the references the tests
 # compare against and XLA's CPU plugin (scripts/setup.sh), pulls the datasets
 # (checksummed), then runs gofmt, go vet and every Go test on GoMLX's pure Go
-# backend, every graph test again on XLA's CPU compiler (MATHRL_TEST_BACKEND=
+# backend (built with GOEXPERIMENT=simd, scripts/toolchain.sh; the matrix
+# products, model and memory plan again on the portable kernels, and on AVX2
+# where the CPU has AVX-512), every graph test again on XLA's CPU compiler (MATHRL_TEST_BACKEND=
 # xla-cpu), the GPU check scripts on the CPU with tiny sizes (a dry run on each
 # backend), and the notebooks. With MATHRL_VLLM=1, setup.sh also installs vLLM for the CPU (5.6 GB, opt-in) and
 # the two tests that sample through it run (and fail, not skip, without it; docs/vllm.md).
@@ -36,8 +38,13 @@ go vet ./...
 
 echo "== go test"
 go test -count=1 -timeout 80m ./...
-echo "== go test, built with GOEXPERIMENT=simd: the matrix products and the model on GoMLX's AVX2 kernels"
-GOEXPERIMENT=simd go test -count=1 ./gomlx_trainer/gomlxfix ./gomlx_trainer/qwen3 ./gomlx_trainer/sampler
+simd=(./gomlx_trainer/gomlxfix ./gomlx_trainer/qwen3 ./gomlx_trainer/sampler ./gomlx_trainer/memplan)
+echo "== go test, built with GOEXPERIMENT=nosimd: the matrix products, the model and the memory plan on GoMLX's portable kernels"
+GOEXPERIMENT=nosimd go test -count=1 "${simd[@]}"
+if [ "$GOEXPERIMENT" = simd ] && grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
+  echo "== go test on GoMLX's AVX2 kernels (GOMLX_GO_SIMD_AVX512=false), which the committed Go-backend runs used"
+  GOMLX_GO_SIMD_AVX512=false go test -count=1 "${simd[@]}"
+fi
 echo "== go test on XLA's CPU compiler: every graph test again (MATHRL_TEST_BACKEND=xla-cpu)"
 MATHRL_TEST_BACKEND=xla-cpu go test -count=1 -timeout 80m ./gomlx_trainer/gomlxfix ./gomlx_trainer/qwen3 \
   ./gomlx_trainer/sampler ./gomlx_trainer/engine/inprocess ./gomlx_trainer/grpo ./gomlx_trainer/memplan ./gomlx_trainer/bench ./cmd/mathrl

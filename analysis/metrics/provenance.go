@@ -10,11 +10,12 @@ type Provenance struct {
 	GitDirty  bool              `json:"git_dirty"`            // uncommitted changes to tracked files
 	GitSource string            `json:"git_source,omitempty"` // what named the commit: the binary's stamp, or (fallback) the checkout at run time
 	GoVersion string            `json:"go_version"`
-	Modules   map[string]string `json:"modules"`   // module path -> version, from the build info
-	Backend   string            `json:"backend"`   // GoMLX backend name
-	Device    string            `json:"device"`    // backend description
-	Scorer    string            `json:"scorer"`    // rm_type
-	Seed      int64             `json:"seed"`      // cfg.Seed
-	Sandbox   string            `json:"sandbox"`   // tool isolation level
-	Host      string            `json:"host_cpus"` // CPUs seen by Go
+	Modules   map[string]string `json:"modules"`              // module path -> version, from the build info
+	Backend   string            `json:"backend"`              // GoMLX backend name
+	Device    string            `json:"device"`               // backend description
+	Kernels   string            `json:"go_kernels,omitempty"` // the Go backend's matrix-product kernels (backend.GoKernels); a Go-backend run repeats bit for bit where they are the same
+	Scorer    string            `json:"scorer"`               // rm_type
+	Seed      int64             `json:"seed"`                 // cfg.Seed
+	Sandbox   string            `json:"sandbox"`              // tool isolation level
+	Host      string            `json:"host_cpus"`            // CPUs seen by Go
 }

@@ -398,13 +398,13 @@ func Apply(p Plan) error {
 	return nil
 }
 
-// SIMDAdvice says when a build with GOEXPERIMENT=simd pays on the CPU backend
-// (measured with GoMLX v0.28.16 on 2 Xeon cores, with the Go backend's fused
-// attention off; see docs/gomlx.md): since v0.28.16 its AVX kernels pay at the
-// tiny demo's shapes too, and the planner's CPU rules count their workspace
-// in a SIMD build.
-const SIMDAdvice = "build with GOEXPERIMENT=simd for speed: with GoMLX v0.28.16 every shape of the CPU demo is faster " +
-	"with it (2.9-5.7x on AVX-512, 1.7-3.6x on AVX2); mathrl plan's CPU memory figures are those of the build that runs it (a SIMD build counts its matmul workspace)"
+// SIMDAdvice is what a binary built without GOEXPERIMENT=simd advises: GoMLX's
+// Go backend has its AVX2/AVX-512 kernels only in a SIMD build, which
+// scripts/build.sh makes (measured with GoMLX v0.28.16, with the Go backend's
+// fused attention off; see docs/gomlx.md). The planner's CPU rules count the
+// SIMD kernels' workspace in a SIMD build.
+const SIMDAdvice = "built without GOEXPERIMENT=simd: build with it (scripts/build.sh does) for GoMLX's AVX2/AVX-512 kernels, " +
+	"2.4-8x faster at the CPU demo's shapes; mathrl plan's CPU memory figures are those of the build that runs it"
 
 // New resolves the options, applies the plan (it becomes this process's
 // backend, see Apply) and opens the backend.

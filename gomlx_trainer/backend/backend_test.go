@@ -147,10 +147,13 @@ func TestReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, want := range []string{"--backend auto: cpu", "no NVIDIA driver", "xla_cuda_plugin.so", "NVIDIA library folders: 3", "CPU backend " + CPUConfig + ": ok", "XLA CPU plugin (--backend xla-cpu): not found", "CPU backend's AVX2/AVX-512 matmuls", SIMDAdvice} {
+	for _, want := range []string{"--backend auto: cpu", "no NVIDIA driver", "xla_cuda_plugin.so", "NVIDIA library folders: 3", "CPU backend " + CPUConfig + ": ok", "XLA CPU plugin (--backend xla-cpu): not found", "CPU backend's matrix-product kernels: " + GoKernels()} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
+	}
+	if advised := strings.Contains(out, SIMDAdvice); advised == SIMD {
+		t.Errorf("a build with SIMD %v advises building with it: %v\n%s", SIMD, advised, out)
 	}
 }
 

@@ -45,8 +45,10 @@ func report(w io.Writer, h Host) error {
 		fmt.Fprintf(w, "CPU backend %s: ok (%s)\n", CPUConfig, b.Description())
 		b.Finalize()
 	}
-	fmt.Fprintf(w, "CPU backend's AVX2/AVX-512 matmuls (a build with GOEXPERIMENT=simd): %s\n", map[bool]string{true: "yes", false: "no"}[SIMD])
-	fmt.Fprintf(w, "  %s\n", SIMDAdvice)
+	fmt.Fprintf(w, "CPU backend's matrix-product kernels: %s (GOEXPERIMENT=simd build: %v)\n", GoKernels(), SIMD)
+	if !SIMD {
+		fmt.Fprintf(w, "  %s\n", SIMDAdvice)
+	}
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/gobackend"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
 	"github.com/mathrl/mathrl/analysis/plots"
@@ -65,6 +66,9 @@ func provenanceOf(p metrics.Provenance, cfg Config, b compute.Backend, isolation
 	}
 	if b != nil {
 		p.Backend, p.Device = b.String(), backend.Describe(b)
+		if p.Backend == gobackend.BackendName {
+			p.Kernels = backend.GoKernels()
+		}
 	}
 	p.Scorer, p.Seed, p.Sandbox = cfg.RMType, cfg.Seed, isolation
 	p.Host = fmt.Sprint(runtime.NumCPU())

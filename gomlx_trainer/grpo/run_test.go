@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mathrl/mathrl/analysis/metrics"
+	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/internal/vcs"
 )
 
@@ -233,6 +234,20 @@ func BenchmarkAppendStep(b *testing.B) {
 	b.ReportMetric(float64(spent[0].Nanoseconds())/float64(b.N), "ns/append-10")
 	b.ReportMetric(float64(spent[1].Nanoseconds())/float64(b.N), "ns/append-10000")
 	b.ReportMetric(spent[1].Seconds()/spent[0].Seconds(), "ratio-10000/10")
+}
+
+// TestProvenanceKernels checks that provenance.json names the Go backend's
+// matrix-product kernels on the Go backend, and nothing on XLA.
+func TestProvenanceKernels(t *testing.T) {
+	b := testBackend(t)
+	p := provenanceOf(metrics.Provenance{}, Default(), b, "none")
+	want := ""
+	if b.String() == "go" {
+		want = backend.GoKernels()
+	}
+	if p.Kernels != want || p.Backend != b.String() {
+		t.Errorf("provenance on %s: kernels %q, backend %q; want %q", b, p.Kernels, p.Backend, want)
+	}
 }
 
 // TestProvenanceCommit checks that provenance.json takes the commit from

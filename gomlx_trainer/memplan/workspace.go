@@ -5,8 +5,13 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
+
+// kernels names the matrix-product kernels of the Go backend in this process
+// (backend.GoKernels): matmulWorkspace counts the SIMD ones' workspace.
+var kernels = backend.GoKernels()
 
 // TermWorkspace names the SIMD matmul kernel's workspace (matmulWorkspace).
 const TermWorkspace = "matmul workspace"
@@ -49,13 +54,13 @@ const packedProduct = 4 << 20
 // accumulators' size class in the pool (support.TwoBitBucketLen) share their
 // buffers: see TrainStep's head backward.
 func matmulWorkspace(d int64, r Rules, products ...int64) (bytes, accumulator int64) {
-	if r != CPU || !simdMatmul || slices.Max(products) < packedProduct {
+	if r != CPU || kernels == backend.KernelsGo || slices.Max(products) < packedProduct {
 		return 0, 0
 	}
 	mc, nc, kc := int64(32), int64(512), int64(128)
 	if d < 4 {
 		nc = 768
-	} else if simdAVX512 {
+	} else if kernels == backend.KernelsAVX512 {
 		kc = 192
 	}
 	procs := int64(runtime.GOMAXPROCS(0))
@@ -97,7 +102,7 @@ func linearProduct(cfg qwen3.Config, rows, chunk int) int64 {
 // with AVX-512 (whose router counts the batch axis) over all rows·Heads.
 func attentionProduct(cfg qwen3.Config, rows, chunk, slots int) int64 {
 	n := int64(chunk) * int64(slots) * int64(cfg.HeadDim)
-	if simdAVX512 {
+	if kernels == backend.KernelsAVX512 {
 		n *= int64(rows) * int64(cfg.Heads)
 	}
 	return n
