@@ -42,3 +42,35 @@ func TestGoKernelsFollowTheCPU(t *testing.T) {
 		}
 	}
 }
+
+// TestGoKernelsSwitchSpellings checks that GoKernels reads compute's switches
+// as compute does (envutil.ReadBool): any case of 0/false/f/no/off/disabled
+// turns a width off like "false", any true spelling leaves it on like unset,
+// and a value that is not a boolean leaves it on too (compute refuses such a
+// value when the process starts). Each spelling is compared with "false" and
+// with the unset switch, so the test holds on any CPU and in any build.
+func TestGoKernelsSwitchSpellings(t *testing.T) {
+	for _, name := range []string{"GOMLX_GO_SIMD_AVX512", "GOMLX_GO_SIMD_AVX2"} {
+		t.Setenv("GOMLX_GO_SIMD_AVX512", "")
+		t.Setenv("GOMLX_GO_SIMD_AVX2", "")
+		if name == "GOMLX_GO_SIMD_AVX2" {
+			t.Setenv("GOMLX_GO_SIMD_AVX512", "false") // the AVX2 switch decides only without AVX-512
+		}
+		t.Setenv(name, "false")
+		off := GoKernels()
+		t.Setenv(name, "")
+		on := GoKernels()
+		for _, tc := range []struct {
+			value string
+			want  string
+		}{
+			{"0", off}, {"FALSE", off}, {"f", off}, {"No", off}, {"off", off}, {"disabled", off},
+			{"1", on}, {"TRUE", on}, {"yes", on}, {"On", on}, {"enabled", on}, {"maybe", on},
+		} {
+			t.Setenv(name, tc.value)
+			if got := GoKernels(); got != tc.want {
+				t.Errorf("%s=%q: GoKernels() = %q, want %q (%q with it off, %q with it unset)", name, tc.value, got, tc.want, off, on)
+			}
+		}
+	}
+}

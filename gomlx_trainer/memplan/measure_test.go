@@ -279,15 +279,20 @@ func sampleWithToolOutput(smp *sampler.Sampler, prompts [][]int, opts sampler.Op
 	return ss.Run(context.Background())
 }
 
-// report logs the measured and predicted peaks and fails t when they differ
-// by more than tolerance.
+// report logs the measured and predicted peaks and fails t when the measured
+// peak is more than tolerance above the prediction, or more than tolerance
+// below the prediction without its SIMD matmul workspace: that term is an
+// upper bound, of which a step holds anywhere from none to all as the
+// kernel's goroutines interleave (matmulWorkspace; 0 in a plain build).
 func report(t *testing.T, measured int64, want memplan.Breakdown) {
 	t.Helper()
-	predicted := want.Total()
+	predicted, workspace := want.Total(), want.Term(memplan.TermWorkspace)
 	ratio := float64(measured) / float64(predicted)
-	t.Logf("measured %.1f MB, predicted %.1f MB (peak in %s; %s %.1f MB): ratio %.3f",
-		float64(measured)/1e6, float64(predicted)/1e6, want.Phase, want.Largest().Name, float64(want.Largest().Bytes)/1e6, ratio)
-	if ratio < 1-tolerance || ratio > 1+tolerance {
-		t.Errorf("measured peak %d bytes, predicted %d (%+v): off by more than %.0f%%", measured, predicted, want, 100*tolerance)
+	t.Logf("measured %.1f MB, predicted %.1f MB (peak in %s; %s %.1f MB; matmul workspace %.1f MB): ratio %.3f",
+		float64(measured)/1e6, float64(predicted)/1e6, want.Phase, want.Largest().Name, float64(want.Largest().Bytes)/1e6,
+		float64(workspace)/1e6, ratio)
+	if float64(measured) < (1-tolerance)*float64(predicted-workspace) || ratio > 1+tolerance {
+		t.Errorf("measured peak %d bytes, predicted %d with a workspace of %d (%+v): off by more than %.0f%%",
+			measured, predicted, workspace, want, 100*tolerance)
 	}
 }

@@ -95,7 +95,7 @@ func Sampling(cfg qwen3.Config, s Session, r Rules) Breakdown {
 	if s.AppendChunks {
 		decode = min(sampler.ChunkBucket(appendChunk), final)
 	}
-	ws, _ := matmulWorkspace(int64(s.DType.Size()), r,
+	ws := matmulWorkspace(int64(s.DType.Size()), r,
 		linearProduct(cfg, 1, prefill), attentionProduct(cfg, 1, prefill, prefixSlots),
 		linearProduct(cfg, s.Batch, decode), attentionProduct(cfg, s.Batch, decode, final))
 	resident = append(resident, Term{TermWorkspace, ws})

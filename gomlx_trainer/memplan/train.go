@@ -132,8 +132,7 @@ const (
 //
 // where resident is Sharded(cfg, s.DType, s.Reference, s.Devices, s.FSDP, s.State)
 // with the teacher (withTeacher) (on the CPU in a SIMD build, plus
-// matmulWorkspace, in the head backward unless the head's tensors share its
-// buffers), and on several devices the activations are those of
+// matmulWorkspace), and on several devices the activations are those of
 // Rows/Devices rows.
 func TrainStep(cfg qwen3.Config, s Step, r Rules) Breakdown {
 	d := int64(s.DType.Size())
@@ -146,19 +145,9 @@ func TrainStep(cfg qwen3.Config, s Step, r Rules) Breakdown {
 		layer = append(layer, Term{TermRecomputed, recomputedLayer(cfg, s, r)})
 	}
 	gathered := []Term{{TermGathered, gatheredWeights(cfg, d, s)}}
-	ws, acc := matmulWorkspace(d, r, linearProduct(cfg, s.Rows, s.SeqLen), attentionProduct(cfg, s.Rows, s.SeqLen, s.SeqLen))
-	workspace, headWorkspace := []Term{{TermWorkspace, ws}}, []Term{{TermWorkspace, ws}}
-	if acc > 0 && poolClass(int64(s.Rows)*headPositions(s)*int64(cfg.VocabSize)*4) == poolClass(acc) {
-		// The head's float32 tensors are of the SIMD kernel's accumulators'
-		// size class, and the pool hands the same buffers to both: with a
-		// vocabulary of 4,096 at 2 x 128 positions (4 MiB, as the
-		// accumulators) the SIMD build peaked at most 2.4 MB above the plain
-		// build in 12 runs; with 3 MiB accumulators (GOMLX_GO_AVX2_NC=384),
-		// 2.6 and 9.4 MB.
-		headWorkspace = nil
-	}
+	workspace := []Term{{TermWorkspace, matmulWorkspace(d, r, linearProduct(cfg, s.Rows, s.SeqLen), attentionProduct(cfg, s.Rows, s.SeqLen, s.SeqLen))}}
 	phases := []Breakdown{
-		with("head backward", resident, headWorkspace, kept, []Term{{TermHead, logProbHead(cfg, s, r)}}),
+		with("head backward", resident, workspace, kept, []Term{{TermHead, logProbHead(cfg, s, r)}}),
 		with("layer backward", resident, workspace, gathered, kept, layer),
 		with("optimizer update", resident, workspace, []Term{{TermUpdate, OptimizerUpdate(cfg, s, r) / int64(shards(s))}}),
 	}

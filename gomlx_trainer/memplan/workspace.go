@@ -1,7 +1,6 @@
 package memplan
 
 import (
-	"math/bits"
 	"runtime"
 	"slices"
 
@@ -27,8 +26,8 @@ const packedProduct = 4 << 20
 // on an amd64 CPU with AVX2, what GoMLX's AVX2/AVX-512 packed matmul kernel
 // holds beyond the plain build's portable one, when one of products (the
 // multiply-adds of one product: linearProduct, attentionProduct) reaches
-// packedProduct; and the bytes of one of its accumulators. Both are 0
-// otherwise.
+// packedProduct; 0 otherwise. It is an upper bound of what a step holds: see
+// below.
 //
 // Both kernels (compute v0.1.14, internal/gobackend/dot/matmul: nosimd_large.go,
 // avx2/large.go, avx512/large.go) run a product on the 2·GOMAXPROCS
@@ -44,18 +43,20 @@ const packedProduct = 4 << 20
 // (Mc = 32, Nc = 512; in 16-bit dtypes Nc = 768, 6 MiB), so a goroutine
 // holds 3.2–3.4 MB more in float32 (Kc = 128, or 192 with AVX-512).
 //
-// Measured with GOMAXPROCS = 2 and AVX2 (TestTrainStepPeakOnCPU and
-// TestSamplingPeakOnCPU, 11–12 runs of each shape), the SIMD build's peaks
-// were 7.6–16 MB above the plain build's (medians; at most 12–16.4 MB),
-// against 12.9 MB here: how many goroutines hold their buffers at the
-// collection that finds the peak depends on the scheduler. With the kernel's
-// Mc cut to 4 (GOMLX_GO_AVX2_MC=4) the peaks were the plain build's, with
-// larger accumulators (GOMLX_GO_AVX2_NC=1024) higher still. Tensors of the
-// accumulators' size class in the pool (support.TwoBitBucketLen) share their
-// buffers: see TrainStep's head backward.
-func matmulWorkspace(d int64, r Rules, products ...int64) (bytes, accumulator int64) {
+// How many goroutines hold their buffers at the peak depends on how they
+// interleave, and tensors of the accumulators' size class in the pool
+// (support.TwoBitBucketLen) share their buffers, so a step holds anywhere
+// from none to about all of it. Measured with GOMAXPROCS = 2 (TestTrainStepPeakOnCPU
+// and TestSamplingPeakOnCPU), the SIMD build's peaks were 7.6–16 MB above the
+// plain build's against 12.9 MB here (AVX2, 11–12 runs of each shape; medians,
+// at most 12–16.4 MB); with AVX-512, 3–14 MB above against 13.4 MB, and 0–11
+// MB where the head's float32 tensors are of the accumulators' size class (2
+// x 128 positions of a vocabulary of 4,096). With the kernel's Mc cut to 4
+// (GOMLX_GO_AVX2_MC=4) the peaks were the plain build's, with larger
+// accumulators (GOMLX_GO_AVX2_NC=1024) higher still.
+func matmulWorkspace(d int64, r Rules, products ...int64) int64 {
 	if r != CPU || kernels == backend.KernelsGo || slices.Max(products) < packedProduct {
-		return 0, 0
+		return 0
 	}
 	mc, nc, kc := int64(32), int64(512), int64(128)
 	if d < 4 {
@@ -70,24 +71,7 @@ func matmulWorkspace(d int64, r Rules, products ...int64) (bytes, accumulator in
 	}
 	simd := 4*(panels+1)*mc*nc + d*kc*(mc+nc)
 	plain := 4*(64+1)*2*512 + d*512*(2+512)
-	return goroutines * max(simd-plain, 0), 4 * panels * mc * nc
-}
-
-// poolClass is the size class of a buffer of n bytes in the Go backend's
-// buffer pool (support.TwoBitBucketLen): n rounded up to a power of two or
-// to 1.5 times one.
-func poolClass(n int64) int64 {
-	if n <= 2 {
-		return n
-	}
-	p := int64(1) << (bits.Len64(uint64(n)) - 1)
-	switch {
-	case n == p:
-		return p
-	case n <= p+p/2:
-		return p + p/2
-	}
-	return 2 * p
+	return goroutines * max(simd-plain, 0)
 }
 
 // linearProduct is the multiply-adds of the largest linear product of
