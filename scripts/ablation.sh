@@ -6,8 +6,8 @@
 # the final evaluation's samples; checkpoints and figures are removed.
 # notebooks/ablations.ipynb reads the folders.
 #
-#   bash scripts/ablation.sh [OUT]     (JOBS=2 runs at a time; a run takes about 17 minutes when two share
-#                                       2 cores; SEEDS="3" runs only seed 3)
+#   bash scripts/ablation.sh [OUT]     (JOBS=2 runs at a time; all 12 took 17 minutes on 2 cores;
+#                                       SEEDS="3" runs only seed 3)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 # The committed Go-backend runs multiply with GoMLX's AVX2 kernels, which a CPU
