@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/gomlx/compute/dtypes"
+
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
 	"github.com/mathrl/mathrl/gomlx_trainer/qwen3"
 )
@@ -69,5 +71,42 @@ func TestAttentionProductByHand(t *testing.T) {
 				t.Errorf("%s kernels: attentionProduct = %d, want %d", name, got, want)
 			}
 		})
+	}
+}
+
+// TestTrainStepCountsTheWorkspace checks that under the CPU rules with SIMD
+// kernels a train step's peak counts the whole workspace whichever phase it
+// is in: the head backward of a vocabulary of 4,096 at 2 x 128 positions,
+// whose float32 tensors are of the accumulators' size class, and the layer
+// backward of long sequences; the portable kernels and the XLA rules count
+// none.
+func TestTrainStepCountsTheWorkspace(t *testing.T) {
+	shape := func(hidden, vocab, inter int) qwen3.Config {
+		return qwen3.Config{VocabSize: vocab, Hidden: hidden, Intermediate: inter, Layers: 2, Heads: 4, KVHeads: 2,
+			HeadDim: hidden / 4, TieEmbeddings: true, DType: "float32"}
+	}
+	for _, tc := range []struct {
+		cfg   qwen3.Config
+		step  Step
+		phase string
+	}{
+		{shape(64, 4096, 128), Step{DType: dtypes.Float32, Rows: 2, SeqLen: 128}, "head backward"},
+		{shape(64, 300, 128), Step{DType: dtypes.Float32, Rows: 2, SeqLen: 512}, "layer backward"},
+	} {
+		for _, k := range []string{backend.KernelsAVX2, backend.KernelsAVX512, backend.KernelsGo} {
+			for _, r := range []Rules{CPU, XLA} {
+				withKernels(t, k, 2, func() {
+					b := TrainStep(tc.cfg, tc.step, r)
+					want := int64(0)
+					if r == CPU && k != backend.KernelsGo {
+						want = matmulWorkspace(4, CPU, linearProduct(tc.cfg, 2, tc.step.SeqLen))
+					}
+					if r == CPU && b.Phase != tc.phase || b.Term(TermWorkspace) != want {
+						t.Errorf("%s kernels, %s rules, %d positions: peak in %s with a workspace of %d; want %s, %d",
+							k, r, tc.step.SeqLen, b.Phase, b.Term(TermWorkspace), tc.phase, want)
+					}
+				})
+			}
+		}
 	}
 }
