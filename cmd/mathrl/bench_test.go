@@ -120,16 +120,18 @@ func TestBenchCommandRoofline(t *testing.T) {
 	for name, v := range map[string]float64{"copy_bytes_per_s": r.Roofline.CopyBytesPerS, "train_flops": r.TrainFLOPs,
 		"train_flops_per_s": r.TrainFLOPsPerS, "train_mfu": r.TrainMFU, "prefill_flops": r.PrefillFLOPs,
 		"prefill_flops_per_s": r.PrefillFLOPsPerS, "prefill_mfu": r.PrefillMFU, "decode_step_bytes": r.DecodeStepBytes,
-		"decode_bytes_per_s": r.DecodeBytesPerS, "decode_mbu": r.DecodeMBU} {
+		"decode_bytes_per_s": r.DecodeBytesPerS, "decode_mbu": r.DecodeMBU, "decode_step_flops": r.DecodeStepFLOPs,
+		"decode_flops_per_s": r.DecodeFLOPsPerS, "decode_mfu": r.DecodeMFU} {
 		if !(v > 0) || math.IsInf(v, 0) {
 			t.Errorf("%s = %g, want a positive finite number", name, v)
 		}
 	}
 	if peak, _ := r.Roofline.Peak("float32"); math.Abs(r.TrainMFU-r.TrainFLOPsPerS/peak) > 1e-12 ||
-		math.Abs(r.DecodeMBU-r.DecodeBytesPerS/r.Roofline.CopyBytesPerS) > 1e-12 {
-		t.Errorf("fractions %g, %g; want the rates over the float32 peak %g and the bandwidth %g", r.TrainMFU, r.DecodeMBU,
-			peak, r.Roofline.CopyBytesPerS)
+		math.Abs(r.DecodeMBU-r.DecodeBytesPerS/r.Roofline.CopyBytesPerS) > 1e-12 || math.Abs(r.DecodeMFU-r.DecodeFLOPsPerS/peak) > 1e-12 {
+		t.Errorf("fractions %g, %g, %g; want the rates over the float32 peak %g and the bandwidth %g", r.TrainMFU, r.DecodeMBU,
+			r.DecodeMFU, peak, r.Roofline.CopyBytesPerS)
 	}
+
 }
 
 // TestBenchCommandRooflineTable runs a --roofline comparison of the pure Go
@@ -155,10 +157,10 @@ func TestBenchCommandRooflineTable(t *testing.T) {
 		for _, row := range lines[i+1 : i+3] {
 			f := strings.Fields(row)
 			// cpu, then a rate (number and unit) and a percentage for each part.
-			if len(f) != 10 || f[0] != "cpu" || !strings.HasSuffix(f[2], "FLOP/s") || !strings.HasSuffix(f[3], "%") ||
+			if len(f) != 13 || f[0] != "cpu" || !strings.HasSuffix(f[2], "FLOP/s") || !strings.HasSuffix(f[3], "%") ||
 				!strings.HasSuffix(f[5], "FLOP/s") || !strings.HasSuffix(f[6], "%") || !strings.HasSuffix(f[8], "B/s") ||
-				!strings.HasSuffix(f[9], "%") {
-				t.Errorf("rates row %q, want cpu and a rate and a percentage for train, prefill and decode", row)
+				!strings.HasSuffix(f[9], "%") || !strings.HasSuffix(f[11], "FLOP/s") || !strings.HasSuffix(f[12], "%") {
+				t.Errorf("rates row %q, want cpu and a rate and a percentage for train, prefill, decode's bytes and decode's FLOPs", row)
 			}
 			rows++
 		}

@@ -119,6 +119,9 @@ type Result struct {
 	DecodeStepBytes  float64   `json:"decode_step_bytes,omitempty"`   // MeanDecodeStepBytes
 	DecodeBytesPerS  float64   `json:"decode_bytes_per_s,omitempty"`  // decode_step_bytes / step time
 	DecodeMBU        float64   `json:"decode_mbu,omitempty"`          // decode_bytes_per_s / the copy bandwidth
+	DecodeStepFLOPs  float64   `json:"decode_step_flops,omitempty"`   // MeanDecodeStepFLOPs
+	DecodeFLOPsPerS  float64   `json:"decode_flops_per_s,omitempty"`  // decode_step_flops / step time
+	DecodeMFU        float64   `json:"decode_mfu,omitempty"`          // decode_flops_per_s / the matmul peak
 	Roofline         *Roofline `json:"roofline,omitempty"`            // the limits, in a run of one side
 }
 
@@ -142,18 +145,33 @@ func (r *Result) SetRates(cfg qwen3.Config, dtype dtypes.DType) {
 	if r.DecodeStepMS > 0 {
 		r.DecodeStepBytes = MeanDecodeStepBytes(cfg, dtype, r.DecodeBatch, r.PromptLen, r.NewTokens)
 		r.DecodeBytesPerS = perS(r.DecodeStepBytes, r.DecodeStepMS)
+		r.DecodeStepFLOPs = MeanDecodeStepFLOPs(cfg, r.DecodeBatch, r.PromptLen, r.NewTokens)
+		r.DecodeFLOPsPerS = perS(r.DecodeStepFLOPs, r.DecodeStepMS)
 	}
 }
 
 // ApplyRoofline sets r's fractions of roof: the train step's and the
 // prefill's FLOP/s over roof's matmul peak for dtype (float32 or bfloat16),
-// decoding's bytes/s over its copy bandwidth. A limit roof lacks, or a rate
-// not measured, leaves its fraction zero.
+// decoding's bytes/s over its copy bandwidth and its FLOP/s over the matmul
+// peak. A limit roof lacks, or a rate not measured, leaves its fraction zero.
 func (r *Result) ApplyRoofline(roof *Roofline, dtype string) {
 	peak, _ := roof.Peak(dtype)
 	r.TrainMFU = fraction(r.TrainFLOPsPerS, peak)
 	r.PrefillMFU = fraction(r.PrefillFLOPsPerS, peak)
 	r.DecodeMBU = fraction(r.DecodeBytesPerS, roof.CopyBytesPerS)
+	r.DecodeMFU = fraction(r.DecodeFLOPsPerS, peak)
+}
+
+// DecodeBound is the fraction of its roofline a decode step reaches and the
+// limit that binds it: a step can take no less than the longer of its bytes
+// over the copy bandwidth and its FLOPs over the matmul peak, so the fraction
+// is the larger of DecodeMBU and DecodeMFU. Small batches are bound by the
+// bandwidth, large ones by the matmul peak.
+func (r Result) DecodeBound() (float64, string) {
+	if r.DecodeMFU > r.DecodeMBU {
+		return r.DecodeMFU, "the matmul peak"
+	}
+	return r.DecodeMBU, "the copy bandwidth"
 }
 
 // WriteText writes r as a few lines of text: sizes, the roofline if any, then
@@ -183,9 +201,13 @@ func (r Result) WriteText(w io.Writer) error {
 			r.TrainTokensPerS, rate(r.TrainFLOPsPerS, "FLOP"), of(r.TrainMFU, "the matmul peak"), r.TrainCompileS)
 	}
 	if r.DecodeStepMS > 0 {
-		fmt.Fprintf(&b, "decode: %.2f ms/step, %.0f tokens/s, %s%s; prefill %.1f ms, %s%s (warm-up %.1f s)\n",
+		fmt.Fprintf(&b, "decode: %.2f ms/step, %.0f tokens/s, %s%s, %s%s; prefill %.1f ms, %s%s (warm-up %.1f s)\n",
 			r.DecodeStepMS, r.DecodeTokensPerS, rate(r.DecodeBytesPerS, "B"), of(r.DecodeMBU, "the copy bandwidth"),
+			rate(r.DecodeFLOPsPerS, "FLOP"), of(r.DecodeMFU, "the matmul peak"),
 			r.PrefillMS, rate(r.PrefillFLOPsPerS, "FLOP"), of(r.PrefillMFU, "the matmul peak"), r.DecodeCompileS)
+		if f, limit := r.DecodeBound(); f > 0 {
+			fmt.Fprintf(&b, "decode is bound by %s: %s of its roofline\n", limit, percent(f))
+		}
 	}
 	if r.DecodeWholeCacheStepMS > 0 && r.DecodeStepMS > 0 {
 		fmt.Fprintf(&b, "decode with the whole cache from the start (baseline): %.2f ms/step, %.2fx the time\n",
@@ -245,6 +267,22 @@ func DecodeStepBytes(cfg qwen3.Config, dtype dtypes.DType, batch, context int) f
 		cache += s.ByteSize()
 	}
 	return weights*float64(dtype.Size()) + float64(cache)
+}
+
+// DecodeStepFLOPs is the model FLOPs of a decode step of batch sequences
+// each attending over context cached positions: 2 per weight multiplied
+// (the head included) per sequence, and attention's two products,
+// 4 * layers * heads * headDim * context per sequence.
+func DecodeStepFLOPs(cfg qwen3.Config, batch, context int) float64 {
+	perToken := 2*multiplied(cfg) + 4*float64(cfg.Layers*cfg.Heads*cfg.HeadDim*context)
+	return perToken * float64(batch)
+}
+
+// MeanDecodeStepFLOPs is DecodeStepFLOPs averaged over the timed decode steps,
+// as MeanDecodeStepBytes: linear in the context, so the mean of the first and
+// the last step.
+func MeanDecodeStepFLOPs(cfg qwen3.Config, batch, promptLen, newTokens int) float64 {
+	return (DecodeStepFLOPs(cfg, batch, promptLen+1) + DecodeStepFLOPs(cfg, batch, promptLen+newTokens-1)) / 2
 }
 
 // MeanDecodeStepBytes is DecodeStepBytes averaged over the timed decode steps

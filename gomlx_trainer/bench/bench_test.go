@@ -144,20 +144,29 @@ func TestBenchResultWriteText(t *testing.T) {
 		{"both, with a roofline", Result{Params: 1234567, Batch: 8, SeqLen: 64, DecodeBatch: 8, PromptLen: 64, NewTokens: 32,
 			TrainCompileS: 2.04, TrainStepMS: 12.345, TrainTokensPerS: 41475.3, TrainFLOPsPerS: 52.14e9, TrainMFU: 0.3125,
 			DecodeCompileS: 1.25, PrefillMS: 3.05, PrefillFLOPsPerS: 1.5e12, PrefillMFU: 0.5, DecodeStepMS: 0.756,
-			DecodeTokensPerS: 10582.01, DecodeBytesPerS: 4.523e9, DecodeMBU: 0.65,
+			DecodeTokensPerS: 10582.01, DecodeBytesPerS: 4.523e9, DecodeMBU: 0.65, DecodeFLOPsPerS: 33.5e12, DecodeMFU: 0.5,
 			Roofline: &Roofline{Source: "h200", CopyBytesPerS: 4.8e12, Matmuls: []Matmul{{On: "h200", DType: "float32", FLOPsPerS: 67e12}}}},
 			"params 1.23e+06, batch 8, len 64, new tokens 32\n" +
 				"roofline (h200): copy bandwidth 4.80 TB/s\nroofline matmul peaks: float32 h200 67.0 TFLOP/s\n" +
 				"train step: 12.3 ms, 41475 tokens/s, 52.1 GFLOP/s, 31.2% of the matmul peak (first step 2.0 s)\n" +
-				"decode: 0.76 ms/step, 10582 tokens/s, 4.52 GB/s, 65.0% of the copy bandwidth; " +
-				"prefill 3.0 ms, 1.50 TFLOP/s, 50.0% of the matmul peak (warm-up 1.2 s)\n"},
+				"decode: 0.76 ms/step, 10582 tokens/s, 4.52 GB/s, 65.0% of the copy bandwidth, 33.5 TFLOP/s, 50.0% of the matmul peak; " +
+				"prefill 3.0 ms, 1.50 TFLOP/s, 50.0% of the matmul peak (warm-up 1.2 s)\n" +
+				"decode is bound by the copy bandwidth: 65.0% of its roofline\n"},
 		{"train only, no roofline", Result{Params: 300, Batch: 1, SeqLen: 2, DecodeBatch: 1, PromptLen: 2, NewTokens: 0,
 			TrainCompileS: 0.5, TrainStepMS: 1, TrainTokensPerS: 2000, TrainFLOPsPerS: 3.6e6},
 			"params 300, batch 1, len 2, new tokens 0\ntrain step: 1.0 ms, 2000 tokens/s, 3.60 MFLOP/s (first step 0.5 s)\n"},
 		{"decode shapes of their own", Result{Params: 300, Batch: 8, SeqLen: 256, DecodeBatch: 16, PromptLen: 64, NewTokens: 32,
-			DecodeCompileS: 3, PrefillMS: 40, DecodeStepMS: 2, DecodeTokensPerS: 8000, DecodeBytesPerS: 999.7, PrefillFLOPsPerS: 12},
+			DecodeCompileS: 3, PrefillMS: 40, DecodeStepMS: 2, DecodeTokensPerS: 8000, DecodeBytesPerS: 999.7, PrefillFLOPsPerS: 12,
+			DecodeFLOPsPerS: 24},
 			"params 300, batch 8, len 256, new tokens 32, decode batch 16, prompt len 64\n" +
-				"decode: 2.00 ms/step, 8000 tokens/s, 1000 B/s; prefill 40.0 ms, 12.0 FLOP/s (warm-up 3.0 s)\n"},
+				"decode: 2.00 ms/step, 8000 tokens/s, 1000 B/s, 24.0 FLOP/s; prefill 40.0 ms, 12.0 FLOP/s (warm-up 3.0 s)\n"},
+		{"compute-bound decode", Result{Params: 300, Batch: 8, SeqLen: 256, DecodeBatch: 8, PromptLen: 256, NewTokens: 2,
+			DecodeCompileS: 1, PrefillMS: 4, DecodeStepMS: 5, DecodeTokensPerS: 1600, DecodeBytesPerS: 2e9, DecodeMBU: 0.1,
+			DecodeFLOPsPerS: 80e9, DecodeMFU: 0.25, PrefillFLOPsPerS: 100e9, PrefillMFU: 0.3125},
+			"params 300, batch 8, len 256, new tokens 2\n" +
+				"decode: 5.00 ms/step, 1600 tokens/s, 2.00 GB/s, 10.0% of the copy bandwidth, 80.0 GFLOP/s, 25.0% of the matmul peak; " +
+				"prefill 4.0 ms, 100 GFLOP/s, 31.2% of the matmul peak (warm-up 1.0 s)\n" +
+				"decode is bound by the matmul peak: 25.0% of its roofline\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder

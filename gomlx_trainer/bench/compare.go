@@ -237,10 +237,11 @@ func (c Comparison) writeRates(w io.Writer) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\ttrain FLOP/s\tof matmul peak\tprefill FLOP/s\tof matmul peak\tdecode bytes/s\tof copy bandwidth\t")
+	fmt.Fprintln(tw, "\ttrain FLOP/s\tof matmul peak\tprefill FLOP/s\tof matmul peak\tdecode bytes/s\tof copy bandwidth\tdecode FLOP/s\tof matmul peak\t")
 	for _, s := range c.Sides {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Name, rate(s.TrainFLOPsPerS, "FLOP"), percent(s.TrainMFU),
-			rate(s.PrefillFLOPsPerS, "FLOP"), percent(s.PrefillMFU), rate(s.DecodeBytesPerS, "B"), percent(s.DecodeMBU))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Name, rate(s.TrainFLOPsPerS, "FLOP"), percent(s.TrainMFU),
+			rate(s.PrefillFLOPsPerS, "FLOP"), percent(s.PrefillMFU), rate(s.DecodeBytesPerS, "B"), percent(s.DecodeMBU),
+			rate(s.DecodeFLOPsPerS, "FLOP"), percent(s.DecodeMFU))
 	}
 	return tw.Flush()
 }

@@ -65,9 +65,9 @@ func TestBenchComparisonRoofline(t *testing.T) {
 	c := Comparison{Sides: []Side{
 		{Name: "xla-cpu", Label: "mathrl xla-cpu", Threads: 2, Result: Result{Params: 2.19e8, DecodeBatch: 16, PromptLen: 64,
 			NewTokens: 8, PrefillMS: 500, PrefillFLOPsPerS: 50e9, DecodeStepMS: 50, DecodeTokensPerS: 320,
-			DecodeBytesPerS: 18e9, DecodeCompileS: 9, Roofline: own}},
+			DecodeBytesPerS: 18e9, DecodeFLOPsPerS: 25e9, DecodeCompileS: 9, Roofline: own}},
 		{Name: "torch", Label: "PyTorch", Threads: 2, Result: Result{PrefillMS: 1000, PrefillFLOPsPerS: 25e9, DecodeStepMS: 100,
-			DecodeTokensPerS: 160, DecodeBytesPerS: 9e9, DecodeCompileS: 2}},
+			DecodeTokensPerS: 160, DecodeBytesPerS: 9e9, DecodeFLOPsPerS: 12.5e9, DecodeCompileS: 2}},
 	}}
 	c.Ratios = ratios(c.Sides)
 	c.Roofline = c.applyRoofline(*own, []Matmul{{On: TorchName, DType: "float32", N: 2048, FLOPsPerS: 250e9}}, "float32")
@@ -75,9 +75,10 @@ func TestBenchComparisonRoofline(t *testing.T) {
 		t.Errorf("the measured roofline changed (%+v), or the comparison's lacks torch's (%+v), or a side kept its own",
 			own, c.Roofline)
 	}
-	if s := c.Sides; s[0].PrefillMFU != 0.2 || s[1].PrefillMFU != 0.1 || s[0].DecodeMBU != 0.9 || s[1].DecodeMBU != 0.45 {
-		t.Errorf("fractions: prefill %g, %g, decode %g, %g; want 0.2, 0.1 (of torch's 250 GFLOP/s), 0.9, 0.45",
-			s[0].PrefillMFU, s[1].PrefillMFU, s[0].DecodeMBU, s[1].DecodeMBU)
+	if s := c.Sides; s[0].PrefillMFU != 0.2 || s[1].PrefillMFU != 0.1 || s[0].DecodeMBU != 0.9 || s[1].DecodeMBU != 0.45 ||
+		s[0].DecodeMFU != 0.1 || s[1].DecodeMFU != 0.05 {
+		t.Errorf("fractions: prefill %g, %g, decode %g, %g and %g, %g; want 0.2, 0.1 (of torch's 250 GFLOP/s), 0.9, 0.45 and 0.1, 0.05",
+			s[0].PrefillMFU, s[1].PrefillMFU, s[0].DecodeMBU, s[1].DecodeMBU, s[0].DecodeMFU, s[1].DecodeMFU)
 	}
 	var b strings.Builder
 	if err := c.WriteText(&b); err != nil {
@@ -89,9 +90,9 @@ func TestBenchComparisonRoofline(t *testing.T) {
 		"           threads  train ms/step  train tokens/s  first step s  prefill ms  decode ms/step  decode tokens/s  warm-up s\n" +
 		"  xla-cpu        2              -               -             -       500.0           50.00              320        9.0\n" +
 		"    torch        2              -               -             -      1000.0          100.00              160        2.0\n" +
-		"           train FLOP/s  of matmul peak  prefill FLOP/s  of matmul peak  decode bytes/s  of copy bandwidth\n" +
-		"  xla-cpu             -               -    50.0 GFLOP/s           20.0%       18.0 GB/s              90.0%\n" +
-		"    torch             -               -    25.0 GFLOP/s           10.0%       9.00 GB/s              45.0%\n" +
+		"           train FLOP/s  of matmul peak  prefill FLOP/s  of matmul peak  decode bytes/s  of copy bandwidth  decode FLOP/s  of matmul peak\n" +
+		"  xla-cpu             -               -    50.0 GFLOP/s           20.0%       18.0 GB/s              90.0%   25.0 GFLOP/s           10.0%\n" +
+		"    torch             -               -    25.0 GFLOP/s           10.0%       9.00 GB/s              45.0%   12.5 GFLOP/s            5.0%\n" +
 		"xla-cpu vs torch (torch's step time / xla-cpu's; > 1: xla-cpu is faster): train -, decode 2.00x, prefill 2.00x\n" +
 		"xla-cpu: mathrl xla-cpu\ntorch: PyTorch\n"
 	if b.String() != want {

@@ -19,13 +19,16 @@
 // TrainFLOPs (PaLM's 6 per weight per token plus attention), PrefillFLOPs (the
 // forward third of it, the head at the last prompt token only) and
 // DecodeStepBytes (every weight a decode step multiplies by, at the dtype's
-// size, plus the key/value cache it attends over). A training step and a
-// prefill multiply matrices of hundreds of rows and are bound by compute; a
-// decode step multiplies every weight by a handful of rows and is bound by the
-// memory it reads. So the roofline holds two limits, and ApplyRoofline gives
-// each rate as its fraction of one: the model FLOP/s over the matmul peak of
-// the model's dtype (MFU), the bytes/s of decoding over the copy bandwidth
-// (MBU).
+// size, plus the key/value cache it attends over) and DecodeStepFLOPs. A
+// training step and a prefill multiply matrices of hundreds of rows and are
+// bound by compute; a decode step multiplies every weight by a handful of rows
+// and is bound by the memory it reads, until the batch is large enough that
+// its products take longer than its reads (on 2 CPU cores, at 64 rows of
+// Qwen3-0.6B's shapes). So the roofline holds two limits, and ApplyRoofline
+// gives each rate as its fraction of one: the model FLOP/s over the matmul
+// peak of the model's dtype (MFU), the bytes/s of decoding over the copy
+// bandwidth (MBU), and decoding's FLOP/s over the matmul peak too;
+// DecodeBound names the one that binds.
 //
 // MeasureRoofline measures both, in a few seconds, on the machine the benches
 // run on:

@@ -89,6 +89,44 @@ func TestBenchPrefillFLOPs(t *testing.T) {
 	}
 }
 
+// TestBenchDecodeStepFLOPs counts a decode step's products from the model's
+// tensor list, as TestBenchPrefillFLOPs does, for one new token per sequence:
+// 2 FLOPs per element of every weight but an untied embedding table (the
+// head included), and per layer the scores and the weighted values over the
+// context, each 2 x heads x context x headDim. A one-token prefill is such a
+// step over a context of 1.
+func TestBenchDecodeStepFLOPs(t *testing.T) {
+	const batch, context = 3, 11
+	for _, name := range []string{"tiny", "tiny-wide-heads", "qwen3-0.6b"} {
+		cfg, _ := qwen3.NamedConfig(name)
+		var weights float64
+		for _, s := range cfg.Tensors() {
+			if s.Name == "model.embed_tokens.weight" && !cfg.TieEmbeddings {
+				continue
+			}
+			n := 1
+			for _, d := range s.Shape {
+				n *= d
+			}
+			weights += 2 * float64(n)
+		}
+		attention := float64(cfg.Layers) * 2 * (2 * float64(cfg.Heads*context*cfg.HeadDim))
+		if got, want := DecodeStepFLOPs(cfg, batch, context), batch*(weights+attention); math.Abs(got-want) > 1e-12*want {
+			t.Errorf("%s: DecodeStepFLOPs = %.10g, want %.10g", name, got, want)
+		}
+		if got, want := DecodeStepFLOPs(cfg, batch, 1), PrefillFLOPs(cfg, batch, 1); math.Abs(got-want) > 1e-12*want {
+			t.Errorf("%s: a step over one position %.10g, a one-token prefill %.10g", name, got, want)
+		}
+		var sum float64 // the timed steps of 8 new tokens after 64: contexts 65 to 71
+		for c := 65; c <= 71; c++ {
+			sum += DecodeStepFLOPs(cfg, batch, c)
+		}
+		if got, want := MeanDecodeStepFLOPs(cfg, batch, 64, 8), sum/7; math.Abs(got-want) > 1e-12*want {
+			t.Errorf("%s: MeanDecodeStepFLOPs = %.10g, want the mean of the 7 steps %.10g", name, got, want)
+		}
+	}
+}
+
 func TestBenchSetRates(t *testing.T) {
 	cfg, _ := qwen3.NamedConfig("tiny")
 	r := Result{Batch: 2, SeqLen: 8, DecodeBatch: 3, PromptLen: 4, NewTokens: 5, TrainStepMS: 250, PrefillMS: 2,
@@ -103,6 +141,7 @@ func TestBenchSetRates(t *testing.T) {
 		{"train", r.TrainFLOPs, r.TrainFLOPsPerS, TrainFLOPs(cfg, 2, 8), 4},                                        // 250 ms
 		{"prefill", r.PrefillFLOPs, r.PrefillFLOPsPerS, PrefillFLOPs(cfg, 3, 4), 500},                              // 2 ms
 		{"decode", r.DecodeStepBytes, r.DecodeBytesPerS, MeanDecodeStepBytes(cfg, dtypes.BFloat16, 3, 4, 5), 2000}, // 0.5 ms
+		{"decode FLOPs", r.DecodeStepFLOPs, r.DecodeFLOPsPerS, MeanDecodeStepFLOPs(cfg, 3, 4, 5), 2000},
 	} {
 		if c.work != c.want || math.Abs(c.got-c.perS*c.want) > 1e-12*c.got {
 			t.Errorf("%s: work %g, rate %g; want %g and %g times it", c.name, c.work, c.got, c.want, c.perS)
@@ -110,7 +149,7 @@ func TestBenchSetRates(t *testing.T) {
 	}
 	none := Result{Batch: 2, SeqLen: 8}
 	none.SetRates(cfg, dtypes.Float32)
-	if none.TrainFLOPs != 0 || none.TrainFLOPsPerS != 0 || none.PrefillFLOPs != 0 || none.DecodeStepBytes != 0 {
+	if none.TrainFLOPs != 0 || none.TrainFLOPsPerS != 0 || none.PrefillFLOPs != 0 || none.DecodeStepBytes != 0 || none.DecodeStepFLOPs != 0 {
 		t.Errorf("rates of parts not measured: %+v", none)
 	}
 }
@@ -123,20 +162,27 @@ func TestBenchApplyRoofline(t *testing.T) {
 		t.Errorf("Peak(float32) = %g, %q; want torch's 250e9", peak, on)
 	}
 	for _, tc := range []struct {
-		name                    string
-		r                       Result
-		dtype                   string
-		train, prefill, decodeF float64
+		name                             string
+		r                                Result
+		dtype                            string
+		train, prefill, decodeB, decodeF float64
+		bound                            string
 	}{
-		{"float32", Result{TrainFLOPsPerS: 50e9, PrefillFLOPsPerS: 125e9, DecodeBytesPerS: 5e9}, "float32", 0.2, 0.5, 0.25},
-		{"bfloat16", Result{TrainFLOPsPerS: 50e9, DecodeBytesPerS: 30e9}, "bfloat16", 0.1, 0, 1.5},
-		{"no peak of the dtype", Result{TrainFLOPsPerS: 50e9, DecodeBytesPerS: 2e9}, "float16", 0, 0, 0.1},
+		{"float32", Result{TrainFLOPsPerS: 50e9, PrefillFLOPsPerS: 125e9, DecodeBytesPerS: 5e9, DecodeFLOPsPerS: 25e9}, "float32",
+			0.2, 0.5, 0.25, 0.1, "the copy bandwidth"},
+		{"bfloat16, compute-bound decode", Result{TrainFLOPsPerS: 50e9, DecodeBytesPerS: 3e9, DecodeFLOPsPerS: 200e9}, "bfloat16",
+			0.1, 0, 0.15, 0.4, "the matmul peak"},
+		{"no peak of the dtype", Result{TrainFLOPsPerS: 50e9, DecodeBytesPerS: 2e9, DecodeFLOPsPerS: 200e9}, "float16",
+			0, 0, 0.1, 0, "the copy bandwidth"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.r.ApplyRoofline(roof, tc.dtype)
-			if tc.r.TrainMFU != tc.train || tc.r.PrefillMFU != tc.prefill || tc.r.DecodeMBU != tc.decodeF {
-				t.Errorf("fractions %g, %g, %g; want %g, %g, %g", tc.r.TrainMFU, tc.r.PrefillMFU, tc.r.DecodeMBU,
-					tc.train, tc.prefill, tc.decodeF)
+			if tc.r.TrainMFU != tc.train || tc.r.PrefillMFU != tc.prefill || tc.r.DecodeMBU != tc.decodeB || tc.r.DecodeMFU != tc.decodeF {
+				t.Errorf("fractions %g, %g, %g, %g; want %g, %g, %g, %g", tc.r.TrainMFU, tc.r.PrefillMFU, tc.r.DecodeMBU,
+					tc.r.DecodeMFU, tc.train, tc.prefill, tc.decodeB, tc.decodeF)
+			}
+			if f, bound := tc.r.DecodeBound(); f != max(tc.decodeB, tc.decodeF) || bound != tc.bound {
+				t.Errorf("DecodeBound() = %g, %q; want %g, %q", f, bound, max(tc.decodeB, tc.decodeF), tc.bound)
 			}
 		})
 	}

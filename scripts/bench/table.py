@@ -3,8 +3,9 @@
 number) into the Markdown table of docs/backends.md: for each row, xla-cpu's
 and torch's median time, the median xla-cpu vs PyTorch ratio with its range
 over the runs, and each side's median fraction of the roofline (MFU against
-the matmul peak for train and prefill, MBU against the copy bandwidth for
-decode)."""
+the matmul peak for train and prefill; for decode the limit that binds,
+the larger of MBU against the copy bandwidth and MFU against the matmul
+peak, as `mathrl bench` reports it)."""
 
 import json
 import statistics
@@ -13,8 +14,16 @@ import sys
 PARTS = {  # part: (time field, unit, fraction field, what the fraction is of)
     "train": ("train_step_ms", "ms", "train_mfu", "matmul peak"),
     "prefill": ("prefill_ms", "ms", "prefill_mfu", "matmul peak"),
-    "decode": ("decode_step_ms", "ms/step", "decode_mbu", "copy bandwidth"),
+    "decode": ("decode_step_ms", "ms/step", ("decode_mbu", "decode_mfu"), ("copy bandwidth", "matmul peak")),
 }
+
+
+def bound(side, frac, limit):
+    """The fraction of its roofline side reaches and the limit that binds it:
+    for a part with one limit that one, for decode the larger fraction."""
+    if isinstance(frac, str):
+        return side.get(frac, 0), limit
+    return max((side.get(f, 0), l) for f, l in zip(frac, limit))
 
 
 def main(path):
@@ -36,9 +45,11 @@ def main(path):
                 continue
             ratios = [t[field] / x[field] for x, t in zip(xla, torch)]
             med = lambda sides, f: statistics.median(s.get(f, 0) for s in sides)
+            medbound = lambda sides: statistics.median(bound(s, frac, limit)[0] for s in sides)
+            binding = statistics.mode(bound(s, frac, limit)[1] for s in xla)
             print(f"| {name} | {part} | {med(xla, field):,.1f} {unit} | {med(torch, field):,.1f} {unit} | "
                   f"**{statistics.median(ratios):.2f}×** ({min(ratios):.2f}–{max(ratios):.2f}, {len(ratios)} runs) | "
-                  f"{100 * med(xla, frac):.1f}% | {100 * med(torch, frac):.1f}% | {limit} |")
+                  f"{100 * medbound(xla):.1f}% | {100 * medbound(torch):.1f}% | {binding} |")
     peaks = []
     for runs in rows.values():
         for run in runs:

@@ -122,7 +122,8 @@ def roofline(g, t):
         return
     parts = [("train MFU", "train_mfu", "train_step_ms", "matmul peak"),
              ("prefill MFU", "prefill_mfu", "prefill_ms", "matmul peak"),
-             ("decode MBU", "decode_mbu", "decode_step_ms", "bandwidth")]
+             ("decode MBU", "decode_mbu", "decode_step_ms", "bandwidth"),
+             ("decode MFU", "decode_mfu", "decode_step_ms", "matmul peak")]
     for name, frac, ms, limit in parts:
         if not g.get(frac):
             continue
