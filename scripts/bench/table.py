@@ -20,10 +20,11 @@ PARTS = {  # part: (time field, unit, fraction field, what the fraction is of)
 
 def bound(side, frac, limit):
     """The fraction of its roofline side reaches and the limit that binds it:
-    for a part with one limit that one, for decode the larger fraction."""
+    for a part with one limit that one, for decode the larger fraction (on a
+    tie the first, the copy bandwidth, as `mathrl bench` names it)."""
     if isinstance(frac, str):
         return side.get(frac, 0), limit
-    return max((side.get(f, 0), l) for f, l in zip(frac, limit))
+    return max(((side.get(f, 0), l) for f, l in zip(frac, limit)), key=lambda p: p[0])
 
 
 def main(path):
