@@ -61,6 +61,23 @@ func TestBenchDecodeStepBytesQwen(t *testing.T) {
 	}
 }
 
+// tensorElements is the number of elements of cfg's tensors (its tensor list,
+// qwen3.Config.Tensors) but those skip names.
+func tensorElements(cfg qwen3.Config, skip func(name string) bool) float64 {
+	var n float64
+	for _, s := range cfg.Tensors() {
+		if skip(s.Name) {
+			continue
+		}
+		size := 1
+		for _, d := range s.Shape {
+			size *= d
+		}
+		n += float64(size)
+	}
+	return n
+}
+
 // TestBenchPrefillFLOPs counts the prefill's products from the model's tensor
 // list: 2 FLOPs per element of every weight for each prompt token but the
 // embedding table and the head, the head (vocab x hidden) once per prompt,
@@ -70,17 +87,9 @@ func TestBenchPrefillFLOPs(t *testing.T) {
 	const batch, p = 3, 11
 	for _, name := range []string{"tiny", "tiny-wide-heads", "qwen3-0.6b"} {
 		cfg, _ := qwen3.NamedConfig(name)
-		var perToken float64
-		for _, s := range cfg.Tensors() {
-			if s.Name == "model.embed_tokens.weight" || s.Name == "lm_head.weight" {
-				continue
-			}
-			n := 1
-			for _, d := range s.Shape {
-				n *= d
-			}
-			perToken += 2 * float64(n)
-		}
+		perToken := 2 * tensorElements(cfg, func(name string) bool {
+			return name == "model.embed_tokens.weight" || name == "lm_head.weight"
+		})
 		attention := float64(cfg.Layers) * 2 * (2 * float64(cfg.Heads*p*p*cfg.HeadDim))
 		want := batch * (p*perToken + attention + 2*float64(cfg.VocabSize*cfg.Hidden))
 		if got := PrefillFLOPs(cfg, batch, p); math.Abs(got-want) > 1e-12*want {
@@ -99,17 +108,9 @@ func TestBenchDecodeStepFLOPs(t *testing.T) {
 	const batch, context = 3, 11
 	for _, name := range []string{"tiny", "tiny-wide-heads", "qwen3-0.6b"} {
 		cfg, _ := qwen3.NamedConfig(name)
-		var weights float64
-		for _, s := range cfg.Tensors() {
-			if s.Name == "model.embed_tokens.weight" && !cfg.TieEmbeddings {
-				continue
-			}
-			n := 1
-			for _, d := range s.Shape {
-				n *= d
-			}
-			weights += 2 * float64(n)
-		}
+		weights := 2 * tensorElements(cfg, func(name string) bool {
+			return name == "model.embed_tokens.weight" && !cfg.TieEmbeddings
+		})
 		attention := float64(cfg.Layers) * 2 * (2 * float64(cfg.Heads*context*cfg.HeadDim))
 		if got, want := DecodeStepFLOPs(cfg, batch, context), batch*(weights+attention); math.Abs(got-want) > 1e-12*want {
 			t.Errorf("%s: DecodeStepFLOPs = %.10g, want %.10g", name, got, want)
