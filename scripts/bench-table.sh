@@ -6,8 +6,11 @@
 # and bf16 matmul peaks on xla-cpu and torch) before its row. Writes every raw
 # result to OUT/raw.jsonl and the table (median ratio, its spread, the roofline
 # fraction of each side) to OUT/table.md; OUT defaults to results/bench/DATE.
+# Each repeat also times the model's matrix products alone (`--what products`,
+# at the shapes of the train 8 x 256 row and of each decode row), written to
+# OUT/products.jsonl, and table.md adds their share of each step.
 #
-#   bash scripts/bench-table.sh               # about 25 minutes on 2 cores
+#   bash scripts/bench-table.sh               # about 45 minutes on 2 cores
 #   REPEATS=1 DTYPE=bf16 bash scripts/bench-table.sh
 #   CONFIG=tiny REPEATS=1 OUT=/tmp/t bash scripts/bench-table.sh   # a quick check of the script
 set -euo pipefail
@@ -22,7 +25,9 @@ export GOMLX_NO_AUTO_INSTALL=1
 [ -x "$bin" ] || bash scripts/build.sh "$bin"
 mkdir -p "$out"
 raw="$out/raw.jsonl"
+products="$out/products.jsonl"
 : > "$raw.tmp"
+: > "$products.tmp"
 
 common=(--config "$config" --backend xla-cpu --baseline torch --roofline --dtype "$dtype" --json)
 # name|flags
@@ -32,7 +37,20 @@ rows=(
   "decode batch 16 (64-token prompts + 32 new)|--what decode --decode-batch 16 --prompt-len 64 --new-tokens 32 --whole-cache=false"
   "decode batch 64 (64-token prompts + 32 new)|--what decode --decode-batch 64 --prompt-len 64 --new-tokens 32 --whole-cache=false"
 )
+# train row|decode row|flags: the products at the shapes of those two rows
+product_rows=(
+  "${rows[0]%%|*}|${rows[2]%%|*}|--batch 8 --len 256 --decode-batch 16 --prompt-len 64"
+  "${rows[0]%%|*}|${rows[3]%%|*}|--batch 8 --len 256 --decode-batch 64 --prompt-len 64"
+)
 for ((r = 1; r <= repeats; r++)); do
+  for row in "${product_rows[@]}"; do
+    IFS='|' read -r train_row decode_row flags <<< "$row"
+    read -r -a flags <<< "$flags"
+    echo "bench-table: run $r/$repeats: products of $train_row and $decode_row" >&2
+    line=$("$bin" bench "${common[@]}" --what products "${flags[@]}" 2> >(tail -3 >&2))
+    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d.update(train_row=sys.argv[2], decode_row=sys.argv[3], run=int(sys.argv[4])); print(json.dumps(d))' \
+      "$line" "$train_row" "$decode_row" "$r" >> "$products.tmp"
+  done
   for row in "${rows[@]}"; do
     name=${row%%|*}
     read -r -a flags <<< "${row#*|}"
@@ -43,6 +61,7 @@ for ((r = 1; r <= repeats; r++)); do
   done
 done
 mv "$raw.tmp" "$raw"
-python3 scripts/bench/table.py "$raw" > "$out/table.md.tmp"
+mv "$products.tmp" "$products"
+python3 scripts/bench/table.py "$raw" "$products" > "$out/table.md.tmp"
 mv "$out/table.md.tmp" "$out/table.md"
 cat "$out/table.md"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/gomlx/compute/dtypes"
 	"github.com/spf13/cobra"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/backend"
@@ -58,6 +59,13 @@ under its bandwidth is losing time elsewhere; one near 100% can only go faster b
 4.8 TB/s, 67 TFLOP/s float32, 989 TFLOP/s bfloat16 dense) or "GB/s,TFLOP/s f32,TFLOP/s bf16". On
 cuda the default is --roofline-peaks h200.
 
+--what products times the model's matrix products alone instead, each as the model builds it, at
+the shapes of a training step (every weight's product, its input's gradient and its own on batch x
+len tokens), of the prefill (the sampler's, one prompt at a time, and one batched forward of every
+prompt) and of a decode step (decode-batch rows), and with each side's fraction of the matmul peak
+and a step's total per part: it shows how much of a step's time its products take, and which
+product a backend multiplies slower than PyTorch.
+
 --baseline measures the same shapes again, after --backend, on other GoMLX backends (cpu, xla-cpu,
 cuda) and/or on PyTorch eager + transformers (torch: scripts/bench/torch_qwen3.py run by --python,
 the venv scripts/setup.sh installs, with torch.set_num_threads(--threads); its train step is the
@@ -72,7 +80,9 @@ process may run on (use taskset to give it fewer).`,
       --decode-batch 16 --prompt-len 64 --new-tokens 32 --whole-cache=false
   mathrl bench --config qwen3-0.6b-4l --backend xla-cpu --baseline torch --roofline --what decode \
       --decode-batch 16 --prompt-len 64 --new-tokens 8 --whole-cache=false
-  mathrl bench --config qwen3-0.6b --dtype bf16 --backend cuda --roofline-peaks 4800,67,989 --json`,
+  mathrl bench --config qwen3-0.6b --dtype bf16 --backend cuda --roofline-peaks 4800,67,989 --json
+  mathrl bench --config qwen3-0.6b-4l --backend xla-cpu --baseline torch --roofline --what products \
+      --batch 8 --len 256 --decode-batch 64 --prompt-len 64`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Out, opts.Log = cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -99,7 +109,7 @@ process may run on (use taskset to give it fewer).`,
 	f.StringVar(&opts.RooflinePeaks, "roofline-peaks", "", "the limits from a datasheet, not measured: h200, or GB/s,TFLOP/s f32,TFLOP/s bf16 (default h200 on cuda)")
 	f.Int64Var(&opts.RooflineCopyMiB, "roofline-copy-mib", 0, "--roofline: MiB of each copy buffer (default the last-level cache, at least 256)")
 	f.IntVar(&opts.RooflineMatmul, "roofline-matmul", bench.DefaultMatmulMax, "--roofline: largest side of the square matmuls timed")
-	f.StringVar(&opts.What, "what", "both", "train, decode or both")
+	f.StringVar(&opts.What, "what", "both", "train, decode, both, or products (the model's matrix products alone, at train's and decode's shapes)")
 	f.Uint64Var(&opts.Bench.Seed, "seed", 0, "seed of the random model and tokens")
 	f.BoolVar(&opts.JSON, "json", false, "print the result as one JSON object")
 	f.StringSliceVar(&opts.Baseline, "baseline", nil, "also measure on these, side by side: torch (PyTorch eager), cpu, xla-cpu, cuda")
@@ -113,9 +123,9 @@ process may run on (use taskset to give it fewer).`,
 
 func runBench(ctx context.Context, opts *benchOptions) error {
 	switch opts.What {
-	case "train", "decode", "both":
+	case "train", "decode", "both", "products":
 	default:
-		return fmt.Errorf("bench: --what %q (train, decode or both)", opts.What)
+		return fmt.Errorf("bench: --what %q (train, decode, both or products)", opts.What)
 	}
 	opts.Bench.Train = opts.What != "decode"
 	opts.Bench.Decode = opts.What != "train"
@@ -138,6 +148,9 @@ func runBench(ctx context.Context, opts *benchOptions) error {
 	}
 	if opts.RooflinePeaks == "" && !opts.Roofline && plan.Kind == backend.CUDA {
 		opts.RooflinePeaks = "h200"
+	}
+	if opts.What == "products" {
+		return runBenchProducts(ctx, opts, bench.GoMLXSide{Name: plan.Kind, Backend: b}, dtype)
 	}
 	newModel := func() (*qwen3.Model, error) {
 		if opts.Model != "" {
@@ -171,7 +184,53 @@ func runBench(ctx context.Context, opts *benchOptions) error {
 
 // runBenchCompare measures main, then every --baseline, side by side.
 func runBenchCompare(ctx context.Context, opts *benchOptions, main bench.GoMLXSide, newModel func() (*qwen3.Model, error)) error {
-	co := bench.CompareOptions{Bench: opts.Bench, Backends: []bench.GoMLXSide{main}, NewModel: newModel}
+	co, err := opts.compareOptions(main)
+	if err != nil {
+		return err
+	}
+	co.NewModel = newModel
+	c, err := bench.Compare(ctx, co, opts.Log)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return jsonl.WriteLine(opts.Out, c)
+	}
+	return c.WriteText(opts.Out)
+}
+
+// runBenchProducts times the model's matrix products on main and every
+// --baseline (--what products).
+func runBenchProducts(ctx context.Context, opts *benchOptions, main bench.GoMLXSide, dtype dtypes.DType) error {
+	var cfg qwen3.Config
+	var err error
+	if opts.Model != "" {
+		cfg, err = qwen3.LoadConfig(opts.Model)
+	} else {
+		cfg, err = qwen3.NamedConfig(opts.Config)
+	}
+	if err != nil {
+		return err
+	}
+	co, err := opts.compareOptions(main)
+	if err != nil {
+		return err
+	}
+	c, err := bench.CompareProducts(ctx, cfg, dtype, co, opts.Log)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return jsonl.WriteLine(opts.Out, c)
+	}
+	return c.WriteText(opts.Out)
+}
+
+// compareOptions opens every --baseline and returns what Compare and
+// CompareProducts measure: main first, then the baselines, PyTorch last,
+// against --roofline or --roofline-peaks.
+func (opts *benchOptions) compareOptions(main bench.GoMLXSide) (bench.CompareOptions, error) {
+	co := bench.CompareOptions{Bench: opts.Bench, Backends: []bench.GoMLXSide{main}}
 	for _, name := range opts.Baseline {
 		if name == bench.TorchName {
 			t := opts.Torch
@@ -181,7 +240,7 @@ func runBenchCompare(ctx context.Context, opts *benchOptions, main bench.GoMLXSi
 		}
 		b, plan, err := openBackend(name, "", opts.Log)
 		if err != nil {
-			return fmt.Errorf("bench: --baseline %s: %w", name, err)
+			return co, fmt.Errorf("bench: --baseline %s: %w", name, err)
 		}
 		co.Backends = append(co.Backends, bench.GoMLXSide{Name: plan.Kind, Backend: b})
 	}
@@ -190,18 +249,11 @@ func runBenchCompare(ctx context.Context, opts *benchOptions, main bench.GoMLXSi
 	} else if opts.RooflinePeaks != "" {
 		r, err := bench.ParseRoofline(opts.RooflinePeaks)
 		if err != nil {
-			return err
+			return co, err
 		}
 		co.Bench.Roofline = &r
 	}
-	c, err := bench.Compare(ctx, co, opts.Log)
-	if err != nil {
-		return err
-	}
-	if opts.JSON {
-		return jsonl.WriteLine(opts.Out, c)
-	}
-	return c.WriteText(opts.Out)
+	return co, nil
 }
 
 // checkRoofline refuses bad --roofline* flags before anything loads.

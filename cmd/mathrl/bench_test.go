@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,12 +54,41 @@ func TestBenchCommandTorchBaseline(t *testing.T) {
 	}
 }
 
+func TestBenchCommandProducts(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	out := mustRunCLI(t, append(tinyBench, "--what", "products", "--baseline", "cpu", "--threads", "1", "--json")...)
+	var c bench.ProductComparison
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	parts := map[string]bool{}
+	for _, p := range c.Products {
+		parts[p.Part] = true
+	}
+	if len(parts) != 4 || c.DType != "float32" || len(c.Sides) != 2 || c.Sides[0].Name != "cpu" || c.Sides[1].Name != "cpu" {
+		t.Fatalf("parts %v, dtype %q, sides %+v", parts, c.DType, c.Sides)
+	}
+	for _, s := range c.Sides {
+		if len(s.MS) != len(c.Products) || slices.ContainsFunc(s.MS, func(ms float64) bool { return !(ms > 0) }) {
+			t.Errorf("side %s: times %v, want %d > 0", s.Name, s.MS, len(c.Products))
+		}
+	}
+	text := mustRunCLI(t, append(tinyBench, "--what", "products")...)
+	for _, want := range []string{"x·wT", "gT·x", "cpu, a step's products: train "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+}
+
 func TestBenchCommandErrors(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--what", "all"}, `--what "all"`},
+		{[]string{"--what", "products", "--model", "/nonexistent/model"}, "/nonexistent/model"},
+		{[]string{"--what", "products", "--batch", "0"}, "batch 0"},
 		{[]string{"--threads", "-1"}, "--threads"},
 		{[]string{"--baseline", "tpu"}, "--baseline tpu"},
 		{[]string{"--baseline", "torch", "--python", "/nonexistent/python"}, "/nonexistent/python"},

@@ -16,9 +16,7 @@ import (
 
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/compute/dtypes/bfloat16"
 	"github.com/gomlx/gomlx/core/graph"
-	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/mathrl/mathrl/gomlx_trainer/gomlxfix"
 )
@@ -254,7 +252,7 @@ func MeasureMatmul(b compute.Backend, dtype dtypes.DType, maxN int) (Matmul, err
 	defer exec.Finalize()
 	best := Matmul{DType: name}
 	for n := min(matmulFirst, maxN); n <= maxN; n *= 2 {
-		x, y := squareMatrix(n, dtype, 1), squareMatrix(n, dtype, 2)
+		x, y := matrix([2]int{n, n}, dtype, 1), matrix([2]int{n, n}, dtype, 2)
 		call := func() (time.Duration, error) {
 			t0 := now()
 			out, err := exec.Call(x, y)
@@ -285,24 +283,6 @@ func MeasureMatmul(b compute.Backend, dtype dtypes.DType, maxN int) (Matmul, err
 		}
 	}
 	return best, nil
-}
-
-// squareMatrix is an [n, n] matrix of dtype with values in [-1, 1), different
-// for each seed (their values do not matter; they only must not all be zero).
-func squareMatrix(n int, dtype dtypes.DType, seed int) *tensors.Tensor {
-	v := func(i int) float32 { return float32((i*(7+seed))%17)/8.5 - 1 }
-	if dtype == dtypes.BFloat16 {
-		data := make([]bfloat16.BFloat16, n*n)
-		for i := range data {
-			data[i] = bfloat16.FromFloat32(v(i))
-		}
-		return tensors.FromFlatDataAndDimensions(data, n, n)
-	}
-	data := make([]float32, n*n)
-	for i := range data {
-		data[i] = v(i)
-	}
-	return tensors.FromFlatDataAndDimensions(data, n, n)
 }
 
 // MeasureRoofline measures the machine's limits: the copy bandwidth with

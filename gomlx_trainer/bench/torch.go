@@ -231,3 +231,83 @@ func ParseTorch(out []byte, opts Options) (TorchResult, error) {
 	}
 	return r, nil
 }
+
+// TorchProducts is what the baseline script reports with --products.
+type TorchProducts struct {
+	Torch   string    `json:"torch"`       // torch.__version__
+	Threads int       `json:"threads"`     // torch.get_num_threads()
+	MS      []float64 `json:"products_ms"` // each product's time, in the order given
+	// Matmuls are torch's matmul peaks (TorchOptions.MatmulMax), On TorchName.
+	Matmuls []Matmul `json:"matmuls,omitempty"`
+}
+
+// RunTorchProducts times ps in PyTorch in dtype, each as torch's linear layer
+// and its autograd compute it (F.linear, grad.mm(weight), grad.t().mm(input)),
+// under MeasureProducts' rules, with t's threads (and, with t.MatmulMax, its
+// matmul peaks).
+func RunTorchProducts(ctx context.Context, ps []Product, dtype dtypes.DType, t TorchOptions, log io.Writer) (TorchProducts, error) {
+	t, err := t.resolve()
+	if err != nil {
+		return TorchProducts{}, err
+	}
+	dt, err := dtypeName(dtype)
+	if err != nil {
+		return TorchProducts{}, err
+	}
+	data, err := json.Marshal(ps)
+	if err != nil {
+		return TorchProducts{}, err
+	}
+	f, err := os.CreateTemp("", "mathrl-bench-products-*.json")
+	if err != nil {
+		return TorchProducts{}, fmt.Errorf("bench: torch products: %w", err)
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return TorchProducts{}, fmt.Errorf("bench: torch products: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return TorchProducts{}, fmt.Errorf("bench: torch products: %w", err)
+	}
+	i := strconv.Itoa
+	cmd := exec.CommandContext(ctx, t.Python, t.Script, "--products", f.Name(), "--dtype", dt,
+		"--threads", i(t.Threads), "--matmul-peak", i(t.MatmulMax))
+	cmd.Env = os.Environ()
+	if t.Threads > 0 {
+		cmd.Env = append(cmd.Env, "OMP_NUM_THREADS="+i(t.Threads), "MKL_NUM_THREADS="+i(t.Threads))
+	}
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, log
+	if err := cmd.Run(); err != nil {
+		return TorchProducts{}, fmt.Errorf("bench: torch products: %s %s: %w", t.Python, t.Script, err)
+	}
+	return ParseTorchProducts(stdout.Bytes(), len(ps), t.MatmulMax > 0)
+}
+
+// ParseTorchProducts reads the script's --products output (its last
+// non-empty line is one JSON object) and checks that it timed n products,
+// each in a time > 0, and, with peaks, gave both matmul peaks.
+func ParseTorchProducts(out []byte, n int, peaks bool) (TorchProducts, error) {
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	last := lines[len(lines)-1]
+	var r TorchProducts
+	if len(last) == 0 {
+		return r, errors.New("bench: torch products: printed nothing")
+	}
+	if err := json.Unmarshal(last, &r); err != nil {
+		return r, fmt.Errorf("bench: torch products: output %q: %w", last, err)
+	}
+	if len(r.MS) != n {
+		return r, fmt.Errorf("bench: torch products: field \"products_ms\" has %d times, want %d", len(r.MS), n)
+	}
+	for k, ms := range r.MS {
+		if !(ms > 0) {
+			return r, fmt.Errorf("bench: torch products: field \"products_ms\"[%d] is %g, want > 0", k, ms)
+		}
+	}
+	if peaks && len(r.Matmuls) != 2 {
+		return r, fmt.Errorf("bench: torch products: %d matmul peaks, want 2 (float32, bfloat16)", len(r.Matmuls))
+	}
+	return r, nil
+}

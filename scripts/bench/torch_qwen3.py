@@ -3,6 +3,7 @@
   torch_qwen3.py --config config.json [--batch 8 --seq-len 256 --steps 3]
                  [--decode-batch 16 --prompt-len 64 --new-tokens 32] [--threads N]
   torch_qwen3.py --model DIR ...        # a checkpoint folder instead of random weights
+  torch_qwen3.py --products FILE [--dtype D --threads N --matmul-peak N]
 
 It builds transformers' Qwen3ForCausalLM from a Hugging Face config.json (random
 weights) or loads a checkpoint folder, in --dtype on the CPU with
@@ -23,6 +24,13 @@ goes to stderr). The field names are those of `mathrl bench --json`:
     float32 and in bfloat16, as `mathrl bench --roofline` times its own: sides
     doubling from 256 while a product takes under 100 ms, up to N, one product
     then three timed at each; the best rate of each dtype goes in "matmuls".
+  products (--products FILE, no model): the matrix products listed in FILE, a
+    JSON list of `mathrl bench --what products`' products ({"form", "rows",
+    "in", "out"}: a weight [out, in] and rows tokens), each as torch's linear
+    layer and its autograd compute it: x.wT is F.linear(x, w), g.w
+    grad.mm(weight), gT.x grad.t().mm(input); each summed to a scalar, as
+    mathrl's are, one call then the fastest of three, the time of each in
+    "products_ms", in the file's order.
 """
 import argparse
 import json
@@ -36,7 +44,7 @@ def log(msg):
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    src = p.add_mutually_exclusive_group(required=True)
+    src = p.add_mutually_exclusive_group()
     src.add_argument("--config", help="Hugging Face config.json of a random model")
     src.add_argument("--model", help="checkpoint folder (config.json + safetensors)")
     p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
@@ -57,7 +65,10 @@ def parse_args(argv=None):
     p.add_argument("--weight-decay", type=float, default=0.0)
     p.add_argument("--clip-norm", type=float, default=1.0, help="global gradient-norm clip (0: none)")
     p.add_argument("--matmul-peak", type=int, default=0, help="largest side of the timed square matmuls (0: none)")
+    p.add_argument("--products", help="JSON list of matrix products to time instead of a model")
     args = p.parse_args(argv)
+    if not (args.config or args.model or args.products):
+        p.error("one of --config, --model or --products is required")
     for name in ("batch", "seq_len", "steps", "decode_batch", "prompt_len", "new_tokens"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} {getattr(args, name)}, want >= 1")
@@ -148,6 +159,47 @@ def matmul_bench(args, torch):
     return {"matmuls": out}
 
 
+PRODUCT_FORMS = {
+    # a weight w [out, in] on rows tokens: the operands' shapes and the product
+    "x·wT": (lambda p: (p["rows"], p["in"]), lambda p: (p["out"], p["in"]), lambda F, a, b: F.linear(a, b)),
+    "g·w": (lambda p: (p["rows"], p["out"]), lambda p: (p["out"], p["in"]), lambda F, a, b: a.mm(b)),
+    "gT·x": (lambda p: (p["rows"], p["out"]), lambda p: (p["rows"], p["in"]), lambda F, a, b: a.t().mm(b)),
+}
+
+
+def time_product(torch, dtype, p):
+    """The fastest of three calls of product p (after one), summed to a scalar as mathrl's are."""
+    import torch.nn.functional as F
+    if p.get("form") not in PRODUCT_FORMS:
+        raise SystemExit(f"torch_qwen3.py: --products: form {p.get('form')!r}, want one of {sorted(PRODUCT_FORMS)}")
+    lhs, rhs, fn = PRODUCT_FORMS[p["form"]]
+    a = torch.rand(*lhs(p), dtype=dtype) * 2 - 1
+    b = torch.rand(*rhs(p), dtype=dtype) * 2 - 1
+    fn(F, a, b).sum().item()
+    fastest = float("inf")
+    for _ in range(MATMUL_REPEATS):
+        t0 = time.perf_counter()
+        fn(F, a, b).sum().item()
+        fastest = min(fastest, time.perf_counter() - t0)
+    return fastest
+
+
+def products_bench(args, torch):
+    """Times every product of the --products file; equal ones once."""
+    with open(args.products) as f:
+        products = json.load(f)
+    dtype = getattr(torch, args.dtype)
+    done, out = {}, []
+    for p in products:
+        key = (p.get("form"), p.get("rows"), p.get("in"), p.get("out"))
+        if key not in done:
+            done[key] = time_product(torch, dtype, p) * 1000
+            log(f"products: {p['part']} {p['weight']} {p['form']} [{p['rows']} rows, {p['in']} in, {p['out']} out]: "
+                f"{done[key]:.2f} ms")
+        out.append(done[key])
+    return {"products_ms": out}
+
+
 class TokenClock:
     """A stopping criterion that never stops and records the time of every new token."""
 
@@ -201,6 +253,13 @@ def main(argv=None):
     import transformers
     if args.threads > 0:
         torch.set_num_threads(args.threads)
+    if args.products:
+        res = {"torch": torch.__version__, "threads": torch.get_num_threads(), "dtype": args.dtype}
+        if args.matmul_peak > 0:
+            res.update(matmul_bench(args, torch))
+        res.update(products_bench(args, torch))
+        print(json.dumps(res), flush=True)
+        return
     model = build_model(args, torch)
     attn = getattr(model.config, "_attn_implementation", None) or ""
     res = {"torch": torch.__version__, "transformers": transformers.__version__, "threads": torch.get_num_threads(),
