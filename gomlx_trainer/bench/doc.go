@@ -12,6 +12,13 @@
 // RunTorch with the references' venv python) and reports them side by side
 // with the ratios of their step times.
 //
+// ModelProducts, MeasureProducts and CompareProducts time the model's matrix
+// products alone, each built as the model builds it, at the shapes of a
+// training step, of the prefill (a prompt at a time, as the sampler reads
+// prompts, and batched) and of a decode step, on GoMLX backends and in
+// PyTorch (RunTorchProducts): how much of a step its products take, and which
+// product one library multiplies slower than another.
+//
 // # The roofline
 //
 // A rate says how close a figure is to the machine's limit only beside that

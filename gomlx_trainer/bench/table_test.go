@@ -35,19 +35,7 @@ func TestBenchTableScript(t *testing.T) {
 		{"decode batch 32", side("xla-cpu", 200, 0.2, 0.3), side(TorchName, 250, 0.3, 0.2)},    // xla-cpu's limit is the column's
 		{"decode batch 8", side("xla-cpu", 100, 0.25, 0.25), side(TorchName, 100, 0.25, 0.25)}, // a tie: the bandwidth, as DecodeBound
 	} {
-		b, err := json.Marshal(Comparison{Sides: []Side{r.xla, r.torch}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var line map[string]any
-		if err := json.Unmarshal(b, &line); err != nil {
-			t.Fatal(err)
-		}
-		line["row"] = r.row
-		if b, err = json.Marshal(line); err != nil {
-			t.Fatal(err)
-		}
-		raw.Write(append(b, '\n'))
+		raw.Write(jsonLine(t, Comparison{Sides: []Side{r.xla, r.torch}}, map[string]any{"row": r.row}))
 	}
 	path := filepath.Join(t.TempDir(), "raw.jsonl")
 	if err := os.WriteFile(path, []byte(raw.String()), 0o644); err != nil {
@@ -65,5 +53,89 @@ func TestBenchTableScript(t *testing.T) {
 		"| decode batch 8 | decode | 100.0 ms/step | 100.0 ms/step | **1.00×** (1.00–1.00, 1 runs) | 25.0% | 25.0% | copy bandwidth |\n"
 	if string(out) != want {
 		t.Errorf("table.py:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+// jsonLine is v's JSON with the extra fields added, and a newline.
+func jsonLine(t *testing.T, v any, extra map[string]any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line map[string]any
+	if err := json.Unmarshal(b, &line); err != nil {
+		t.Fatal(err)
+	}
+	for k, x := range extra {
+		line[k] = x
+	}
+	if b, err = json.Marshal(line); err != nil {
+		t.Fatal(err)
+	}
+	return append(b, '\n')
+}
+
+// TestBenchTableScriptProducts runs scripts/bench/table.py on step rows and
+// two runs of products, as scripts/bench-table.sh writes them, and checks the
+// products table worked out by hand: a part's total is Σ count x time (the
+// head's apart), its fraction of the 1 GFLOP/s peak, and its share of the
+// median step time of its row, each the median over the runs.
+func TestBenchTableScriptProducts(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not on PATH")
+	}
+	dir := t.TempDir()
+	var raw, products []byte
+	steps := []struct {
+		row        string
+		xla, torch Result
+	}{
+		{"train A", Result{TrainStepMS: 20}, Result{TrainStepMS: 40}},
+		{"decode B", Result{PrefillMS: 10, DecodeStepMS: 4}, Result{PrefillMS: 5, DecodeStepMS: 2}},
+	}
+	for _, s := range steps {
+		c := Comparison{Sides: []Side{{Name: "xla-cpu", Result: s.xla}, {Name: TorchName, Result: s.torch}}}
+		raw = append(raw, jsonLine(t, c, map[string]any{"row": s.row, "run": 1})...)
+	}
+	for run, xlaQ := range []float64{0.5, 1.5} {
+		c := ProductComparison{
+			DType: "float32",
+			Products: []Product{
+				{Part: PartTrain, Weight: "q", Form: FormForward, Rows: 10, In: 100, Out: 50, Count: 4},         // 1e5 FLOPs
+				{Part: PartTrain, Weight: "head", Form: FormWeightGrad, Rows: 10, In: 100, Out: 1000, Count: 1}, // 2e6
+				{Part: PartDecode, Weight: "head", Form: FormForward, Rows: 2, In: 100, Out: 1000, Count: 1},    // 4e5
+			},
+			Sides: []ProductSide{{Name: "xla-cpu", MS: []float64{xlaQ, 4, 2}}, {Name: TorchName, MS: []float64{1, 6, 1}}},
+			Roofline: &Roofline{Matmuls: []Matmul{{On: TorchName, DType: "float32", FLOPsPerS: 1e9},
+				{On: "xla-cpu", DType: "float32", FLOPsPerS: 5e8}, {On: TorchName, DType: "bfloat16", FLOPsPerS: 9e9}}},
+		}
+		products = append(products, jsonLine(t, c, map[string]any{"train_row": "train A", "decode_row": "decode B", "run": run + 1})...)
+	}
+	rawPath, productsPath := filepath.Join(dir, "raw.jsonl"), filepath.Join(dir, "products.jsonl")
+	if err := os.WriteFile(rawPath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(productsPath, products, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(py, filepath.Join(testenv.RepoRoot(t), "scripts", "bench", "table.py"), rawPath, productsPath).CombinedOutput()
+	if err != nil {
+		t.Fatalf("table.py: %v\n%s", err, out)
+	}
+	_, table, ok := strings.Cut(string(out), "| step | its products |")
+	if !ok {
+		t.Fatalf("table.py printed no products table:\n%s", out)
+	}
+	want := " xla-cpu | PyTorch | xla-cpu vs PyTorch | xla-cpu of peak | PyTorch of peak | share of the step: xla-cpu | PyTorch |\n" +
+		"|---|---|---:|---:|---:|---:|---:|---:|---:|\n" +
+		// xla-cpu: runs of 6 and 10 ms (2.4e6 FLOPs: 40% and 24%; of a 20 ms step: 30% and 50%)
+		"| train A: train step | all | 8.0 ms | 10.0 ms | 1.25× | 32.0% | 24.0% | 40.0% | 25.0% |\n" +
+		"| train A: train step | the head's | 4.0 ms | 6.0 ms | 1.50× | 50.0% | 33.3% | 20.0% | 15.0% |\n" +
+		"| decode B: decode step | all | 2.0 ms | 1.0 ms | 0.50× | 20.0% | 40.0% | 50.0% | 50.0% |\n" +
+		"| decode B: decode step | the head's | 2.0 ms | 1.0 ms | 0.50× | 20.0% | 40.0% | 50.0% | 50.0% |\n"
+	if table != want {
+		t.Errorf("products table:\n%s\nwant:\n%s", table, want)
 	}
 }
