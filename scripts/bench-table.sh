@@ -7,10 +7,10 @@
 # result to OUT/raw.jsonl and the table (median ratio, its spread, the roofline
 # fraction of each side) to OUT/table.md; OUT defaults to results/bench/DATE.
 # Each repeat also times the model's matrix products alone (`--what products`,
-# at the shapes of the train 8 x 256 row and of each decode row), written to
+# at the shapes of each train row and of each decode row), written to
 # OUT/products.jsonl, and table.md adds their share of each step.
 #
-#   bash scripts/bench-table.sh               # about 45 minutes on 2 cores
+#   bash scripts/bench-table.sh               # about 50 minutes on 2 cores
 #   REPEATS=1 DTYPE=bf16 bash scripts/bench-table.sh
 #   CONFIG=tiny REPEATS=1 OUT=/tmp/t bash scripts/bench-table.sh   # a quick check of the script
 set -euo pipefail
@@ -41,6 +41,7 @@ rows=(
 product_rows=(
   "${rows[0]%%|*}|${rows[2]%%|*}|--batch 8 --len 256 --decode-batch 16 --prompt-len 64"
   "${rows[0]%%|*}|${rows[3]%%|*}|--batch 8 --len 256 --decode-batch 64 --prompt-len 64"
+  "${rows[1]%%|*}|${rows[2]%%|*}|--batch 2 --len 128 --decode-batch 16 --prompt-len 64"
 )
 for ((r = 1; r <= repeats; r++)); do
   for row in "${product_rows[@]}"; do

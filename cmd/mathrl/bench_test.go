@@ -73,6 +73,15 @@ func TestBenchCommandProducts(t *testing.T) {
 			t.Errorf("side %s: times %v, want %d > 0", s.Name, s.MS, len(c.Products))
 		}
 	}
+	// --dtype reaches the products: they are timed, and named, in bfloat16.
+	out = mustRunCLI(t, append(tinyBench, "--what", "products", "--dtype", "bf16", "--json")...)
+	var bf bench.ProductComparison
+	if err := json.Unmarshal([]byte(out), &bf); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if bf.DType != "bfloat16" || len(bf.Sides) != 1 || len(bf.Sides[0].MS) != len(bf.Products) {
+		t.Errorf("--dtype bf16: dtype %q, sides %+v, want bfloat16 and one side of %d times", bf.DType, bf.Sides, len(bf.Products))
+	}
 	text := mustRunCLI(t, append(tinyBench, "--what", "products")...)
 	for _, want := range []string{"x·wT", "gT·x", "cpu, a step's products: train "} {
 		if !strings.Contains(text, want) {

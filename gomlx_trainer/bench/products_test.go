@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os/exec"
@@ -147,7 +148,8 @@ func naive(n, m, c int, term func(i, j, k int) float64) [][]float64 {
 // TestBenchMeasureProductsCounts times products with a scripted clock: each
 // distinct product compiles once (not counted) and is timed three times, its
 // time the fastest; a product of the same form and sizes in another part is
-// not timed again but gets the same time.
+// not timed again but gets the same time, and one that differs from another
+// only in its rows, its input width or its output width is timed on its own.
 func TestBenchMeasureProductsCounts(t *testing.T) {
 	b := backendtest.New(t)
 	ms := time.Millisecond
@@ -156,8 +158,12 @@ func TestBenchMeasureProductsCounts(t *testing.T) {
 		{Part: PartTrain, Weight: "q", Form: FormWeightGrad, Rows: 3, In: 4, Out: 4, Count: 2},
 		{Part: PartPrefillBatch, Weight: "head", Form: FormForward, Rows: 2, In: 4, Out: 6, Count: 1},
 		{Part: PartTrain, Weight: "q", Form: FormInputGrad, Rows: 3, In: 4, Out: 4, Count: 2},
+		{Part: PartPrefillRow, Weight: "head", Form: FormForward, Rows: 1, In: 4, Out: 6, Count: 5}, // the first's but its rows
+		{Part: PartTrain, Weight: "o", Form: FormInputGrad, Rows: 3, In: 6, Out: 4, Count: 1},       // the fourth's but its in
+		{Part: PartTrain, Weight: "down", Form: FormInputGrad, Rows: 3, In: 4, Out: 6, Count: 1},    // the fourth's but its out
 	}
-	spans := []time.Duration{50 * ms, 3 * ms, 2 * ms, 4 * ms, 60 * ms, 7 * ms, 9 * ms, 5 * ms, 70 * ms, 8 * ms, 6 * ms, 7 * ms}
+	spans := []time.Duration{50 * ms, 3 * ms, 2 * ms, 4 * ms, 60 * ms, 7 * ms, 9 * ms, 5 * ms, 70 * ms, 8 * ms, 6 * ms, 7 * ms,
+		40 * ms, 9 * ms, 3 * ms, 8 * ms, 30 * ms, 4 * ms, 4 * ms, 9 * ms, 20 * ms, 8 * ms, 1 * ms, 7 * ms}
 	read := scriptedClock(t, spans)
 	var log strings.Builder
 	got, err := MeasureProducts(b, dtypes.Float32, ps, &log)
@@ -165,16 +171,16 @@ func TestBenchMeasureProductsCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n := read(); n != len(spans) {
-		t.Fatalf("MeasureProducts timed %d calls, want %d (3 distinct products, 4 calls each)", n, len(spans))
+		t.Fatalf("MeasureProducts timed %d calls, want %d (6 distinct products, 4 calls each)", n, len(spans))
 	}
-	want := []float64{2, 5, 2, 6}
+	want := []float64{2, 5, 2, 6, 3, 4, 1}
 	for i := range want {
 		if math.Abs(got[i]-want[i]) > 1e-9 {
 			t.Errorf("product %d (%s %s %s): %g ms, want %g", i, ps[i].Part, ps[i].Weight, ps[i].Form, got[i], want[i])
 		}
 	}
-	if n := strings.Count(log.String(), "products: "); n != 3 {
-		t.Errorf("log has %d product lines, want 3:\n%s", n, log.String())
+	if n := strings.Count(log.String(), "products: "); n != 6 {
+		t.Errorf("log has %d product lines, want 6:\n%s", n, log.String())
 	}
 }
 
@@ -192,7 +198,8 @@ func productComparison() ProductComparison {
 			{Name: "xla-cpu", Threads: 2, MS: []float64{0.5, 2, 4}},
 			{Name: TorchName, Threads: 2, MS: []float64{1, 1, 6}},
 		},
-		Roofline: &Roofline{Matmuls: []Matmul{{On: TorchName, DType: "float32", FLOPsPerS: 1e9}}},
+		Roofline: &Roofline{Matmuls: []Matmul{{On: TorchName, DType: "float32", FLOPsPerS: 1e9},
+			{On: TorchName, DType: "bfloat16", FLOPsPerS: 4e9}}},
 	}
 }
 
@@ -215,6 +222,11 @@ func TestBenchProductTotals(t *testing.T) {
 	// 2.4e6 FLOPs in 6 ms is 4e8 FLOP/s, 40% of the 1e9 peak.
 	if f := c.ofPeak(2.4e6, 6); math.Abs(f-0.4) > 1e-12 {
 		t.Errorf("ofPeak = %g, want 0.4", f)
+	}
+	// In bfloat16 the peak is bfloat16's, 4e9: the same rate is 10% of it.
+	c.DType = "bfloat16"
+	if f := c.ofPeak(2.4e6, 6); math.Abs(f-0.1) > 1e-12 {
+		t.Errorf("ofPeak in bfloat16 = %g, want 0.1", f)
 	}
 	c.Roofline = nil
 	if f := c.ofPeak(2.4e6, 6); f != 0 {
@@ -252,6 +264,57 @@ func TestBenchProductsWriteText(t *testing.T) {
 	}
 }
 
+// TestBenchCompareProductsTiny times the tiny model's products on the test
+// backend with the roofline measured: every product has a time, and the
+// comparison carries the measured roofline (float32 and bfloat16 on the one
+// side), not the options' none.
+func TestBenchCompareProductsTiny(t *testing.T) {
+	b := backendtest.New(t)
+	cfg, _ := qwen3.NamedConfig("tiny")
+	opts := CompareOptions{Bench: tinyOptions, Backends: []GoMLXSide{{Name: "go", Backend: b}},
+		Roofline: &RooflineOptions{CopyBuffer: 4 << 20, MatmulMax: 64}}
+	c, err := CompareProducts(context.Background(), cfg, dtypes.Float32, opts, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DType != "float32" || len(c.Products) != len(ModelProducts(cfg, tinyOptions)) || len(c.Sides) != 1 ||
+		c.Sides[0].Name != "go" || len(c.Sides[0].MS) != len(c.Products) {
+		t.Fatalf("comparison of %d products in %s, sides %+v", len(c.Products), c.DType, c.Sides)
+	}
+	if r := c.Roofline; r == nil || r.Source != "measured" || len(r.Matmuls) != 2 || r.Matmuls[0].On != "go" {
+		t.Fatalf("roofline %+v, want the measured float32 and bfloat16 matmuls of go", r)
+	}
+}
+
+// TestBenchCompareProductsWithTorch compares the test backend's products with
+// PyTorch's, the roofline measured: torch times one per product and its
+// matmul peaks at the roofline's largest side, and the roofline has all four
+// peaks.
+func TestBenchCompareProductsWithTorch(t *testing.T) {
+	topts := torchTiny(t)
+	b := backendtest.New(t)
+	cfg, _ := qwen3.NamedConfig("tiny")
+	opts := CompareOptions{Bench: tinyOptions, Backends: []GoMLXSide{{Name: "go", Backend: b}}, Torch: &topts,
+		Roofline: &RooflineOptions{CopyBuffer: 4 << 20, MatmulMax: 64}}
+	c, err := CompareProducts(context.Background(), cfg, dtypes.Float32, opts, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Sides) != 2 || c.Sides[1].Name != TorchName || c.Sides[1].Threads != 1 || len(c.Sides[1].MS) != len(c.Products) {
+		t.Fatalf("sides %+v, want go and torch (1 thread), %d times each", c.Sides, len(c.Products))
+	}
+	on := map[string]int{}
+	for _, m := range c.Roofline.Matmuls {
+		if m.N != 64 {
+			t.Errorf("matmul %+v, want one at the roofline's largest side, 64", m)
+		}
+		on[m.On]++
+	}
+	if len(c.Roofline.Matmuls) != 4 || on["go"] != 2 || on[TorchName] != 2 {
+		t.Errorf("roofline matmuls %+v, want float32 and bfloat16 of go and torch", c.Roofline.Matmuls)
+	}
+}
+
 func TestBenchParseTorchProducts(t *testing.T) {
 	ok := `{"torch": "2.15.0", "threads": 2, "products_ms": [1.5, 2], "matmuls": [{"on": "torch", "dtype": "float32", "flops_per_s": 1}, {"on": "torch", "dtype": "bfloat16", "flops_per_s": 2}]}`
 	r, err := ParseTorchProducts([]byte("a warning\n"+ok+"\n"), 2, true)
@@ -267,6 +330,7 @@ func TestBenchParseTorchProducts(t *testing.T) {
 		{"", 2, false, "printed nothing"},
 		{"{", 2, false, `output "{"`},
 		{ok, 3, false, `"products_ms" has 2 times, want 3`},
+		{ok, 1, false, `"products_ms" has 2 times, want 1`},
 		{`{"products_ms": [1, 0]}`, 2, false, `"products_ms"[1] is 0`},
 		{`{"products_ms": [1, 2]}`, 2, true, "0 matmul peaks"},
 	} {
@@ -322,5 +386,57 @@ print("ok")
 	out, err := exec.Command(py, "-c", prog, script).CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "ok" {
 		t.Errorf("%v:\n%s", err, out)
+	}
+}
+
+// TestBenchTorchProductsTiming checks the baseline script's timing rules, as
+// TestBenchMeasureProductsCounts checks MeasureProducts': products_bench
+// times each distinct product once (form, rows, in and out; the part and the
+// weight do not count), in the file's order, and time_product is the
+// fastest of three timed calls, on a scripted clock (5, 2 and 4 ms).
+func TestBenchTorchProductsTiming(t *testing.T) {
+	py := testenv.RefPython(t, "torch")
+	script := filepath.Join(testenv.RepoRoot(t), TorchScript)
+	prog := `
+import importlib.util, json, math, os, sys, tempfile, types, torch
+spec = importlib.util.spec_from_file_location("tq", sys.argv[1])
+tq = importlib.util.module_from_spec(spec); spec.loader.exec_module(tq)
+ps = [
+    {"part": "decode", "weight": "head", "form": "x·wT", "rows": 2, "in": 4, "out": 6},
+    {"part": "prefill-batch", "weight": "head", "form": "x·wT", "rows": 2, "in": 4, "out": 6},  # the first's
+    {"part": "prefill-row", "weight": "head", "form": "x·wT", "rows": 1, "in": 4, "out": 6},  # but its rows
+    {"part": "train", "weight": "o", "form": "x·wT", "rows": 2, "in": 5, "out": 6},  # but its in
+    {"part": "train", "weight": "q", "form": "x·wT", "rows": 2, "in": 4, "out": 5},  # but its out
+    {"part": "train", "weight": "head", "form": "g·w", "rows": 2, "in": 4, "out": 6},  # but its form
+]
+timed = []
+def fake(torch_, dtype, p):
+    timed.append(p)
+    return len(timed) / 1000  # the n-th product timed takes n ms
+real, tq.time_product = tq.time_product, fake
+with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    json.dump(ps, f)
+try:
+    got = tq.products_bench(types.SimpleNamespace(products=f.name, dtype="float32"), torch)["products_ms"]
+finally:
+    os.remove(f.name)
+assert len(timed) == 5 and len(got) == 6, (len(timed), got)
+assert all(math.isclose(g, w) for g, w in zip(got, [1, 1, 2, 3, 4, 5])), got
+reads = iter([0.0, 0.005, 1.0, 1.002, 2.0, 2.004])
+n = [0]
+def clock():
+    n[0] += 1
+    return next(reads)
+tq.time = types.SimpleNamespace(perf_counter=clock)
+s = real(torch, torch.float32, {"form": "g·w", "rows": 3, "in": 4, "out": 5})
+assert n[0] == 6 and math.isclose(s, 0.002), (n[0], s)
+print("ok")
+`
+	cmd := exec.Command(py, "-c", prog, script)
+	var stderr strings.Builder // the script's progress lines
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil || strings.TrimSpace(string(out)) != "ok" {
+		t.Errorf("%v:\n%s%s", err, out, stderr.String())
 	}
 }

@@ -80,7 +80,8 @@ func jsonLine(t *testing.T, v any, extra map[string]any) []byte {
 // two runs of products, as scripts/bench-table.sh writes them, and checks the
 // products table worked out by hand: a part's total is Σ count x time (the
 // head's apart), its fraction of the 1 GFLOP/s peak, and its share of the
-// median step time of its row, each the median over the runs.
+// median step time of its row, each the median over the runs: the train
+// step's, the prefill's (both prefill parts) or the decode step's.
 func TestBenchTableScriptProducts(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
@@ -103,11 +104,13 @@ func TestBenchTableScriptProducts(t *testing.T) {
 		c := ProductComparison{
 			DType: "float32",
 			Products: []Product{
-				{Part: PartTrain, Weight: "q", Form: FormForward, Rows: 10, In: 100, Out: 50, Count: 4},         // 1e5 FLOPs
-				{Part: PartTrain, Weight: "head", Form: FormWeightGrad, Rows: 10, In: 100, Out: 1000, Count: 1}, // 2e6
-				{Part: PartDecode, Weight: "head", Form: FormForward, Rows: 2, In: 100, Out: 1000, Count: 1},    // 4e5
+				{Part: PartTrain, Weight: "q", Form: FormForward, Rows: 10, In: 100, Out: 50, Count: 4},            // 1e5 FLOPs
+				{Part: PartTrain, Weight: "head", Form: FormWeightGrad, Rows: 10, In: 100, Out: 1000, Count: 1},    // 2e6
+				{Part: PartDecode, Weight: "head", Form: FormForward, Rows: 2, In: 100, Out: 1000, Count: 1},       // 4e5
+				{Part: PartPrefillRow, Weight: "q", Form: FormForward, Rows: 4, In: 100, Out: 50, Count: 2},        // 4e4
+				{Part: PartPrefillBatch, Weight: "head", Form: FormForward, Rows: 8, In: 100, Out: 1000, Count: 1}, // 1.6e6
 			},
-			Sides: []ProductSide{{Name: "xla-cpu", MS: []float64{xlaQ, 4, 2}}, {Name: TorchName, MS: []float64{1, 6, 1}}},
+			Sides: []ProductSide{{Name: "xla-cpu", MS: []float64{xlaQ, 4, 2, 1, 5}}, {Name: TorchName, MS: []float64{1, 6, 1, 2, 2}}},
 			Roofline: &Roofline{Matmuls: []Matmul{{On: TorchName, DType: "float32", FLOPsPerS: 1e9},
 				{On: "xla-cpu", DType: "float32", FLOPsPerS: 5e8}, {On: TorchName, DType: "bfloat16", FLOPsPerS: 9e9}}},
 		}
@@ -133,6 +136,11 @@ func TestBenchTableScriptProducts(t *testing.T) {
 		// xla-cpu: runs of 6 and 10 ms (2.4e6 FLOPs: 40% and 24%; of a 20 ms step: 30% and 50%)
 		"| train A: train step | all | 8.0 ms | 10.0 ms | 1.25× | 32.0% | 24.0% | 40.0% | 25.0% |\n" +
 		"| train A: train step | the head's | 4.0 ms | 6.0 ms | 1.50× | 50.0% | 33.3% | 20.0% | 15.0% |\n" +
+		// 8e4 FLOPs in 2 and 4 ms, of a prefill of 10 and 5 ms; no head
+		"| decode B: prefill, a prompt at a time (the sampler's) | all | 2.0 ms | 4.0 ms | 2.00× | 4.0% | 2.0% | 20.0% | 80.0% |\n" +
+		// 1.6e6 FLOPs in 5 and 2 ms, of a prefill of 10 and 5 ms
+		"| decode B: prefill, every prompt in one forward (PyTorch's) | all | 5.0 ms | 2.0 ms | 0.40× | 32.0% | 80.0% | 50.0% | 40.0% |\n" +
+		"| decode B: prefill, every prompt in one forward (PyTorch's) | the head's | 5.0 ms | 2.0 ms | 0.40× | 32.0% | 80.0% | 50.0% | 40.0% |\n" +
 		"| decode B: decode step | all | 2.0 ms | 1.0 ms | 0.50× | 20.0% | 40.0% | 50.0% | 50.0% |\n" +
 		"| decode B: decode step | the head's | 2.0 ms | 1.0 ms | 0.50× | 20.0% | 40.0% | 50.0% | 50.0% |\n"
 	if table != want {
