@@ -92,23 +92,8 @@ func backendThreads(kind string) int {
 // own.
 func Compare(ctx context.Context, opts CompareOptions, log io.Writer) (Comparison, error) {
 	var c Comparison
-	if opts.Torch != nil { // find python and the script before the long GoMLX runs
-		t, err := opts.Torch.resolve()
-		if err != nil {
-			return c, err
-		}
-		opts.Torch = &t
-	}
-	if opts.Roofline != nil {
-		ro := opts.Roofline.withDefaults()
-		roof, err := MeasureRoofline(opts.Backends, ro, log)
-		if err != nil {
-			return c, err
-		}
-		opts.Bench.Roofline = &roof
-		if opts.Torch != nil {
-			opts.Torch.MatmulMax = ro.MatmulMax
-		}
+	if err := opts.prepare(log); err != nil {
+		return c, err
 	}
 	var cfg qwen3.Config
 	var m *qwen3.Model
@@ -158,6 +143,32 @@ func Compare(ctx context.Context, opts CompareOptions, log io.Writer) (Compariso
 		c.Roofline = c.applyRoofline(*opts.Bench.Roofline, torchMatmuls, dt)
 	}
 	return c, nil
+}
+
+// prepare finds the PyTorch baseline's python and script, before the long
+// GoMLX runs, and with opts.Roofline measures the roofline into
+// opts.Bench.Roofline, asking torch for its matmul peaks up to the same size.
+func (opts *CompareOptions) prepare(log io.Writer) error {
+	if opts.Torch != nil {
+		t, err := opts.Torch.resolve()
+		if err != nil {
+			return err
+		}
+		opts.Torch = &t
+	}
+	if opts.Roofline == nil {
+		return nil
+	}
+	ro := opts.Roofline.withDefaults()
+	roof, err := MeasureRoofline(opts.Backends, ro, log)
+	if err != nil {
+		return err
+	}
+	opts.Bench.Roofline = &roof
+	if opts.Torch != nil {
+		opts.Torch.MatmulMax = ro.MatmulMax
+	}
+	return nil
 }
 
 // applyRoofline adds torch's matmul peaks to roof and reads every side's rates

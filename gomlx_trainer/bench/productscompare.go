@@ -48,25 +48,10 @@ func CompareProducts(ctx context.Context, cfg qwen3.Config, dtype dtypes.DType, 
 	if len(c.Products) == 0 {
 		return c, fmt.Errorf("bench: products: no part to measure (train or decode)")
 	}
-	if opts.Torch != nil {
-		t, err := opts.Torch.resolve()
-		if err != nil {
-			return c, err
-		}
-		opts.Torch = &t
+	if err := opts.prepare(log); err != nil {
+		return c, err
 	}
-	roof := bo.Roofline
-	if opts.Roofline != nil {
-		ro := opts.Roofline.withDefaults()
-		r, err := MeasureRoofline(opts.Backends, ro, log)
-		if err != nil {
-			return c, err
-		}
-		roof = &r
-		if opts.Torch != nil {
-			opts.Torch.MatmulMax = ro.MatmulMax
-		}
-	}
+	roof := opts.Bench.Roofline
 	for _, s := range opts.Backends {
 		fmt.Fprintf(log, "bench: products on %s\n", s.Name)
 		ms, err := MeasureProducts(s.Backend, dtype, c.Products, log)

@@ -253,31 +253,15 @@ func MeasureMatmul(b compute.Backend, dtype dtypes.DType, maxN int) (Matmul, err
 	best := Matmul{DType: name}
 	for n := min(matmulFirst, maxN); n <= maxN; n *= 2 {
 		x, y := matrix([2]int{n, n}, dtype, 1), matrix([2]int{n, n}, dtype, 2)
-		call := func() (time.Duration, error) {
-			t0 := now()
-			out, err := exec.Call(x, y)
-			if err != nil {
-				return 0, fmt.Errorf("bench: matmul %s %d: %w", name, n, err)
-			}
-			out[0].MustConstFlatData(func(any) {}) // wait for the result
-			return now().Sub(t0), out[0].FinalizeAll()
-		}
-		if _, err := call(); err != nil { // compiles
-			return best, err
-		}
-		fastest := time.Duration(math.MaxInt64)
-		for range matmulRepeats {
-			d, err := call()
-			if err != nil {
-				return best, err
-			}
-			fastest = min(fastest, d)
+		fastest, err := fastestCall(exec, x, y)
+		x.FinalizeAll()
+		y.FinalizeAll()
+		if err != nil {
+			return best, fmt.Errorf("bench: matmul %s %d: %w", name, n, err)
 		}
 		if r := 2 * math.Pow(float64(n), 3) / fastest.Seconds(); r > best.FLOPsPerS {
 			best.N, best.FLOPsPerS = n, r
 		}
-		x.FinalizeAll()
-		y.FinalizeAll()
 		if fastest >= matmulLong {
 			break
 		}

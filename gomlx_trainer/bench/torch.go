@@ -161,18 +161,11 @@ func RunTorch(ctx context.Context, cfg qwen3.Config, dtype dtypes.DType, opts Op
 		defer os.RemoveAll(dir)
 		source, path = "--config", filepath.Join(dir, "config.json")
 	}
-	cmd := exec.CommandContext(ctx, t.Python, torchArgs(t.Script, source, path, dt, opts, t)...)
-	cmd.Env = os.Environ()
-	if t.Threads > 0 {
-		n := strconv.Itoa(t.Threads)
-		cmd.Env = append(cmd.Env, "OMP_NUM_THREADS="+n, "MKL_NUM_THREADS="+n)
+	out, err := runScript(ctx, t, torchArgs(t.Script, source, path, dt, opts, t), log)
+	if err != nil {
+		return TorchResult{}, fmt.Errorf("bench: torch baseline: %w", err)
 	}
-	var stdout bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, log
-	if err := cmd.Run(); err != nil {
-		return TorchResult{}, fmt.Errorf("bench: torch baseline: %s %s: %w", t.Python, t.Script, err)
-	}
-	r, err := ParseTorch(stdout.Bytes(), opts)
+	r, err := ParseTorch(out, opts)
 	if err != nil {
 		return r, err
 	}
@@ -205,14 +198,9 @@ func writeHFConfig(cfg qwen3.Config) (string, error) {
 // one JSON object) and checks that every measurement opts asked for is
 // positive, naming the first field that is not.
 func ParseTorch(out []byte, opts Options) (TorchResult, error) {
-	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
-	last := lines[len(lines)-1]
 	var r TorchResult
-	if len(last) == 0 {
-		return r, errors.New("bench: torch baseline: printed nothing")
-	}
-	if err := json.Unmarshal(last, &r); err != nil {
-		return r, fmt.Errorf("bench: torch baseline: output %q: %w", last, err)
+	if err := lastJSONLine(out, &r); err != nil {
+		return r, fmt.Errorf("bench: torch baseline: %w", err)
 	}
 	want := []struct {
 		name string
@@ -271,32 +259,21 @@ func RunTorchProducts(ctx context.Context, ps []Product, dtype dtypes.DType, t T
 		return TorchProducts{}, fmt.Errorf("bench: torch products: %w", err)
 	}
 	i := strconv.Itoa
-	cmd := exec.CommandContext(ctx, t.Python, t.Script, "--products", f.Name(), "--dtype", dt,
-		"--threads", i(t.Threads), "--matmul-peak", i(t.MatmulMax))
-	cmd.Env = os.Environ()
-	if t.Threads > 0 {
-		cmd.Env = append(cmd.Env, "OMP_NUM_THREADS="+i(t.Threads), "MKL_NUM_THREADS="+i(t.Threads))
+	out, err := runScript(ctx, t, []string{t.Script, "--products", f.Name(), "--dtype", dt,
+		"--threads", i(t.Threads), "--matmul-peak", i(t.MatmulMax)}, log)
+	if err != nil {
+		return TorchProducts{}, fmt.Errorf("bench: torch products: %w", err)
 	}
-	var stdout bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, log
-	if err := cmd.Run(); err != nil {
-		return TorchProducts{}, fmt.Errorf("bench: torch products: %s %s: %w", t.Python, t.Script, err)
-	}
-	return ParseTorchProducts(stdout.Bytes(), len(ps), t.MatmulMax > 0)
+	return ParseTorchProducts(out, len(ps), t.MatmulMax > 0)
 }
 
 // ParseTorchProducts reads the script's --products output (its last
 // non-empty line is one JSON object) and checks that it timed n products,
 // each in a time > 0, and, with peaks, gave both matmul peaks.
 func ParseTorchProducts(out []byte, n int, peaks bool) (TorchProducts, error) {
-	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
-	last := lines[len(lines)-1]
 	var r TorchProducts
-	if len(last) == 0 {
-		return r, errors.New("bench: torch products: printed nothing")
-	}
-	if err := json.Unmarshal(last, &r); err != nil {
-		return r, fmt.Errorf("bench: torch products: output %q: %w", last, err)
+	if err := lastJSONLine(out, &r); err != nil {
+		return r, fmt.Errorf("bench: torch products: %w", err)
 	}
 	if len(r.MS) != n {
 		return r, fmt.Errorf("bench: torch products: field \"products_ms\" has %d times, want %d", len(r.MS), n)
@@ -310,4 +287,36 @@ func ParseTorchProducts(out []byte, n int, peaks bool) (TorchProducts, error) {
 		return r, fmt.Errorf("bench: torch products: %d matmul peaks, want 2 (float32, bfloat16)", len(r.Matmuls))
 	}
 	return r, nil
+}
+
+// runScript runs t.Python with args, with t's threads in OMP_NUM_THREADS and
+// MKL_NUM_THREADS, its standard error going to log, and returns its standard
+// output.
+func runScript(ctx context.Context, t TorchOptions, args []string, log io.Writer) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, t.Python, args...)
+	cmd.Env = os.Environ()
+	if t.Threads > 0 {
+		n := strconv.Itoa(t.Threads)
+		cmd.Env = append(cmd.Env, "OMP_NUM_THREADS="+n, "MKL_NUM_THREADS="+n)
+	}
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, log
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", t.Python, t.Script, err)
+	}
+	return stdout.Bytes(), nil
+}
+
+// lastJSONLine decodes the last non-empty line of a script's output, one JSON
+// object, into v.
+func lastJSONLine(out []byte, v any) error {
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	last := lines[len(lines)-1]
+	if len(last) == 0 {
+		return errors.New("printed nothing")
+	}
+	if err := json.Unmarshal(last, v); err != nil {
+		return fmt.Errorf("output %q: %w", last, err)
+	}
+	return nil
 }
